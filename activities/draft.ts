@@ -1,0 +1,40 @@
+import { randomBytes } from 'node:crypto';
+import { toHex, type Address, type Hex } from 'viem';
+import type { DraftResult } from '../domain/activityContract.js';
+import type { AuthorizationPrimaryType } from '../domain/eip3009.js';
+import { tokenAbi } from '../domain/tokenAbi.js';
+import type { ChainContext } from './chainContext.js';
+
+/** The spec's window: valid from a minute before signing, for the configured validity after it. */
+export const VALID_AFTER_SKEW_SECONDS = 60;
+
+export function createDraftActivity(ctx: ChainContext, deps: { now?: () => number; randomNonce?: () => Hex } = {}) {
+  const now = deps.now ?? (() => Math.floor(Date.now() / 1000));
+  const randomNonce = deps.randomNonce ?? (() => toHex(randomBytes(32)));
+
+  return async function draftAuthorization(request: {
+    payer: Address;
+    value: string;
+    primaryType: AuthorizationPrimaryType;
+  }): Promise<DraftResult> {
+    const token = { address: ctx.tokenAddress, abi: tokenAbi } as const;
+    const [name, version, chainId] = await Promise.all([
+      ctx.publicClient.readContract({ ...token, functionName: 'name' }),
+      ctx.publicClient.readContract({ ...token, functionName: 'version' }),
+      ctx.publicClient.getChainId(),
+    ]);
+    const issuedAt = now();
+    return {
+      domain: { name, version, chainId, verifyingContract: ctx.tokenAddress },
+      authorization: {
+        from: request.payer,
+        to: ctx.merchant,
+        value: request.value,
+        validAfter: String(issuedAt - VALID_AFTER_SKEW_SECONDS),
+        validBefore: String(issuedAt + ctx.validitySeconds),
+        // 32 random bytes from the OS, generated here because workflow code must stay deterministic.
+        nonce: randomNonce(),
+      },
+    };
+  };
+}

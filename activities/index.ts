@@ -1,0 +1,21 @@
+// The activity factory, in the style of Temporal's samples: plain async functions closed over their
+// dependencies. The worker builds the ChainContext once and registers what this returns.
+import type { AuthorizationActivities } from '../domain/activityContract.js';
+import type { ChainContext } from './chainContext.js';
+import { createCaptureActivities } from './capture.js';
+import { createDraftActivity } from './draft.js';
+import { createNonceStateActivity } from './nonceState.js';
+import { createPrecheckActivity } from './precheck.js';
+import { createVerifyActivity } from './verify.js';
+
+export { createChainContext, type ChainConfig, type ChainContext } from './chainContext.js';
+
+export function createActivities(ctx: ChainContext): AuthorizationActivities {
+  return {
+    draftAuthorization: createDraftActivity(ctx),
+    verifyAuthorizationSignature: createVerifyActivity(ctx),
+    precheckCapture: createPrecheckActivity(ctx),
+    readNonceState: createNonceStateActivity(ctx),
+    ...createCaptureActivities(ctx),
+  };
+}

@@ -1,0 +1,25 @@
+// Temporal's errors, translated into authcap's stable codes.
+import {
+  WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, WorkflowUpdateFailedError,
+} from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
+import { AuthcapError, isErrorCode } from '../domain/errors.js';
+
+export function toAuthcapError(err: unknown): AuthcapError {
+  if (err instanceof AuthcapError) return err;
+  if (err instanceof WorkflowNotFoundError) return new AuthcapError('not_found', 'no authorization with that id');
+  if (err instanceof WorkflowExecutionAlreadyStartedError) {
+    return new AuthcapError('order_has_open_authorization', 'this order already has an open authorization');
+  }
+  if (err instanceof WorkflowUpdateFailedError) {
+    const cause = err.cause;
+    if (cause instanceof ApplicationFailure && isErrorCode(cause.type)) return new AuthcapError(cause.type, cause.message);
+    return new AuthcapError('internal_error', cause?.message ?? err.message);
+  }
+  const message = String((err as Error)?.message ?? err);
+  if (/workflow execution already completed/i.test(message)) {
+    return new AuthcapError('invalid_state', 'the authorization is already in a final state');
+  }
+  if (/not found/i.test(message) && /workflow/i.test(message)) return new AuthcapError('not_found', 'no authorization with that id');
+  return new AuthcapError('internal_error', message);
+}

@@ -1,0 +1,22 @@
+// The committed build outputs of contracts/*.sol. Production code deploys and calls the token
+// through these; only compile.ts (and the freshness test) ever loads the compiler.
+import { readFileSync } from 'node:fs';
+import type { Abi, Hex } from 'viem';
+
+export interface ContractArtifact {
+  contractName: string;
+  abi: Abi;
+  bytecode: Hex;
+  solcVersion: string;
+}
+
+function load(url: URL): ContractArtifact {
+  const parsed = JSON.parse(readFileSync(url, 'utf8')) as ContractArtifact;
+  if (!parsed.bytecode?.startsWith('0x') || !Array.isArray(parsed.abi)) {
+    throw new Error(`malformed contract artifact ${url.pathname}; run npm run build:contracts`);
+  }
+  return parsed;
+}
+
+export const authcapToken: ContractArtifact = load(new URL('./build/AuthcapToken.json', import.meta.url));
+export const mockErc1271Wallet: ContractArtifact = load(new URL('./build/MockERC1271Wallet.json', import.meta.url));

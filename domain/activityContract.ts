@@ -1,0 +1,53 @@
+// The activities a workflow may call, as an interface. Workflows proxy it; activities/ implements it.
+// Living in domain/ keeps the dependency direction one way (design.md): neither side imports the other.
+import type { Address, Hex } from 'viem';
+import type { AuthorizationMessage, AuthorizationPrimaryType, TokenDomain } from './eip3009.js';
+import type { CaptureFailure, CapturePrecheckFacts, OnchainConsumption, OnchainNonceFacts, SignatureCheck } from './facts.js';
+
+export interface DraftResult {
+  domain: TokenDomain;
+  authorization: AuthorizationMessage;
+}
+
+export interface CaptureRequest {
+  primaryType: AuthorizationPrimaryType;
+  authorization: AuthorizationMessage;
+  signature: Hex;
+}
+
+export type SubmitCaptureResult =
+  | { status: 'submitted'; transactionHash: Hex }
+  | { status: 'failed'; failure: CaptureFailure }
+  /** The nonce was already consumed onchain, by us earlier or by someone else. */
+  | { status: 'consumed'; onchain: OnchainConsumption };
+
+export type CaptureInclusion =
+  | { status: 'included'; transactionHash: Hex; blockNumber: string; blockHash: Hex }
+  | { status: 'failed'; failure: CaptureFailure };
+
+export type CaptureConfirmation =
+  | { status: 'confirmed'; transactionHash: Hex; blockNumber: string; blockHash: Hex }
+  /** The block that held the capture was reorganized away: the transaction must be seen again. */
+  | { status: 'reorged' };
+
+export interface AuthorizationActivities {
+  /** Builds the typed data to sign: token domain read from the chain, fresh random nonce, window. */
+  draftAuthorization(request: { payer: Address; value: string; primaryType: AuthorizationPrimaryType }): Promise<DraftResult>;
+  /** Checks a payer's signature against the exact typed data (EOA or ERC-1271 wallet). */
+  verifyAuthorizationSignature(request: {
+    domain: TokenDomain;
+    primaryType: AuthorizationPrimaryType;
+    authorization: AuthorizationMessage;
+    signature: Hex;
+  }): Promise<SignatureCheck>;
+  /** Reads the `pending` view: nonce state, balances, token policy, chain time, gas. */
+  precheckCapture(request: CaptureRequest): Promise<CapturePrecheckFacts>;
+  /** Sends the capture from the merchant key; never twice for one nonce. */
+  submitCapture(request: CaptureRequest): Promise<SubmitCaptureResult>;
+  /** Waits until the capture is in a block (or reverted). */
+  awaitCaptureInclusion(request: CaptureRequest & { transactionHash: Hex }): Promise<CaptureInclusion>;
+  /** Waits until the capture's block is at the confirmation depth, re-checking the log is still there. */
+  awaitCaptureConfirmation(request: CaptureRequest & { transactionHash: Hex; blockHash: Hex }): Promise<CaptureConfirmation>;
+  /** What the token's logs say about the nonce right now. */
+  readNonceState(request: { authorizer: Address; nonce: Hex }): Promise<OnchainNonceFacts>;
+}

@@ -1,0 +1,30 @@
+import { getAddress, isAddress, isHex, type Address, type Hex } from 'viem';
+import { AuthcapError } from './errors.js';
+
+/** A 20-byte address in checksum form, or a validation_error naming the field. */
+export function parseAddress(input: unknown, field: string): Address {
+  if (typeof input !== 'string' || !isAddress(input, { strict: false })) {
+    throw new AuthcapError('validation_error', `${field} must be a 20-byte hex address (0x followed by 40 hex digits)`);
+  }
+  return getAddress(input);
+}
+
+/** A 32-byte hex value (an EIP-3009 nonce), lower-cased. */
+export function parseBytes32(input: unknown, field: string): Hex {
+  if (typeof input !== 'string' || !isHex(input, { strict: true }) || input.length !== 66) {
+    throw new AuthcapError('validation_error', `${field} must be 32 bytes as 0x-prefixed hex (66 characters)`);
+  }
+  return input.toLowerCase() as Hex;
+}
+
+/** A signature as hex bytes: 65-byte ECDSA, or longer for ERC-1271 contract wallets. */
+export function parseSignature(input: unknown): Hex {
+  if (typeof input !== 'string' || !isHex(input, { strict: true }) || input.length < 4 || (input.length - 2) % 2 !== 0) {
+    throw new AuthcapError('validation_error', 'signature must be 0x-prefixed hex bytes');
+  }
+  return input as Hex;
+}
+
+export function sameAddress(a: string, b: string): boolean {
+  return a.toLowerCase() === b.toLowerCase();
+}

@@ -1,0 +1,84 @@
+// The authorization as callers see it, and what a workflow is started with. JSON-safe (no bigint):
+// it crosses Temporal payloads and the HTTP API unchanged.
+import type { Address, Hex } from 'viem';
+import type { RecordedError } from './errors.js';
+import type { AuthorizationMessage, AuthorizationPrimaryType, CancelAuthorizationMessage, TokenDomain, TypedDataPayload } from './eip3009.js';
+
+/** Lifecycle states callers see (design.md). `drafting` is the moment before the typed data exists. */
+export const authorizationStates = [
+  'drafting', 'drafted', 'stored', 'capturing', 'canceling', 'captured', 'canceled', 'voided', 'expired',
+] as const;
+export type AuthorizationState = (typeof authorizationStates)[number];
+export const finalStates: readonly AuthorizationState[] = ['captured', 'canceled', 'voided', 'expired'];
+
+export interface DraftRequest {
+  orderId: string;
+  payer: Address;
+  /** Minor units, decimal string. */
+  value: string;
+}
+
+export interface PresignedAuthorization {
+  primaryType: AuthorizationPrimaryType;
+  authorization: AuthorizationMessage;
+  signature: Hex;
+}
+
+/** Workflow input: draft a new authorization for the payer to sign, or store one signed elsewhere. */
+export type AuthorizationWorkflowInput =
+  | { orderId: string; draft: { payer: Address; value: string } }
+  | { orderId: string; presigned: PresignedAuthorization };
+
+export interface CaptureRecord {
+  transactionHash: Hex;
+  /** Block that holds the capture; null until it is seen in a block. */
+  blockNumber: string | null;
+  blockHash: Hex | null;
+  submittedAt: string | null;
+  /** When the AuthorizationUsed log first appeared in the `pending` (preconfirmed) view. */
+  preconfirmedAt: string | null;
+  /** When the capture reached the confirmation depth: the payment is final. */
+  confirmedAt: string | null;
+  /** Who consumed the nonce: authcap's own submission, or someone else seen onchain. */
+  by: 'authcap' | 'onchain';
+}
+
+export interface CancellationRecord {
+  transactionHash: Hex | null;
+  blockNumber: string | null;
+  at: string;
+  by: 'authcap' | 'onchain';
+}
+
+export interface VoidRecord {
+  reason: string;
+  by: string;
+  at: string;
+}
+
+export interface HistoryEntry {
+  state: AuthorizationState;
+  at: string;
+}
+
+/** What the `status` query returns; the API resource is this plus its id. The signature is never in it. */
+export interface AuthorizationView {
+  orderId: string;
+  state: AuthorizationState;
+  primaryType: AuthorizationPrimaryType;
+  /** Decimal token amount, e.g. "12.5". */
+  amount: string;
+  authorization: AuthorizationMessage | null;
+  domain: TokenDomain | null;
+  typedData: TypedDataPayload<AuthorizationPrimaryType, AuthorizationMessage> | null;
+  cancellationTypedData: TypedDataPayload<'CancelAuthorization', CancelAuthorizationMessage> | null;
+  capture: CaptureRecord | null;
+  cancellation: CancellationRecord | null;
+  void: VoidRecord | null;
+  lastError: RecordedError | null;
+  history: HistoryEntry[];
+}
+
+export interface AuthorizationResource extends AuthorizationView {
+  id: string;
+}

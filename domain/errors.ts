@@ -1,0 +1,56 @@
+// Stable error codes: the contract between authcap and the order services that call it.
+// A code never changes meaning; messages are for humans and may improve.
+
+export const errorCodes = {
+  validation_error: 400,
+  unauthorized: 401,
+  not_found: 404,
+  invalid_state: 409,
+  order_has_open_authorization: 409,
+  invalid_signature: 422,
+  insufficient_balance: 422,
+  insufficient_merchant_gas: 422,
+  token_policy_blocked: 422,
+  authorization_not_yet_valid: 422,
+  authorization_expired: 422,
+  nonce_already_used: 422,
+  domain_mismatch: 422,
+  recipient_mismatch: 422,
+  capture_reverted: 422,
+  chain_unavailable: 503,
+  internal_error: 500,
+} as const;
+
+export type ErrorCode = keyof typeof errorCodes;
+
+export function isErrorCode(value: unknown): value is ErrorCode {
+  return typeof value === 'string' && Object.hasOwn(errorCodes, value);
+}
+
+export function httpStatusFor(code: ErrorCode): number {
+  return errorCodes[code];
+}
+
+/** An error a caller can act on: a stable `code` and a short, readable `message`. */
+export class AuthcapError extends Error {
+  override readonly name = 'AuthcapError';
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly details?: Record<string, unknown>,
+  ) {
+    super(message);
+  }
+
+  toJSON(): { code: ErrorCode; message: string; details?: Record<string, unknown> } {
+    return this.details ? { code: this.code, message: this.message, details: this.details } : { code: this.code, message: this.message };
+  }
+}
+
+/** The last failure of an attempt, as kept on the authorization and shown to callers. */
+export interface RecordedError {
+  code: ErrorCode;
+  message: string;
+  /** ISO-8601 time of the failure (workflow time). */
+  at: string;
+}

@@ -1,0 +1,23 @@
+// Typed search attributes: how operators find an authorization in the Temporal UI and how the API lists.
+// They are not encrypted, so they carry identifiers and amounts, never signatures.
+import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
+
+export const OrderIdAttribute = defineSearchAttributeKey('OrderId', SearchAttributeType.KEYWORD);
+export const PayerAttribute = defineSearchAttributeKey('Payer', SearchAttributeType.KEYWORD);
+export const AuthorizationStateAttribute = defineSearchAttributeKey('AuthorizationState', SearchAttributeType.KEYWORD);
+export const AmountMinorAttribute = defineSearchAttributeKey('AmountMinor', SearchAttributeType.INT);
+export const ValidBeforeAttribute = defineSearchAttributeKey('ValidBefore', SearchAttributeType.DATETIME);
+
+export const searchAttributeKeys = [
+  OrderIdAttribute,
+  PayerAttribute,
+  AuthorizationStateAttribute,
+  AmountMinorAttribute,
+  ValidBeforeAttribute,
+] as const;
+
+/** `Name=Type` pairs in the form `temporal server start-dev --search-attribute` takes. */
+export function searchAttributeCliFlags(): string[] {
+  const cliType = { KEYWORD: 'Keyword', INT: 'Int', DATETIME: 'Datetime' } as const;
+  return searchAttributeKeys.flatMap((key) => ['--search-attribute', `${key.name}=${cliType[key.type as keyof typeof cliType]}`]);
+}

@@ -1,0 +1,26 @@
+// Temporal connection settings, shared by the worker and the client (which never import each other).
+// @temporalio/envconfig reads TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TLS and API key settings and the
+// temporal.toml profile, so the same code runs against the dev server, a cluster or Temporal Cloud.
+import { loadClientConnectConfig } from '@temporalio/envconfig';
+import type { ClientConnectConfig } from '@temporalio/envconfig';
+
+export const DEFAULT_TASK_QUEUE = 'authcap';
+
+export interface TemporalSettings {
+  connectionOptions: ClientConnectConfig['connectionOptions'];
+  namespace: string;
+  taskQueue: string;
+}
+
+export function loadTemporalSettings(overrides: { address?: string; namespace?: string } = {}): TemporalSettings {
+  const overrideEnvVars: Record<string, string> = {};
+  for (const [key, value] of Object.entries(process.env)) if (value !== undefined) overrideEnvVars[key] = value;
+  if (overrides.address) overrideEnvVars.TEMPORAL_ADDRESS = overrides.address;
+  if (overrides.namespace) overrideEnvVars.TEMPORAL_NAMESPACE = overrides.namespace;
+  const config = loadClientConnectConfig({ overrideEnvVars });
+  return {
+    connectionOptions: { ...config.connectionOptions, address: config.connectionOptions.address ?? '127.0.0.1:7233' },
+    namespace: config.namespace ?? 'default',
+    taskQueue: process.env.AUTHCAP_TASK_QUEUE ?? DEFAULT_TASK_QUEUE,
+  };
+}

@@ -1,0 +1,42 @@
+// One real stack per test run: Temporal dev server, anvil (0.2 s blocks) with our compiled token,
+// the worker and the HTTP API, all on free 127.0.0.1 ports, state in a temporary directory.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { TestProject } from 'vitest/node';
+import { freePort } from '../../devstack/process.js';
+import { startStack, type DevJson, type Stack } from '../../devstack/stack.js';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    devJson: DevJson;
+    stateDir: string;
+  }
+}
+
+let stack: Stack | undefined;
+let stateDir: string | undefined;
+
+export async function setup(project: TestProject): Promise<void> {
+  stateDir = mkdtempSync(join(tmpdir(), 'authcap-test-'));
+  // The suite must not pick up a developer's cluster or chain from the environment.
+  for (const name of ['TEMPORAL_ADDRESS', 'RPC_URL', 'TOKEN_ADDRESS', 'MERCHANT_PRIVATE_KEY', 'AUTHCAP_API_KEY']) delete process.env[name];
+  stack = await startStack({
+    stateDir,
+    apiPort: await freePort(),
+    rpcPort: await freePort(),
+    temporalPort: await freePort(),
+    temporalUiPort: await freePort(),
+    persistent: false,
+    headless: true,
+    blockTimeSeconds: 0.2,
+    log: (line) => console.log(line),
+  });
+  project.provide('devJson', stack.devJson);
+  project.provide('stateDir', stateDir);
+}
+
+export async function teardown(): Promise<void> {
+  await stack?.stop();
+  if (stateDir) rmSync(stateDir, { recursive: true, force: true });
+}

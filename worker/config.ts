@@ -1,0 +1,25 @@
+// The worker's chain settings from the environment. The merchant key lives only here.
+import type { Address, Hex } from 'viem';
+import { parseAddress } from '../domain/address.js';
+import type { ChainConfig } from '../activities/index.js';
+
+export function chainConfigFromEnv(env: NodeJS.ProcessEnv = process.env): ChainConfig {
+  const missing = ['RPC_URL', 'TOKEN_ADDRESS', 'MERCHANT_PRIVATE_KEY'].filter((name) => !env[name]);
+  if (missing.length) throw new Error(`the worker needs ${missing.join(', ')} (npm start sets them for the dev stack)`);
+  const key = env.MERCHANT_PRIVATE_KEY as string;
+  if (!/^0x[0-9a-fA-F]{64}$/.test(key)) throw new Error('MERCHANT_PRIVATE_KEY must be 32 bytes as 0x-prefixed hex');
+  return {
+    rpcUrl: env.RPC_URL as string,
+    tokenAddress: parseAddress(env.TOKEN_ADDRESS, 'TOKEN_ADDRESS') as Address,
+    merchantPrivateKey: key as Hex,
+    validitySeconds: positiveInt(env.AUTHCAP_VALIDITY_SECONDS, 900, 'AUTHCAP_VALIDITY_SECONDS'),
+    confirmations: positiveInt(env.AUTHCAP_CONFIRMATIONS, 1, 'AUTHCAP_CONFIRMATIONS'),
+  };
+}
+
+function positiveInt(raw: string | undefined, fallback: number, name: string): number {
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isSafeInteger(value) || value < 1) throw new Error(`${name} must be a positive whole number, got "${raw}"`);
+  return value;
+}

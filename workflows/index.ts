@@ -1,0 +1,2 @@
+// The worker bundles this file: every workflow it exports is registered.
+export { authorizationWorkflow } from './authorization.js';

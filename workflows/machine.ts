@@ -1,0 +1,287 @@
+// The lifecycle of one authorization (design.md), as a pure XState machine. The workflow keeps the
+// snapshot and feeds it events that carry facts; the named guards below make every decision.
+import { and, assign, setup } from 'xstate';
+import type { Address, Hex } from 'viem';
+import type { AuthorizationMessage, AuthorizationPrimaryType, TokenDomain } from '../domain/eip3009.js';
+import type { CancellationRecord, CaptureRecord, VoidRecord } from '../domain/authorization.js';
+import type { ErrorCode, RecordedError } from '../domain/errors.js';
+import type { CapturePrecheckFacts, CaptureFailure, OnchainConsumption, OnchainNonceFacts, SignatureCheck } from '../domain/facts.js';
+import { precheckFailure } from './precheckFailure.js';
+
+export interface AuthorizationContext {
+  orderId: string;
+  payer: Address;
+  value: string;
+  primaryType: AuthorizationPrimaryType;
+  domain: TokenDomain | null;
+  authorization: AuthorizationMessage | null;
+  signature: Hex | null;
+  capture: CaptureRecord | null;
+  cancellation: CancellationRecord | null;
+  void: VoidRecord | null;
+  lastError: RecordedError | null;
+}
+
+export interface MachineInput {
+  orderId: string;
+  payer: Address;
+  value: string;
+  primaryType: AuthorizationPrimaryType;
+}
+
+/** Every event carries `at`, the workflow time it happened (ISO-8601), so the machine stays pure. */
+export type AuthorizationEvent =
+  | { type: 'DRAFTED'; at: string; domain: TokenDomain; authorization: AuthorizationMessage }
+  | { type: 'SIGNATURE_SUBMITTED'; at: string }
+  | { type: 'SIGNATURE_CHECKED'; at: string; signature: Hex; check: SignatureCheck }
+  | { type: 'CAPTURE_REQUESTED'; at: string }
+  | { type: 'PRECHECKED'; at: string; facts: CapturePrecheckFacts }
+  | { type: 'CAPTURE_SUBMITTED'; at: string; transactionHash: Hex }
+  | { type: 'CAPTURE_PRECONFIRMED'; at: string; blockNumber: string; blockHash: Hex }
+  | { type: 'CAPTURE_CONFIRMED'; at: string; transactionHash: Hex; blockNumber: string; blockHash: Hex }
+  | { type: 'CAPTURE_REORGED'; at: string }
+  | { type: 'CAPTURE_FAILED'; at: string; failure: CaptureFailure }
+  | { type: 'CANCEL_REQUESTED'; at: string }
+  | { type: 'CANCEL_SIGNATURE_CHECKED'; at: string; check: SignatureCheck }
+  | { type: 'CANCEL_CONFIRMED'; at: string; transactionHash: Hex; blockNumber: string }
+  | { type: 'CANCEL_FAILED'; at: string; failure: CaptureFailure }
+  | { type: 'VOID'; at: string; reason: string; by: string }
+  | { type: 'DEADLINE_REACHED'; at: string; onchain: OnchainNonceFacts }
+  | { type: 'NONCE_CONSUMED_ONCHAIN'; at: string; onchain: OnchainNonceFacts };
+
+type EventOf<T extends AuthorizationEvent['type']> = Extract<AuthorizationEvent, { type: T }>;
+
+function recorded(code: ErrorCode, message: string, at: string): RecordedError {
+  return { code, message, at };
+}
+
+function onchainFacts(event: AuthorizationEvent): OnchainNonceFacts | undefined {
+  return event.type === 'DEADLINE_REACHED' || event.type === 'NONCE_CONSUMED_ONCHAIN' ? event.onchain : undefined;
+}
+
+export const authorizationMachine = setup({
+  types: {
+    context: {} as AuthorizationContext,
+    events: {} as AuthorizationEvent,
+    input: {} as MachineInput,
+  },
+  guards: {
+    signatureIsFromPayer: ({ event }) => event.type === 'SIGNATURE_CHECKED' && event.check.valid,
+    cancelSignatureIsFromPayer: ({ event }) => event.type === 'CANCEL_SIGNATURE_CHECKED' && event.check.valid,
+    nonceIsUnused: ({ event }) => event.type === 'PRECHECKED' && !event.facts.authorizationUsed,
+    tokenPolicyAllows: ({ event }) =>
+      event.type === 'PRECHECKED' && !event.facts.paused && !event.facts.payerBlacklisted && !event.facts.merchantBlacklisted,
+    isWithinValidityWindow: ({ context, event }) =>
+      event.type === 'PRECHECKED' &&
+      context.authorization !== null &&
+      BigInt(context.authorization.validAfter) < BigInt(event.facts.chainTime) &&
+      BigInt(event.facts.chainTime) < BigInt(context.authorization.validBefore),
+    payerHasEnoughBalance: ({ context, event }) =>
+      event.type === 'PRECHECKED' && BigInt(event.facts.payerBalance) >= BigInt(context.value),
+    merchantCanPayForGas: ({ event }) =>
+      event.type === 'PRECHECKED' && BigInt(event.facts.merchantGasBalance) >= BigInt(event.facts.requiredGas),
+    deadlineHasPassed: ({ context, event }) =>
+      event.type === 'PRECHECKED' &&
+      context.authorization !== null &&
+      BigInt(event.facts.chainTime) >= BigInt(context.authorization.validBefore),
+    captureFailedBecauseExpired: ({ event }) =>
+      event.type === 'CAPTURE_FAILED' && event.failure.code === 'authorization_expired',
+    nonceWasUsedOnchain: ({ event }) => onchainFacts(event)?.status === 'used',
+    nonceWasCanceledOnchain: ({ event }) => onchainFacts(event)?.status === 'canceled',
+  },
+  actions: {
+    recordDraft: assign(({ event }) => {
+      const e = event as EventOf<'DRAFTED'>;
+      return { domain: e.domain, authorization: e.authorization };
+    }),
+    recordSignature: assign({ signature: ({ event }) => (event as EventOf<'SIGNATURE_CHECKED'>).signature }),
+    recordPrecheckFailure: assign({
+      lastError: ({ context, event }) => {
+        const e = event as EventOf<'PRECHECKED'>;
+        const failure = precheckFailure(context, e.facts);
+        return recorded(failure.code, failure.message, e.at);
+      },
+    }),
+    recordSubmission: assign({
+      lastError: null,
+      capture: ({ event }) => {
+        const e = event as EventOf<'CAPTURE_SUBMITTED'>;
+        return {
+          transactionHash: e.transactionHash, blockNumber: null, blockHash: null, submittedAt: e.at,
+          preconfirmedAt: null, confirmedAt: null, by: 'authcap' as const,
+        };
+      },
+    }),
+    recordPreconfirmation: assign({
+      capture: ({ context, event }) => {
+        const e = event as EventOf<'CAPTURE_PRECONFIRMED'>;
+        return context.capture && { ...context.capture, blockNumber: e.blockNumber, blockHash: e.blockHash, preconfirmedAt: e.at };
+      },
+    }),
+    forgetPreconfirmation: assign({
+      capture: ({ context }) => context.capture && { ...context.capture, blockNumber: null, blockHash: null, preconfirmedAt: null },
+    }),
+    recordConfirmation: assign({
+      capture: ({ context, event }) => {
+        const e = event as EventOf<'CAPTURE_CONFIRMED'>;
+        return {
+          transactionHash: e.transactionHash, blockNumber: e.blockNumber, blockHash: e.blockHash,
+          submittedAt: context.capture?.submittedAt ?? null,
+          preconfirmedAt: context.capture?.preconfirmedAt ?? e.at,
+          confirmedAt: e.at, by: 'authcap' as const,
+        };
+      },
+    }),
+    recordCaptureFailure: assign({
+      lastError: ({ event }) => {
+        const e = event as EventOf<'CAPTURE_FAILED'> | EventOf<'CANCEL_FAILED'>;
+        return recorded(e.failure.code, e.failure.message, e.at);
+      },
+    }),
+    recordCancellation: assign({
+      cancellation: ({ event }) => {
+        const e = event as EventOf<'CANCEL_CONFIRMED'>;
+        return { transactionHash: e.transactionHash, blockNumber: e.blockNumber, at: e.at, by: 'authcap' as const };
+      },
+    }),
+    recordVoid: assign({
+      void: ({ event }) => {
+        const e = event as EventOf<'VOID'>;
+        return { reason: e.reason, by: e.by, at: e.at };
+      },
+    }),
+    recordOnchainCapture: assign({
+      capture: ({ context, event }) => {
+        const facts = onchainFacts(event) as OnchainConsumption;
+        const ours = context.capture?.transactionHash === facts.transactionHash;
+        return {
+          transactionHash: facts.transactionHash, blockNumber: facts.blockNumber, blockHash: facts.blockHash,
+          submittedAt: ours ? context.capture?.submittedAt ?? null : null,
+          preconfirmedAt: ours ? context.capture?.preconfirmedAt ?? event.at : event.at,
+          confirmedAt: event.at, by: ours ? ('authcap' as const) : ('onchain' as const),
+        };
+      },
+    }),
+    recordOnchainCancellation: assign({
+      cancellation: ({ event }) => {
+        const facts = onchainFacts(event) as OnchainConsumption;
+        return { transactionHash: facts.transactionHash, blockNumber: facts.blockNumber, at: event.at, by: 'onchain' as const };
+      },
+    }),
+    recordExpiry: assign({
+      lastError: ({ event }) => recorded('authorization_expired', 'the validity window closed before a capture', event.at),
+    }),
+  },
+}).createMachine({
+  id: 'authorization',
+  initial: 'drafting',
+  context: ({ input }) => ({
+    orderId: input.orderId, payer: input.payer, value: input.value, primaryType: input.primaryType,
+    domain: null, authorization: null, signature: null, capture: null, cancellation: null, void: null, lastError: null,
+  }),
+  states: {
+    drafting: {
+      on: {
+        DRAFTED: { target: 'drafted', actions: 'recordDraft' },
+        VOID: { target: 'voided', actions: 'recordVoid' },
+      },
+    },
+    drafted: {
+      initial: 'awaitingSignature',
+      states: {
+        awaitingSignature: { on: { SIGNATURE_SUBMITTED: 'verifyingSignature' } },
+        verifyingSignature: {
+          on: {
+            SIGNATURE_CHECKED: [
+              { guard: 'signatureIsFromPayer', target: '#authorization.stored', actions: 'recordSignature' },
+              // A bad signature changes nothing: back to waiting, the draft untouched.
+              { target: 'awaitingSignature' },
+            ],
+          },
+        },
+      },
+      on: {
+        VOID: { target: 'voided', actions: 'recordVoid' },
+        DEADLINE_REACHED: { target: 'expired', actions: 'recordExpiry' },
+      },
+    },
+    stored: {
+      initial: 'idle',
+      states: {
+        idle: {
+          on: {
+            CAPTURE_REQUESTED: 'prechecking',
+            CANCEL_REQUESTED: 'verifyingCancellation',
+          },
+        },
+        prechecking: {
+          on: {
+            PRECHECKED: [
+              { guard: 'deadlineHasPassed', target: '#authorization.expired', actions: 'recordExpiry' },
+              {
+                guard: and(['nonceIsUnused', 'tokenPolicyAllows', 'isWithinValidityWindow', 'payerHasEnoughBalance', 'merchantCanPayForGas']),
+                target: '#authorization.capturing',
+              },
+              // A failed precheck sends nothing: stay stored, say why, allow another try until the deadline.
+              { target: 'idle', actions: 'recordPrecheckFailure' },
+            ],
+          },
+        },
+        verifyingCancellation: {
+          on: {
+            CANCEL_SIGNATURE_CHECKED: [
+              { guard: 'cancelSignatureIsFromPayer', target: '#authorization.canceling' },
+              { target: 'idle' },
+            ],
+          },
+        },
+      },
+      on: {
+        VOID: { target: 'voided', actions: 'recordVoid' },
+        DEADLINE_REACHED: [
+          { guard: 'nonceWasUsedOnchain', target: 'captured', actions: 'recordOnchainCapture' },
+          { guard: 'nonceWasCanceledOnchain', target: 'canceled', actions: 'recordOnchainCancellation' },
+          { target: 'expired', actions: 'recordExpiry' },
+        ],
+        NONCE_CONSUMED_ONCHAIN: [
+          { guard: 'nonceWasUsedOnchain', target: 'captured', actions: 'recordOnchainCapture' },
+          { guard: 'nonceWasCanceledOnchain', target: 'canceled', actions: 'recordOnchainCancellation' },
+        ],
+      },
+    },
+    capturing: {
+      initial: 'submitting',
+      states: {
+        submitting: { on: { CAPTURE_SUBMITTED: { target: 'submitted', actions: 'recordSubmission' } } },
+        submitted: { on: { CAPTURE_PRECONFIRMED: { target: 'preconfirmed', actions: 'recordPreconfirmation' } } },
+        // A preconfirmed log can still come back `removed: true`: wait for the block again.
+        preconfirmed: { on: { CAPTURE_REORGED: { target: 'submitted', actions: 'forgetPreconfirmation' } } },
+      },
+      on: {
+        CAPTURE_CONFIRMED: { target: 'captured', actions: 'recordConfirmation' },
+        CAPTURE_FAILED: [
+          { guard: 'captureFailedBecauseExpired', target: 'expired', actions: 'recordCaptureFailure' },
+          { target: 'stored', actions: 'recordCaptureFailure' },
+        ],
+        NONCE_CONSUMED_ONCHAIN: [
+          { guard: 'nonceWasUsedOnchain', target: 'captured', actions: 'recordOnchainCapture' },
+          { guard: 'nonceWasCanceledOnchain', target: 'canceled', actions: 'recordOnchainCancellation' },
+        ],
+      },
+    },
+    canceling: {
+      on: {
+        CANCEL_CONFIRMED: { target: 'canceled', actions: 'recordCancellation' },
+        CANCEL_FAILED: { target: 'stored', actions: 'recordCaptureFailure' },
+        NONCE_CONSUMED_ONCHAIN: [
+          { guard: 'nonceWasUsedOnchain', target: 'captured', actions: 'recordOnchainCapture' },
+          { guard: 'nonceWasCanceledOnchain', target: 'canceled', actions: 'recordOnchainCancellation' },
+        ],
+      },
+    },
+    captured: { type: 'final' },
+    canceled: { type: 'final' },
+    voided: { type: 'final' },
+    expired: { type: 'final' },
+  },
+});

@@ -1,0 +1,28 @@
+// The workflow's message surface: what order services, the API, the CLI and the Temporal UI send.
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { AuthorizationView } from '../domain/authorization.js';
+
+export const WORKFLOW_TYPE = 'authorizationWorkflow';
+
+/** The authorization as it stands; cheap, answers from workflow state. */
+export const statusQuery = defineQuery<AuthorizationView>('status');
+
+/** Resolves once the typed data exists (the authorization is `drafted`, or further). */
+export const draftReadyUpdate = defineUpdate<AuthorizationView>('draftReady');
+
+/** The payer's signature over the drafted typed data. Fails `invalid_signature` and changes nothing. */
+export const submitSignatureUpdate = defineUpdate<AuthorizationView, [{ signature: `0x${string}` }]>('submitSignature');
+
+/** Capture now: precheck, submit, follow to the confirmation depth. Fails with the reason and stays `stored`. */
+export const captureUpdate = defineUpdate<AuthorizationView>('capture');
+
+export interface VoidRequest {
+  reason: string;
+  by: string;
+}
+
+/** Void offchain: nothing is ever submitted afterwards. Refused while a capture is in flight. */
+export const voidUpdate = defineUpdate<AuthorizationView, [VoidRequest]>('void');
+
+/** The same void as a signal, for the Temporal UI's "send signal" with plain JSON `{"reason","by"}`. */
+export const voidSignal = defineSignal<[Partial<VoidRequest>]>('void');
