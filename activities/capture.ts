@@ -1,5 +1,4 @@
 // Submitting a capture and following it into a block and to the confirmation depth.
-import { Context } from '@temporalio/activity';
 import { encodeFunctionData, type Address, type Hex, type TransactionReceipt } from 'viem';
 import type { CaptureConfirmation, CaptureInclusion, CaptureRequest, SubmitCaptureResult } from '../domain/activityContract.js';
 import { tokenAbi } from '../domain/tokenAbi.js';
@@ -8,6 +7,7 @@ import { CAPTURE_GAS_LIMIT } from './precheck.js';
 import { authorizationUsedTopic, nonceTopics, createNonceStateActivity } from './nonceState.js';
 import { captureFailureFromRevert, isRevert } from './revert.js';
 import type { SignedTransaction } from './relayer.js';
+import { heartbeat, lastHeartbeat, waitForDepth, waitForReceipt } from './heartbeat.js';
 
 /** receive… for ReceiveWithAuthorization (only we, the payee, can submit); transfer… for the other. */
 export function captureCall(request: CaptureRequest, tokenAddress: Address) {
@@ -20,28 +20,12 @@ export function captureCall(request: CaptureRequest, tokenAddress: Address) {
   } as const;
 }
 
-function heartbeatDetails(): SignedTransaction | undefined {
-  try {
-    return Context.current().info.heartbeatDetails as SignedTransaction | undefined;
-  } catch {
-    return undefined; // called outside an activity (unit tests)
-  }
-}
-
-function heartbeat(details?: unknown): void {
-  try {
-    Context.current().heartbeat(details);
-  } catch {
-    // outside an activity
-  }
-}
-
 export function createCaptureActivities(ctx: ChainContext) {
   const readNonceState = createNonceStateActivity(ctx);
 
   async function submitCapture(request: CaptureRequest): Promise<SubmitCaptureResult> {
     // A retry of an attempt that already signed: rebroadcast that exact transaction, never a second one.
-    const earlier = heartbeatDetails();
+    const earlier = lastHeartbeat<SignedTransaction>();
     if (earlier?.raw) {
       await ctx.publicClient.sendRawTransaction({ serializedTransaction: earlier.raw }).catch(() => undefined);
       return { status: 'submitted', transactionHash: earlier.hash };
@@ -63,7 +47,7 @@ export function createCaptureActivities(ctx: ChainContext) {
   }
 
   async function awaitCaptureInclusion(request: CaptureRequest & { transactionHash: Hex }): Promise<CaptureInclusion> {
-    const receipt = await waitForReceipt(request.transactionHash);
+    const receipt = await waitForReceipt(ctx, request.transactionHash);
     if (receipt.status === 'reverted') {
       return { status: 'failed', failure: await explainRevert(request, receipt) };
     }
@@ -80,14 +64,8 @@ export function createCaptureActivities(ctx: ChainContext) {
   }
 
   async function awaitCaptureConfirmation(request: CaptureRequest & { transactionHash: Hex; blockHash: Hex }): Promise<CaptureConfirmation> {
-    const receipt = await waitForReceipt(request.transactionHash);
-    const target = receipt.blockNumber + BigInt(Math.max(ctx.confirmations, 1) - 1);
-    for (;;) {
-      const latest = await ctx.publicClient.getBlockNumber({ cacheTime: 0 });
-      if (latest >= target) break;
-      heartbeat();
-      await sleep(ctx.pollingIntervalMs);
-    }
+    const receipt = await waitForReceipt(ctx, request.transactionHash);
+    await waitForDepth(ctx, receipt.blockNumber);
     // Read the log back at the depth: a reorg in between shows up as a missing or moved log.
     const logs = await ctx.publicClient.request({
       method: 'eth_getLogs',
@@ -101,18 +79,6 @@ export function createCaptureActivities(ctx: ChainContext) {
     const log = logs.find((l) => !l.removed && l.transactionHash === request.transactionHash && l.topics[0] === authorizationUsedTopic);
     if (!log || !log.blockHash || log.blockNumber === null) return { status: 'reorged' };
     return { status: 'confirmed', transactionHash: request.transactionHash, blockNumber: BigInt(log.blockNumber).toString(), blockHash: log.blockHash };
-  }
-
-  async function waitForReceipt(hash: Hex): Promise<TransactionReceipt> {
-    for (;;) {
-      const receipt = await ctx.publicClient.getTransactionReceipt({ hash }).catch((err) => {
-        if ((err as Error).name === 'TransactionReceiptNotFoundError') return undefined;
-        throw err;
-      });
-      if (receipt) return receipt;
-      heartbeat();
-      await sleep(ctx.pollingIntervalMs);
-    }
   }
 
   /** Replays the call on the parent block's state to learn why the mined transaction reverted. */
@@ -131,8 +97,4 @@ export function createCaptureActivities(ctx: ChainContext) {
   }
 
   return { submitCapture, awaitCaptureInclusion, awaitCaptureConfirmation };
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }

@@ -16,6 +16,8 @@ export interface ChainConfig {
   confirmations: number;
   /** How often waits poll the node, in ms. */
   pollingIntervalMs?: number;
+  /** How often open authorizations re-read the chain for outside consumption (AUTHCAP_RECONCILE_SECONDS). */
+  reconcileIntervalSeconds?: number;
 }
 
 export interface ChainContext {
@@ -26,6 +28,7 @@ export interface ChainContext {
   validitySeconds: number;
   confirmations: number;
   pollingIntervalMs: number;
+  reconcileIntervalSeconds: number;
   relayer: MerchantRelayer;
 }
 
@@ -51,6 +54,7 @@ export async function createChainContext(config: ChainConfig): Promise<ChainCont
     validitySeconds: config.validitySeconds,
     confirmations: config.confirmations,
     pollingIntervalMs,
+    reconcileIntervalSeconds: config.reconcileIntervalSeconds ?? 15,
     relayer: new MerchantRelayer(publicClient, walletClient),
   };
 }

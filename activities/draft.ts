@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { toHex, type Address, type Hex } from 'viem';
 import type { DraftResult } from '../domain/activityContract.js';
 import type { AuthorizationPrimaryType } from '../domain/eip3009.js';
-import { tokenAbi } from '../domain/tokenAbi.js';
+import { readTokenDomain } from './tokenDomain.js';
 import type { ChainContext } from './chainContext.js';
 
 /** The spec's window: valid from a minute before signing, for the configured validity after it. */
@@ -16,22 +16,20 @@ export function createDraftActivity(ctx: ChainContext, deps: { now?: () => numbe
     payer: Address;
     value: string;
     primaryType: AuthorizationPrimaryType;
+    validForSeconds?: number;
   }): Promise<DraftResult> {
-    const token = { address: ctx.tokenAddress, abi: tokenAbi } as const;
-    const [name, version, chainId] = await Promise.all([
-      ctx.publicClient.readContract({ ...token, functionName: 'name' }),
-      ctx.publicClient.readContract({ ...token, functionName: 'version' }),
-      ctx.publicClient.getChainId(),
-    ]);
+    const domain = await readTokenDomain(ctx);
     const issuedAt = now();
+    // A merchant may ask for a shorter window than the configured one, never a longer one.
+    const validFor = Math.min(request.validForSeconds ?? ctx.validitySeconds, ctx.validitySeconds);
     return {
-      domain: { name, version, chainId, verifyingContract: ctx.tokenAddress },
+      domain,
       authorization: {
         from: request.payer,
         to: ctx.merchant,
         value: request.value,
         validAfter: String(issuedAt - VALID_AFTER_SKEW_SECONDS),
-        validBefore: String(issuedAt + ctx.validitySeconds),
+        validBefore: String(issuedAt + validFor),
         // 32 random bytes from the OS, generated here because workflow code must stay deterministic.
         nonce: randomNonce(),
       },

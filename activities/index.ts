@@ -2,7 +2,9 @@
 // dependencies. The worker builds the ChainContext once and registers what this returns.
 import type { AuthorizationActivities } from '../domain/activityContract.js';
 import type { ChainContext } from './chainContext.js';
+import { createCancelActivities } from './cancel.js';
 import { createCaptureActivities } from './capture.js';
+import { createPresignedActivity } from './presigned.js';
 import { createDraftActivity } from './draft.js';
 import { createNonceStateActivity } from './nonceState.js';
 import { createPrecheckActivity } from './precheck.js';
@@ -12,6 +14,9 @@ export { createChainContext, type ChainConfig, type ChainContext } from './chain
 
 export function createActivities(ctx: ChainContext): AuthorizationActivities {
   return {
+    workerPolicy: async () => ({ reconcileIntervalSeconds: ctx.reconcileIntervalSeconds }),
+    checkPresignedAuthorization: createPresignedActivity(ctx),
+    ...createCancelActivities(ctx),
     draftAuthorization: createDraftActivity(ctx),
     verifyAuthorizationSignature: createVerifyActivity(ctx),
     precheckCapture: createPrecheckActivity(ctx),

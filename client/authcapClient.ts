@@ -3,18 +3,18 @@
 import { Client, Connection, WorkflowUpdateStage, type WorkflowHandle } from '@temporalio/client';
 import type { Hex } from 'viem';
 import { parseAddress, parseSignature } from '../domain/address.js';
-import { parseAmount } from '../domain/amount.js';
 import type { AuthorizationResource, AuthorizationView, AuthorizationWorkflowInput } from '../domain/authorization.js';
 import { AuthcapError } from '../domain/errors.js';
 import {
-  AmountMinorAttribute, AuthorizationStateAttribute, OrderIdAttribute, PayerAttribute,
+  AmountMinorAttribute, AuthorizationStateAttribute, OrderIdAttribute, PayerAttribute, ValidBeforeAttribute,
 } from '../domain/searchAttributes.js';
 import { loadTemporalSettings, type TemporalSettings } from '../runtime/temporal.js';
 import {
-  WORKFLOW_TYPE, captureUpdate, draftReadyUpdate, statusQuery, submitSignatureUpdate, voidUpdate,
+  WORKFLOW_TYPE, cancelUpdate, captureUpdate, draftReadyUpdate, statusQuery, submitSignatureUpdate, voidUpdate,
 } from '../workflows/messages.js';
 import { parseResourceId, resourceId, workflowIdForOrder } from './ids.js';
 import { toAuthcapError } from './temporalErrors.js';
+import { parseAmount, parseOrderId, parsePresigned, parseState, parseValidFor, type PresignedRequest } from './requests.js';
 
 export interface CreateAuthorizationRequest {
   orderId: string;
@@ -22,6 +22,30 @@ export interface CreateAuthorizationRequest {
   payer: string;
   /** Decimal token amount with at most 6 decimals, e.g. "12.50". */
   amount: string | number;
+  /** A shorter window than the worker's AUTHCAP_VALIDITY_SECONDS, if the order needs one. */
+  validForSeconds?: number;
+}
+
+/** An authorization signed elsewhere (for example an x402-style TransferWithAuthorization). */
+export interface CreatePresignedRequest extends PresignedRequest {
+  orderId: string;
+}
+
+export interface AuthorizationSummary {
+  id: string;
+  orderId: string;
+  state: string;
+  payer: string | null;
+  amountMinor: string | null;
+  validBefore: string | null;
+  createdAt: string;
+}
+
+export interface ListRequest {
+  orderId?: string;
+  state?: string;
+  payer?: string;
+  limit?: number;
 }
 
 export interface CaptureOutcome {
@@ -29,8 +53,6 @@ export interface CaptureOutcome {
   /** False when the capture was still in flight after the wait: poll `get` for the outcome. */
   settled: boolean;
 }
-
-const MAX_ORDER_ID_LENGTH = 200;
 
 export class AuthcapClient {
   constructor(
@@ -52,7 +74,22 @@ export class AuthcapClient {
     const orderId = parseOrderId(request?.orderId);
     const payer = parseAddress(request?.payer, 'payer');
     const value = parseAmount(request?.amount);
-    const input: AuthorizationWorkflowInput = { orderId, draft: { payer, value: value.toString() } };
+    const validForSeconds = parseValidFor(request?.validForSeconds);
+    return this.start(orderId, payer, value, { orderId, draft: { payer, value: value.toString(), validForSeconds } });
+  }
+
+  /**
+   * Stores an authorization the payer signed elsewhere, after checking it against this merchant's
+   * token domain and recipient. A TransferWithAuthorization is captured with transferWithAuthorization.
+   */
+  async createPresignedAuthorization(request: CreatePresignedRequest): Promise<AuthorizationResource> {
+    const orderId = parseOrderId(request?.orderId);
+    const presigned = parsePresigned(request);
+    const value = BigInt(presigned.authorization.value);
+    return this.start(orderId, presigned.authorization.from, value, { orderId, presigned });
+  }
+
+  private async start(orderId: string, payer: string, value: bigint, input: AuthorizationWorkflowInput): Promise<AuthorizationResource> {
     const workflowId = workflowIdForOrder(orderId);
     let runId: string;
     try {
@@ -94,7 +131,7 @@ export class AuthcapClient {
   async submitSignature(id: string, signature: string): Promise<AuthorizationResource> {
     const parsed = parseSignature(signature) as Hex;
     const handle = this.handle(id);
-    const view = await this.call(() => handle.executeUpdate(submitSignatureUpdate, { args: [{ signature: parsed }] }));
+    const view = await this.command(handle, 'accept a signature', () => handle.executeUpdate(submitSignatureUpdate, { args: [{ signature: parsed }] }));
     return { id, ...view };
   }
 
@@ -104,7 +141,7 @@ export class AuthcapClient {
    */
   async capture(id: string, options: { waitMs?: number } = {}): Promise<CaptureOutcome> {
     const handle = this.handle(id);
-    const update = await this.call(() => handle.startUpdate(captureUpdate, { waitForStage: WorkflowUpdateStage.ACCEPTED }));
+    const update = await this.command(handle, 'capture', () => handle.startUpdate(captureUpdate, { waitForStage: WorkflowUpdateStage.ACCEPTED }));
     const waitMs = options.waitMs ?? 15_000;
     let timer: NodeJS.Timeout | undefined;
     const timedOut = new Promise<undefined>((resolve) => {
@@ -119,13 +156,61 @@ export class AuthcapClient {
     }
   }
 
+  /** Relays the payer's CancelAuthorization signature; resolves once the cancellation is onchain. */
+  async cancel(id: string, signature: string): Promise<AuthorizationResource> {
+    const parsed = parseSignature(signature) as Hex;
+    const handle = this.handle(id);
+    const view = await this.command(handle, 'cancel', () => handle.executeUpdate(cancelUpdate, { args: [{ signature: parsed }] }));
+    return { id, ...view };
+  }
+
+  /** Lists authorizations from Temporal visibility (search attributes), newest first. */
+  async list(request: ListRequest = {}): Promise<AuthorizationSummary[]> {
+    const clauses = [`WorkflowType = '${WORKFLOW_TYPE}'`];
+    if (request.orderId !== undefined) clauses.push(`OrderId = ${quote(parseOrderId(request.orderId))}`);
+    const state = parseState(request.state);
+    if (state) clauses.push(`AuthorizationState = ${quote(state)}`);
+    if (request.payer !== undefined) clauses.push(`Payer = ${quote(parseAddress(request.payer, 'payer'))}`);
+    const limit = request.limit ?? 20;
+    if (!Number.isSafeInteger(limit) || limit < 1 || limit > 100) {
+      throw new AuthcapError('validation_error', 'limit must be a whole number from 1 to 100');
+    }
+    const summaries: AuthorizationSummary[] = [];
+    const executions = this.temporal.workflow.list({ query: clauses.join(' AND '), pageSize: limit });
+    for await (const execution of executions) {
+      const attrs = execution.typedSearchAttributes;
+      const orderId = attrs.get(OrderIdAttribute) ?? execution.workflowId.replace(/^authorization-/, '');
+      const amount = attrs.get(AmountMinorAttribute);
+      const validBefore = attrs.get(ValidBeforeAttribute);
+      summaries.push({
+        id: resourceId(orderId, execution.runId),
+        orderId,
+        state: attrs.get(AuthorizationStateAttribute) ?? 'unknown',
+        payer: attrs.get(PayerAttribute) ?? null,
+        amountMinor: amount === undefined ? null : String(amount),
+        validBefore: validBefore ? validBefore.toISOString() : null,
+        createdAt: execution.startTime.toISOString(),
+      });
+      if (summaries.length >= limit) break;
+    }
+    return summaries;
+  }
+
+  /** The id of the newest authorization attempt for an order (open or not). */
+  async idForOrder(orderId: string): Promise<string> {
+    const parsed = parseOrderId(orderId);
+    const description = await this.call(() => this.temporal.workflow.getHandle(workflowIdForOrder(parsed)).describe());
+    return resourceId(parsed, description.runId);
+  }
+
   /** Voids offchain: authcap never submits this authorization afterwards. */
   async voidAuthorization(id: string, request: { reason: string; by?: string }): Promise<AuthorizationResource> {
     if (typeof request?.reason !== 'string' || !request.reason.trim()) {
       throw new AuthcapError('validation_error', 'reason is required to void an authorization');
     }
     const args = [{ reason: request.reason.trim(), by: request.by?.trim() || 'merchant' }] as const;
-    const view = await this.call(() => this.handle(id).executeUpdate(voidUpdate, { args: [...args] }));
+    const handle = this.handle(id);
+    const view = await this.command(handle, 'void', () => handle.executeUpdate(voidUpdate, { args: [...args] }));
     return { id, ...view };
   }
 
@@ -133,6 +218,20 @@ export class AuthcapClient {
     const parsed = parseResourceId(String(id));
     if (!parsed) throw new AuthcapError('not_found', `no authorization with id ${id}`);
     return this.temporal.workflow.getHandle(parsed.workflowId, parsed.runId);
+  }
+
+  /**
+   * Runs an update. Temporal answers an update to a finished workflow with "not found"; callers
+   * need to hear that the authorization exists but is final, so that becomes invalid_state.
+   */
+  private async command<T>(handle: WorkflowHandle, action: string, fn: () => Promise<T>): Promise<T> {
+    try {
+      return await this.call(fn);
+    } catch (err) {
+      if (!(err instanceof AuthcapError) || err.code !== 'not_found') throw err;
+      const view = await this.call(() => handle.query(statusQuery));
+      throw new AuthcapError('invalid_state', `cannot ${action}: the authorization is ${view.state}`);
+    }
   }
 
   private async call<T>(fn: () => Promise<T>): Promise<T> {
@@ -144,12 +243,9 @@ export class AuthcapClient {
   }
 }
 
-function parseOrderId(input: unknown): string {
-  if (typeof input !== 'string' || !input.trim()) throw new AuthcapError('validation_error', 'orderId is required');
-  if (input.length > MAX_ORDER_ID_LENGTH) {
-    throw new AuthcapError('validation_error', `orderId is longer than ${MAX_ORDER_ID_LENGTH} characters`);
-  }
-  return input;
+/** A string literal for a visibility query. */
+function quote(value: string): string {
+  return `"${value.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
 }
 
 export type { AuthorizationResource, AuthorizationView };

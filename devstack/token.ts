@@ -22,7 +22,7 @@ function keyAt(addressIndex: number): { address: Address; privateKey: Hex } {
 }
 
 /** Well-known anvil accounts: 0 owns the token, 1 is the merchant, 2.. are payers. */
-export function devAccounts(payerCount = 8): DevAccounts {
+export function devAccounts(payerCount = 16): DevAccounts {
   return {
     tokenOwner: keyAt(0),
     merchant: keyAt(1),

@@ -30,9 +30,52 @@ export type CaptureConfirmation =
   /** The block that held the capture was reorganized away: the transaction must be seen again. */
   | { status: 'reorged' };
 
+export interface CancelRequest {
+  authorizer: Address;
+  nonce: Hex;
+  signature: Hex;
+}
+
+export type SubmitCancelResult =
+  | { status: 'submitted'; transactionHash: Hex }
+  | { status: 'failed'; failure: CaptureFailure }
+  | { status: 'consumed'; onchain: OnchainConsumption };
+
+export type CancelConfirmation =
+  | { status: 'confirmed'; transactionHash: Hex; blockNumber: string }
+  | { status: 'failed'; failure: CaptureFailure };
+
+/** Settings of the worker that shape a workflow's schedule. Read once per workflow, kept in history. */
+export interface WorkerPolicy {
+  /** How often an open authorization re-reads the chain for a nonce consumed by someone else. */
+  reconcileIntervalSeconds: number;
+}
+
 export interface AuthorizationActivities {
+  workerPolicy(): Promise<WorkerPolicy>;
   /** Builds the typed data to sign: token domain read from the chain, fresh random nonce, window. */
-  draftAuthorization(request: { payer: Address; value: string; primaryType: AuthorizationPrimaryType }): Promise<DraftResult>;
+  draftAuthorization(request: {
+    payer: Address;
+    value: string;
+    primaryType: AuthorizationPrimaryType;
+    validForSeconds?: number;
+  }): Promise<DraftResult>;
+  /**
+   * Checks an authorization signed elsewhere against the configured token's domain and the merchant
+   * as recipient, then its signature. Returns the token's domain to store with it.
+   */
+  checkPresignedAuthorization(request: {
+    primaryType: AuthorizationPrimaryType;
+    authorization: AuthorizationMessage;
+    signature: Hex;
+    domain?: TokenDomain;
+  }): Promise<{ domain: TokenDomain; check: SignatureCheck }>;
+  /** Checks the payer's CancelAuthorization(authorizer, nonce) signature on the token's domain. */
+  verifyCancelSignature(request: CancelRequest & { domain: TokenDomain }): Promise<SignatureCheck>;
+  /** Relays cancelAuthorization from the merchant key. */
+  submitCancel(request: CancelRequest): Promise<SubmitCancelResult>;
+  /** Waits for the AuthorizationCanceled log at the confirmation depth. */
+  awaitCancelConfirmation(request: CancelRequest & { transactionHash: Hex }): Promise<CancelConfirmation>;
   /** Checks a payer's signature against the exact typed data (EOA or ERC-1271 wallet). */
   verifyAuthorizationSignature(request: {
     domain: TokenDomain;

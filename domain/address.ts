@@ -6,6 +6,12 @@ export function parseAddress(input: unknown, field: string): Address {
   if (typeof input !== 'string' || !isAddress(input, { strict: false })) {
     throw new AuthcapError('validation_error', `${field} must be a 20-byte hex address (0x followed by 40 hex digits)`);
   }
+  // Mixed case is an EIP-55 checksum: a wrong one means a mistyped address, not a different spelling.
+  const digits = input.slice(2);
+  const uncheckedCase = digits === digits.toLowerCase() || digits === digits.toUpperCase();
+  if (!uncheckedCase && !isAddress(input, { strict: true })) {
+    throw new AuthcapError('validation_error', `${field} has an invalid EIP-55 checksum; check the address or send it in lower case`);
+  }
   return getAddress(input);
 }
 
@@ -17,10 +23,13 @@ export function parseBytes32(input: unknown, field: string): Hex {
   return input.toLowerCase() as Hex;
 }
 
-/** A signature as hex bytes: 65-byte ECDSA, or longer for ERC-1271 contract wallets. */
+/** A signature as hex bytes: 64/65-byte ECDSA, or longer for ERC-1271 contract wallets. */
 export function parseSignature(input: unknown): Hex {
-  if (typeof input !== 'string' || !isHex(input, { strict: true }) || input.length < 4 || (input.length - 2) % 2 !== 0) {
+  if (typeof input !== 'string' || !isHex(input, { strict: true }) || (input.length - 2) % 2 !== 0) {
     throw new AuthcapError('validation_error', 'signature must be 0x-prefixed hex bytes');
+  }
+  if ((input.length - 2) / 2 < 64) {
+    throw new AuthcapError('validation_error', `signature is ${(input.length - 2) / 2} bytes; a wallet signature has at least 64`);
   }
   return input as Hex;
 }

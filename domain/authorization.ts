@@ -6,10 +6,11 @@ import type { AuthorizationMessage, AuthorizationPrimaryType, CancelAuthorizatio
 
 /** Lifecycle states callers see (design.md). `drafting` is the moment before the typed data exists. */
 export const authorizationStates = [
-  'drafting', 'drafted', 'stored', 'capturing', 'canceling', 'captured', 'canceled', 'voided', 'expired',
+  'drafting', 'drafted', 'stored', 'capturing', 'canceling', 'captured', 'canceled', 'voided', 'expired', 'rejected',
 ] as const;
 export type AuthorizationState = (typeof authorizationStates)[number];
-export const finalStates: readonly AuthorizationState[] = ['captured', 'canceled', 'voided', 'expired'];
+/** `rejected`: a pre-signed authorization that failed verification and was never stored. */
+export const finalStates: readonly AuthorizationState[] = ['captured', 'canceled', 'voided', 'expired', 'rejected'];
 
 export interface DraftRequest {
   orderId: string;
@@ -26,7 +27,7 @@ export interface PresignedAuthorization {
 
 /** Workflow input: draft a new authorization for the payer to sign, or store one signed elsewhere. */
 export type AuthorizationWorkflowInput =
-  | { orderId: string; draft: { payer: Address; value: string } }
+  | { orderId: string; draft: { payer: Address; value: string; validForSeconds?: number } }
   | { orderId: string; presigned: PresignedAuthorization };
 
 export interface CaptureRecord {

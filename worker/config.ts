@@ -14,6 +14,7 @@ export function chainConfigFromEnv(env: NodeJS.ProcessEnv = process.env): ChainC
     merchantPrivateKey: key as Hex,
     validitySeconds: positiveInt(env.AUTHCAP_VALIDITY_SECONDS, 900, 'AUTHCAP_VALIDITY_SECONDS'),
     confirmations: positiveInt(env.AUTHCAP_CONFIRMATIONS, 1, 'AUTHCAP_CONFIRMATIONS'),
+    reconcileIntervalSeconds: positiveInt(env.AUTHCAP_RECONCILE_SECONDS, 15, 'AUTHCAP_RECONCILE_SECONDS'),
   };
 }
 

@@ -1,7 +1,7 @@
 // Holds the machine's snapshot inside the workflow: sends events through the pure transition
 // function, records the history of top-level states and keeps search attributes in step.
 import { ApplicationFailure, upsertSearchAttributes } from '@temporalio/workflow';
-import { getNextSnapshot, initialTransition, transition, type SnapshotFrom } from 'xstate';
+import { initialTransition, transition, type SnapshotFrom } from 'xstate';
 import { formatAmount } from '../domain/amount.js';
 import { finalStates, type AuthorizationState, type AuthorizationView, type HistoryEntry } from '../domain/authorization.js';
 import { authorizationTypedData, cancelAuthorizationTypedData } from '../domain/eip3009.js';
@@ -41,8 +41,22 @@ export class Lifecycle {
   }
 
   /** True when a nested state such as `capturing` or `drafted.verifyingSignature` is active. */
-  matches(state: string): boolean {
+  matches(state: string | Record<string, string>): boolean {
     return this.snapshot.matches(state as never);
+  }
+
+  /** No command is half-way through (no verification, precheck, capture or cancellation in flight). */
+  get isResting(): boolean {
+    return !this.busyWith();
+  }
+
+  private busyWith(): string | undefined {
+    if (this.matches('capturing')) return 'capturing: a capture transaction is in flight';
+    if (this.matches('canceling')) return 'canceling: a cancellation is being relayed';
+    if (this.matches({ drafted: 'verifyingSignature' })) return 'drafted: a signature is being verified';
+    if (this.matches({ stored: 'prechecking' })) return 'stored: a capture is being prechecked';
+    if (this.matches({ stored: 'verifyingCancellation' })) return 'stored: a cancellation signature is being verified';
+    return undefined;
   }
 
   /** Would this command be accepted now? Asks the machine, so validators and transitions agree. */
@@ -75,17 +89,8 @@ export class Lifecycle {
     }
   }
 
-  /** Peeks at the next state without moving: used to explain why a command is refused. */
-  wouldMoveTo(command: Command): AuthorizationState {
-    return stateOf(getNextSnapshot(authorizationMachine, this.snapshot, { ...command, at: this.now() } as AuthorizationEvent));
-  }
-
   describeState(): string {
-    if (this.matches('capturing')) return 'capturing: a capture transaction is in flight';
-    if (this.matches('canceling')) return 'canceling: a cancellation is being relayed';
-    if (this.matches({ drafted: 'verifyingSignature' } as never)) return 'drafted: a signature is being verified';
-    if (this.matches({ stored: 'prechecking' } as never)) return 'stored: a capture is being prechecked';
-    return this.state;
+    return this.busyWith() ?? this.state;
   }
 
   captureRequest(): CaptureRequest {
@@ -96,7 +101,6 @@ export class Lifecycle {
 
   view(): AuthorizationView {
     const c = this.context;
-    const open = !this.isFinal;
     return {
       orderId: c.orderId,
       state: this.state,
@@ -107,7 +111,8 @@ export class Lifecycle {
       typedData: c.domain && c.authorization && this.state === 'drafted'
         ? authorizationTypedData(c.domain, c.primaryType, c.authorization)
         : null,
-      cancellationTypedData: c.domain && c.authorization && open && this.state !== 'drafting'
+      // Offered while a payer cancellation can be accepted: the authorization is stored and unused.
+      cancellationTypedData: c.domain && c.authorization && this.state === 'stored'
         ? cancelAuthorizationTypedData(c.domain, { authorizer: c.authorization.from, nonce: c.authorization.nonce })
         : null,
       capture: c.capture,

@@ -32,6 +32,7 @@ export interface MachineInput {
 /** Every event carries `at`, the workflow time it happened (ISO-8601), so the machine stays pure. */
 export type AuthorizationEvent =
   | { type: 'DRAFTED'; at: string; domain: TokenDomain; authorization: AuthorizationMessage }
+  | { type: 'PRESIGNED_CHECKED'; at: string; domain: TokenDomain; authorization: AuthorizationMessage; signature: Hex; check: SignatureCheck }
   | { type: 'SIGNATURE_SUBMITTED'; at: string }
   | { type: 'SIGNATURE_CHECKED'; at: string; signature: Hex; check: SignatureCheck }
   | { type: 'CAPTURE_REQUESTED'; at: string }
@@ -43,6 +44,7 @@ export type AuthorizationEvent =
   | { type: 'CAPTURE_FAILED'; at: string; failure: CaptureFailure }
   | { type: 'CANCEL_REQUESTED'; at: string }
   | { type: 'CANCEL_SIGNATURE_CHECKED'; at: string; check: SignatureCheck }
+  | { type: 'CANCEL_SUBMITTED'; at: string; transactionHash: Hex }
   | { type: 'CANCEL_CONFIRMED'; at: string; transactionHash: Hex; blockNumber: string }
   | { type: 'CANCEL_FAILED'; at: string; failure: CaptureFailure }
   | { type: 'VOID'; at: string; reason: string; by: string }
@@ -59,6 +61,14 @@ function onchainFacts(event: AuthorizationEvent): OnchainNonceFacts | undefined 
   return event.type === 'DEADLINE_REACHED' || event.type === 'NONCE_CONSUMED_ONCHAIN' ? event.onchain : undefined;
 }
 
+// Whatever state we are in, a nonce consumed onchain decides the outcome: the log names which.
+const onchainOutcome = [
+  { guard: 'nonceWasUsedOnchain', target: '#authorization.captured', actions: 'recordOnchainCapture' },
+  { guard: 'nonceWasCanceledOnchain', target: '#authorization.canceled', actions: 'recordOnchainCancellation' },
+] as const;
+const onchainOutcomeOr = (fallback: 'expired') =>
+  [...onchainOutcome, { target: `#authorization.${fallback}`, actions: 'recordExpiry' }] as const;
+
 export const authorizationMachine = setup({
   types: {
     context: {} as AuthorizationContext,
@@ -66,7 +76,8 @@ export const authorizationMachine = setup({
     input: {} as MachineInput,
   },
   guards: {
-    signatureIsFromPayer: ({ event }) => event.type === 'SIGNATURE_CHECKED' && event.check.valid,
+    signatureIsFromPayer: ({ event }) =>
+      (event.type === 'SIGNATURE_CHECKED' || event.type === 'PRESIGNED_CHECKED') && event.check.valid,
     cancelSignatureIsFromPayer: ({ event }) => event.type === 'CANCEL_SIGNATURE_CHECKED' && event.check.valid,
     nonceIsUnused: ({ event }) => event.type === 'PRECHECKED' && !event.facts.authorizationUsed,
     tokenPolicyAllows: ({ event }) =>
@@ -91,10 +102,18 @@ export const authorizationMachine = setup({
   },
   actions: {
     recordDraft: assign(({ event }) => {
-      const e = event as EventOf<'DRAFTED'>;
+      const e = event as EventOf<'DRAFTED'> | EventOf<'PRESIGNED_CHECKED'>;
       return { domain: e.domain, authorization: e.authorization };
     }),
-    recordSignature: assign({ signature: ({ event }) => (event as EventOf<'SIGNATURE_CHECKED'>).signature }),
+    recordSignature: assign({
+      signature: ({ event }) => (event as EventOf<'SIGNATURE_CHECKED'> | EventOf<'PRESIGNED_CHECKED'>).signature,
+    }),
+    recordRejection: assign({
+      lastError: ({ event }) => {
+        const e = event as EventOf<'PRESIGNED_CHECKED'>;
+        return recorded(e.check.code ?? 'invalid_signature', e.check.reason ?? 'the pre-signed authorization was refused', e.at);
+      },
+    }),
     recordPrecheckFailure: assign({
       lastError: ({ context, event }) => {
         const e = event as EventOf<'PRECHECKED'>;
@@ -132,10 +151,28 @@ export const authorizationMachine = setup({
         };
       },
     }),
+    // A failed attempt leaves no capture or cancellation on the record: only the reason why.
     recordCaptureFailure: assign({
-      lastError: ({ event }) => {
-        const e = event as EventOf<'CAPTURE_FAILED'> | EventOf<'CANCEL_FAILED'>;
-        return recorded(e.failure.code, e.failure.message, e.at);
+      capture: null,
+      lastError: ({ context, event }) => {
+        const e = event as EventOf<'CAPTURE_FAILED'>;
+        const tx = context.capture?.transactionHash;
+        return recorded(e.failure.code, tx ? `${e.failure.message} (transaction ${tx})` : e.failure.message, e.at);
+      },
+    }),
+    recordCancelFailure: assign({
+      cancellation: null,
+      lastError: ({ context, event }) => {
+        const e = event as EventOf<'CANCEL_FAILED'>;
+        const tx = context.cancellation?.transactionHash;
+        return recorded(e.failure.code, tx ? `${e.failure.message} (transaction ${tx})` : e.failure.message, e.at);
+      },
+    }),
+    recordCancelSubmission: assign({
+      lastError: null,
+      cancellation: ({ event }) => {
+        const e = event as EventOf<'CANCEL_SUBMITTED'>;
+        return { transactionHash: e.transactionHash, blockNumber: null, at: e.at, by: 'authcap' as const };
       },
     }),
     recordCancellation: assign({
@@ -163,9 +200,10 @@ export const authorizationMachine = setup({
       },
     }),
     recordOnchainCancellation: assign({
-      cancellation: ({ event }) => {
+      cancellation: ({ context, event }) => {
         const facts = onchainFacts(event) as OnchainConsumption;
-        return { transactionHash: facts.transactionHash, blockNumber: facts.blockNumber, at: event.at, by: 'onchain' as const };
+        const ours = context.cancellation?.transactionHash === facts.transactionHash;
+        return { transactionHash: facts.transactionHash, blockNumber: facts.blockNumber, at: event.at, by: ours ? ('authcap' as const) : ('onchain' as const) };
       },
     }),
     recordExpiry: assign({
@@ -183,6 +221,11 @@ export const authorizationMachine = setup({
     drafting: {
       on: {
         DRAFTED: { target: 'drafted', actions: 'recordDraft' },
+        // A pre-signed authorization skips `drafted`: it is stored once verified, or refused outright.
+        PRESIGNED_CHECKED: [
+          { guard: 'signatureIsFromPayer', target: 'stored', actions: ['recordDraft', 'recordSignature'] },
+          { target: 'rejected', actions: 'recordRejection' },
+        ],
         VOID: { target: 'voided', actions: 'recordVoid' },
       },
     },
@@ -202,7 +245,9 @@ export const authorizationMachine = setup({
       },
       on: {
         VOID: { target: 'voided', actions: 'recordVoid' },
-        DEADLINE_REACHED: { target: 'expired', actions: 'recordExpiry' },
+        // The payer may hold a signature we never saw stored: the chain still has the last word.
+        DEADLINE_REACHED: onchainOutcomeOr('expired'),
+        NONCE_CONSUMED_ONCHAIN: onchainOutcome,
       },
     },
     stored: {
@@ -217,7 +262,9 @@ export const authorizationMachine = setup({
         prechecking: {
           on: {
             PRECHECKED: [
-              { guard: 'deadlineHasPassed', target: '#authorization.expired', actions: 'recordExpiry' },
+              // Past the deadline with the nonce unused nothing can ever settle; a consumed nonce is
+              // reconciled from its log instead (it may have been captured or canceled in time).
+              { guard: and(['deadlineHasPassed', 'nonceIsUnused']), target: '#authorization.expired', actions: 'recordExpiry' },
               {
                 guard: and(['nonceIsUnused', 'tokenPolicyAllows', 'isWithinValidityWindow', 'payerHasEnoughBalance', 'merchantCanPayForGas']),
                 target: '#authorization.capturing',
@@ -238,15 +285,8 @@ export const authorizationMachine = setup({
       },
       on: {
         VOID: { target: 'voided', actions: 'recordVoid' },
-        DEADLINE_REACHED: [
-          { guard: 'nonceWasUsedOnchain', target: 'captured', actions: 'recordOnchainCapture' },
-          { guard: 'nonceWasCanceledOnchain', target: 'canceled', actions: 'recordOnchainCancellation' },
-          { target: 'expired', actions: 'recordExpiry' },
-        ],
-        NONCE_CONSUMED_ONCHAIN: [
-          { guard: 'nonceWasUsedOnchain', target: 'captured', actions: 'recordOnchainCapture' },
-          { guard: 'nonceWasCanceledOnchain', target: 'canceled', actions: 'recordOnchainCancellation' },
-        ],
+        DEADLINE_REACHED: onchainOutcomeOr('expired'),
+        NONCE_CONSUMED_ONCHAIN: onchainOutcome,
       },
     },
     capturing: {
@@ -263,25 +303,21 @@ export const authorizationMachine = setup({
           { guard: 'captureFailedBecauseExpired', target: 'expired', actions: 'recordCaptureFailure' },
           { target: 'stored', actions: 'recordCaptureFailure' },
         ],
-        NONCE_CONSUMED_ONCHAIN: [
-          { guard: 'nonceWasUsedOnchain', target: 'captured', actions: 'recordOnchainCapture' },
-          { guard: 'nonceWasCanceledOnchain', target: 'canceled', actions: 'recordOnchainCancellation' },
-        ],
+        NONCE_CONSUMED_ONCHAIN: onchainOutcome,
       },
     },
     canceling: {
       on: {
+        CANCEL_SUBMITTED: { actions: 'recordCancelSubmission' },
         CANCEL_CONFIRMED: { target: 'canceled', actions: 'recordCancellation' },
-        CANCEL_FAILED: { target: 'stored', actions: 'recordCaptureFailure' },
-        NONCE_CONSUMED_ONCHAIN: [
-          { guard: 'nonceWasUsedOnchain', target: 'captured', actions: 'recordOnchainCapture' },
-          { guard: 'nonceWasCanceledOnchain', target: 'canceled', actions: 'recordOnchainCancellation' },
-        ],
+        CANCEL_FAILED: { target: 'stored', actions: 'recordCancelFailure' },
+        NONCE_CONSUMED_ONCHAIN: onchainOutcome,
       },
     },
     captured: { type: 'final' },
     canceled: { type: 'final' },
     voided: { type: 'final' },
     expired: { type: 'final' },
+    rejected: { type: 'final' },
   },
 });

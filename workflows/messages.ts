@@ -16,6 +16,9 @@ export const submitSignatureUpdate = defineUpdate<AuthorizationView, [{ signatur
 /** Capture now: precheck, submit, follow to the confirmation depth. Fails with the reason and stays `stored`. */
 export const captureUpdate = defineUpdate<AuthorizationView>('capture');
 
+/** The payer's CancelAuthorization signature: verified, relayed from the merchant key, confirmed by log. */
+export const cancelUpdate = defineUpdate<AuthorizationView, [{ signature: `0x${string}` }]>('cancel');
+
 export interface VoidRequest {
   reason: string;
   by: string;

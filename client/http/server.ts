@@ -28,7 +28,27 @@ export function createApiRouter(options: ApiOptions): Router {
     .on('GET', '/healthz', async () => ok(200, { status: 'ok' }))
     .on('POST', '/v1/authorizations', async (_, input) => {
       const b = body(input);
-      return ok(201, await client.createAuthorization({ orderId: b.orderId as string, payer: b.payer as string, amount: b.amount as string }));
+      // With a signature it is a pre-signed authorization; without, a draft for the payer to sign.
+      if (b.signature !== undefined || b.authorization !== undefined) {
+        return ok(201, await client.createPresignedAuthorization({
+          orderId: b.orderId as string, primaryType: b.primaryType, authorization: b.authorization, signature: b.signature, domain: b.domain,
+        }));
+      }
+      return ok(201, await client.createAuthorization({
+        orderId: b.orderId as string, payer: b.payer as string, amount: b.amount as string,
+        validForSeconds: b.validForSeconds as number | undefined,
+      }));
+    })
+    .on('GET', '/v1/authorizations', async (_, __, url) => {
+      const q = url.searchParams;
+      const limit = q.get('limit');
+      const data = await client.list({
+        orderId: q.get('orderId') ?? undefined,
+        state: q.get('state') ?? undefined,
+        payer: q.get('payer') ?? undefined,
+        limit: limit === null ? undefined : Number(limit),
+      });
+      return ok(200, { data });
     })
     .on('GET', '/v1/authorizations/:id', async ({ id }) => ok(200, await client.getAuthorization(id!)))
     .on('POST', '/v1/authorizations/:id/signature', async ({ id }, input) =>
@@ -37,6 +57,8 @@ export function createApiRouter(options: ApiOptions): Router {
       const outcome = await client.capture(id!, { waitMs: options.captureWaitMs });
       return ok(outcome.settled ? 200 : 202, outcome.authorization);
     })
+    .on('POST', '/v1/authorizations/:id/cancel', async ({ id }, input) =>
+      ok(200, await client.cancel(id!, body(input).signature as string)))
     .on('POST', '/v1/authorizations/:id/void', async ({ id }, input) => {
       const b = body(input);
       return ok(200, await client.voidAuthorization(id!, { reason: b.reason as string, by: b.by as string | undefined }));

@@ -21,6 +21,8 @@ export async function setup(project: TestProject): Promise<void> {
   stateDir = mkdtempSync(join(tmpdir(), 'authcap-test-'));
   // The suite must not pick up a developer's cluster or chain from the environment.
   for (const name of ['TEMPORAL_ADDRESS', 'RPC_URL', 'TOKEN_ADDRESS', 'MERCHANT_PRIVATE_KEY', 'AUTHCAP_API_KEY']) delete process.env[name];
+  // Reconcile often so tests see outside consumption quickly; the product default is 15 s.
+  process.env.AUTHCAP_RECONCILE_SECONDS = '2';
   stack = await startStack({
     stateDir,
     apiPort: await freePort(),

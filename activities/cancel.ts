@@ -1,0 +1,78 @@
+// Relaying a payer's cancellation: the merchant alone cannot cancel onchain (spec rule 2), but it
+// can submit the payer's CancelAuthorization signature and pay the gas.
+import { encodeFunctionData, parseEventLogs, type Hex } from 'viem';
+import type { CancelConfirmation, CancelRequest, SubmitCancelResult } from '../domain/activityContract.js';
+import { cancelAuthorizationTypes, type TokenDomain } from '../domain/eip3009.js';
+import type { SignatureCheck } from '../domain/facts.js';
+import { tokenAbi } from '../domain/tokenAbi.js';
+import type { ChainContext } from './chainContext.js';
+import { lastHeartbeat, heartbeat, waitForDepth, waitForReceipt } from './heartbeat.js';
+import { createNonceStateActivity } from './nonceState.js';
+import { captureFailureFromRevert, isRevert } from './revert.js';
+import type { SignedTransaction } from './relayer.js';
+
+const CANCEL_GAS_LIMIT = 100_000n;
+
+export function createCancelActivities(ctx: ChainContext) {
+  const readNonceState = createNonceStateActivity(ctx);
+  const call = (request: CancelRequest) =>
+    ({
+      address: ctx.tokenAddress,
+      abi: tokenAbi,
+      functionName: 'cancelAuthorization',
+      args: [request.authorizer, request.nonce, request.signature],
+    }) as const;
+
+  async function verifyCancelSignature(request: CancelRequest & { domain: TokenDomain }): Promise<SignatureCheck> {
+    const valid = await ctx.publicClient
+      .verifyTypedData({
+        address: request.authorizer,
+        domain: request.domain,
+        types: cancelAuthorizationTypes,
+        primaryType: 'CancelAuthorization',
+        message: { authorizer: request.authorizer, nonce: request.nonce },
+        signature: request.signature,
+      })
+      .catch(() => false);
+    return valid
+      ? { valid: true }
+      : { valid: false, code: 'invalid_signature', reason: `the cancellation is not signed by the payer ${request.authorizer}` };
+  }
+
+  async function submitCancel(request: CancelRequest): Promise<SubmitCancelResult> {
+    const earlier = lastHeartbeat<SignedTransaction>();
+    if (earlier?.raw) {
+      await ctx.publicClient.sendRawTransaction({ serializedTransaction: earlier.raw }).catch(() => undefined);
+      return { status: 'submitted', transactionHash: earlier.hash };
+    }
+    const onchain = await readNonceState({ authorizer: request.authorizer, nonce: request.nonce });
+    if (onchain.status !== 'unused') return { status: 'consumed', onchain };
+    try {
+      await ctx.publicClient.simulateContract({ ...call(request), account: ctx.merchant, blockTag: 'pending' });
+    } catch (err) {
+      if (isRevert(err)) return { status: 'failed', failure: captureFailureFromRevert(err) };
+      throw err;
+    }
+    const c = call(request);
+    const data = encodeFunctionData({ abi: c.abi, functionName: c.functionName, args: c.args });
+    const signed = await ctx.relayer.send({ to: ctx.tokenAddress, data, gas: CANCEL_GAS_LIMIT }, (tx) => heartbeat(tx));
+    return { status: 'submitted', transactionHash: signed.hash };
+  }
+
+  async function awaitCancelConfirmation(request: CancelRequest & { transactionHash: Hex }): Promise<CancelConfirmation> {
+    const receipt = await waitForReceipt(ctx, request.transactionHash);
+    if (receipt.status === 'reverted') {
+      return { status: 'failed', failure: { code: 'capture_reverted', message: `cancellation ${request.transactionHash} reverted` } };
+    }
+    const canceled = parseEventLogs({ abi: tokenAbi, logs: receipt.logs, eventName: 'AuthorizationCanceled' }).find(
+      (log) => log.args.nonce.toLowerCase() === request.nonce.toLowerCase(),
+    );
+    if (!canceled) {
+      return { status: 'failed', failure: { code: 'capture_reverted', message: 'the cancellation emitted no AuthorizationCanceled log' } };
+    }
+    await waitForDepth(ctx, receipt.blockNumber);
+    return { status: 'confirmed', transactionHash: receipt.transactionHash, blockNumber: receipt.blockNumber.toString() };
+  }
+
+  return { verifyCancelSignature, submitCancel, awaitCancelConfirmation };
+}

@@ -1,0 +1,116 @@
+// The multi-step commands: each gathers facts with activities and lets the machine decide each step.
+import { ApplicationFailure } from '@temporalio/workflow';
+import type { Hex } from 'viem';
+import type { AuthorizationView } from '../domain/authorization.js';
+import type { ErrorCode } from '../domain/errors.js';
+import { reads, submissions, waits } from './activities.js';
+import type { Lifecycle } from './lifecycle.js';
+
+export function failure(code: ErrorCode, message: string): ApplicationFailure {
+  return ApplicationFailure.create({ type: code, message, nonRetryable: true });
+}
+
+function lastErrorFailure(lifecycle: Lifecycle): ApplicationFailure {
+  const last = lifecycle.context.lastError;
+  return last ? failure(last.code, last.message) : failure('internal_error', `stopped in state ${lifecycle.state}`);
+}
+
+export async function submitSignature(lifecycle: Lifecycle, signature: Hex): Promise<AuthorizationView> {
+  lifecycle.send({ type: 'SIGNATURE_SUBMITTED' });
+  const { domain, authorization, primaryType } = lifecycle.context;
+  const check = await reads.verifyAuthorizationSignature({ domain: domain!, authorization: authorization!, primaryType, signature });
+  lifecycle.send({ type: 'SIGNATURE_CHECKED', signature, check });
+  if (lifecycle.state === 'stored') return lifecycle.view();
+  if (!check.valid) throw failure(check.code ?? 'invalid_signature', check.reason ?? 'invalid signature');
+  throw failure('invalid_state', `the authorization became ${lifecycle.state} while the signature was checked`);
+}
+
+export async function capture(lifecycle: Lifecycle): Promise<AuthorizationView> {
+  lifecycle.send({ type: 'CAPTURE_REQUESTED' });
+  const request = lifecycle.captureRequest();
+  const facts = await reads.precheckCapture(request);
+  lifecycle.send({ type: 'PRECHECKED', facts });
+  if (!lifecycle.matches('capturing')) {
+    // Consumed onchain by someone else: find out by whom, and settle on the true state.
+    if (facts.authorizationUsed) await reconcile(lifecycle);
+    throw lastErrorFailure(lifecycle);
+  }
+
+  const submitted = await submissions.submitCapture(request);
+  if (submitted.status === 'failed') {
+    lifecycle.send({ type: 'CAPTURE_FAILED', failure: submitted.failure });
+    throw lastErrorFailure(lifecycle);
+  }
+  if (submitted.status === 'consumed') {
+    lifecycle.send({ type: 'NONCE_CONSUMED_ONCHAIN', onchain: submitted.onchain });
+    if (lifecycle.state === 'captured') return lifecycle.view();
+    throw failure('nonce_already_used', `the nonce was ${submitted.onchain.status} onchain in ${submitted.onchain.transactionHash}`);
+  }
+  // The hash is in history before we wait on it: after a crash the workflow follows this transaction.
+  lifecycle.send({ type: 'CAPTURE_SUBMITTED', transactionHash: submitted.transactionHash });
+
+  for (;;) {
+    const included = await waits.awaitCaptureInclusion({ ...request, transactionHash: submitted.transactionHash });
+    if (included.status === 'failed') {
+      lifecycle.send({ type: 'CAPTURE_FAILED', failure: included.failure });
+      throw lastErrorFailure(lifecycle);
+    }
+    lifecycle.send({ type: 'CAPTURE_PRECONFIRMED', blockNumber: included.blockNumber, blockHash: included.blockHash });
+    const confirmed = await waits.awaitCaptureConfirmation({ ...request, transactionHash: included.transactionHash, blockHash: included.blockHash });
+    if (confirmed.status === 'confirmed') {
+      lifecycle.send({ type: 'CAPTURE_CONFIRMED', ...confirmed });
+      return lifecycle.view();
+    }
+    lifecycle.send({ type: 'CAPTURE_REORGED' });
+  }
+}
+
+export async function cancel(lifecycle: Lifecycle, signature: Hex): Promise<AuthorizationView> {
+  lifecycle.send({ type: 'CANCEL_REQUESTED' });
+  const { domain, authorization } = lifecycle.context;
+  const request = { authorizer: authorization!.from, nonce: authorization!.nonce, signature };
+  const check = await reads.verifyCancelSignature({ ...request, domain: domain! });
+  lifecycle.send({ type: 'CANCEL_SIGNATURE_CHECKED', check });
+  if (!lifecycle.matches('canceling')) {
+    if (!check.valid) throw failure(check.code ?? 'invalid_signature', check.reason ?? 'invalid cancellation signature');
+    throw failure('invalid_state', `the authorization became ${lifecycle.state} while the cancellation was checked`);
+  }
+  const submitted = await submissions.submitCancel(request);
+  if (submitted.status === 'consumed') {
+    lifecycle.send({ type: 'NONCE_CONSUMED_ONCHAIN', onchain: submitted.onchain });
+    return lifecycle.view();
+  }
+  if (submitted.status === 'failed') {
+    lifecycle.send({ type: 'CANCEL_FAILED', failure: submitted.failure });
+    throw lastErrorFailure(lifecycle);
+  }
+  lifecycle.send({ type: 'CANCEL_SUBMITTED', transactionHash: submitted.transactionHash });
+  const confirmed = await waits.awaitCancelConfirmation({ ...request, transactionHash: submitted.transactionHash });
+  if (confirmed.status === 'failed') {
+    lifecycle.send({ type: 'CANCEL_FAILED', failure: confirmed.failure });
+    throw lastErrorFailure(lifecycle);
+  }
+  lifecycle.send({ type: 'CANCEL_CONFIRMED', transactionHash: confirmed.transactionHash, blockNumber: confirmed.blockNumber });
+  return lifecycle.view();
+}
+
+/** Reads the nonce's fate from the chain; moves to captured/canceled if someone consumed it. */
+export async function reconcile(lifecycle: Lifecycle): Promise<void> {
+  const authorization = lifecycle.context.authorization;
+  if (!authorization) return;
+  const onchain = await reads.readNonceState({ authorizer: authorization.from, nonce: authorization.nonce });
+  if (onchain.status !== 'unused' && lifecycle.can({ type: 'NONCE_CONSUMED_ONCHAIN', onchain })) {
+    lifecycle.send({ type: 'NONCE_CONSUMED_ONCHAIN', onchain });
+  }
+}
+
+/** At validBefore: let an in-flight command finish, then ask the chain what really happened. */
+export async function expireAtDeadline(lifecycle: Lifecycle, settled: () => Promise<void>): Promise<void> {
+  await settled();
+  if (lifecycle.isFinal) return;
+  const authorization = lifecycle.context.authorization;
+  const onchain = authorization
+    ? await reads.readNonceState({ authorizer: authorization.from, nonce: authorization.nonce })
+    : ({ status: 'unused' } as const);
+  lifecycle.send({ type: 'DEADLINE_REACHED', onchain });
+}
