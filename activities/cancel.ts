@@ -1,15 +1,14 @@
 // Relaying a payer's cancellation: the merchant alone cannot cancel onchain (spec rule 2), but it
 // can submit the payer's CancelAuthorization signature and pay the gas.
 import { encodeFunctionData, parseEventLogs, type Hex } from 'viem';
-import type { CancelConfirmation, CancelRequest, SubmitCancelResult } from '../domain/activityContract.js';
+import type { CancelConfirmation, CancelRequest, PrepareResult } from '../domain/activityContract.js';
 import { cancelAuthorizationTypes, type TokenDomain } from '../domain/eip3009.js';
 import type { SignatureCheck } from '../domain/facts.js';
 import { tokenAbi } from '../domain/tokenAbi.js';
 import type { ChainContext } from './chainContext.js';
-import { lastHeartbeat, heartbeat, waitForDepth, waitForReceipt } from './heartbeat.js';
+import { waitForDepth, waitForReceipt } from './heartbeat.js';
 import { createNonceStateActivity } from './nonceState.js';
 import { captureFailureFromRevert, isRevert } from './revert.js';
-import type { SignedTransaction } from './relayer.js';
 
 const CANCEL_GAS_LIMIT = 100_000n;
 
@@ -39,12 +38,7 @@ export function createCancelActivities(ctx: ChainContext) {
       : { valid: false, code: 'invalid_signature', reason: `the cancellation is not signed by the payer ${request.authorizer}` };
   }
 
-  async function submitCancel(request: CancelRequest): Promise<SubmitCancelResult> {
-    const earlier = lastHeartbeat<SignedTransaction>();
-    if (earlier?.raw) {
-      await ctx.publicClient.sendRawTransaction({ serializedTransaction: earlier.raw }).catch(() => undefined);
-      return { status: 'submitted', transactionHash: earlier.hash };
-    }
+  async function prepareCancel(request: CancelRequest): Promise<PrepareResult> {
     const onchain = await readNonceState({ authorizer: request.authorizer, nonce: request.nonce });
     if (onchain.status !== 'unused') return { status: 'consumed', onchain };
     try {
@@ -54,9 +48,7 @@ export function createCancelActivities(ctx: ChainContext) {
       throw err;
     }
     const c = call(request);
-    const data = encodeFunctionData({ abi: c.abi, functionName: c.functionName, args: c.args });
-    const signed = await ctx.relayer.send({ to: ctx.tokenAddress, data, gas: CANCEL_GAS_LIMIT }, (tx) => heartbeat(tx));
-    return { status: 'submitted', transactionHash: signed.hash };
+    return { status: 'ready', transaction: { to: ctx.tokenAddress, data: encodeFunctionData({ abi: c.abi, functionName: c.functionName, args: c.args }), gas: CANCEL_GAS_LIMIT.toString() } };
   }
 
   async function awaitCancelConfirmation(request: CancelRequest & { transactionHash: Hex }): Promise<CancelConfirmation> {
@@ -74,5 +66,5 @@ export function createCancelActivities(ctx: ChainContext) {
     return { status: 'confirmed', transactionHash: receipt.transactionHash, blockNumber: receipt.blockNumber.toString() };
   }
 
-  return { verifyCancelSignature, submitCancel, awaitCancelConfirmation };
+  return { verifyCancelSignature, prepareCancel, awaitCancelConfirmation };
 }

@@ -1,13 +1,12 @@
 // Submitting a capture and following it into a block and to the confirmation depth.
 import { encodeFunctionData, type Address, type Hex, type TransactionReceipt } from 'viem';
-import type { CaptureConfirmation, CaptureInclusion, CaptureRequest, SubmitCaptureResult } from '../domain/activityContract.js';
+import type { CaptureConfirmation, CaptureInclusion, CaptureRequest, PrepareResult } from '../domain/activityContract.js';
 import { tokenAbi } from '../domain/tokenAbi.js';
 import type { ChainContext } from './chainContext.js';
 import { CAPTURE_GAS_LIMIT } from './precheck.js';
-import { authorizationUsedTopic, nonceTopics, createNonceStateActivity } from './nonceState.js';
+import { authorizationUsedTopic, createNonceStateActivity, logPairKey, nonceTopics, pairKey } from './nonceState.js';
 import { captureFailureFromRevert, isRevert } from './revert.js';
-import type { SignedTransaction } from './relayer.js';
-import { heartbeat, lastHeartbeat, waitForDepth, waitForReceipt } from './heartbeat.js';
+import { heartbeat, sleep, waitForDepth, waitForReceipt } from './heartbeat.js';
 
 /** receive… for ReceiveWithAuthorization (only we, the payee, can submit); transfer… for the other. */
 export function captureCall(request: CaptureRequest, tokenAddress: Address) {
@@ -23,16 +22,9 @@ export function captureCall(request: CaptureRequest, tokenAddress: Address) {
 export function createCaptureActivities(ctx: ChainContext) {
   const readNonceState = createNonceStateActivity(ctx);
 
-  async function submitCapture(request: CaptureRequest): Promise<SubmitCaptureResult> {
-    // A retry of an attempt that already signed: rebroadcast that exact transaction, never a second one.
-    const earlier = lastHeartbeat<SignedTransaction>();
-    if (earlier?.raw) {
-      await ctx.publicClient.sendRawTransaction({ serializedTransaction: earlier.raw }).catch(() => undefined);
-      return { status: 'submitted', transactionHash: earlier.hash };
-    }
+  async function prepareCapture(request: CaptureRequest): Promise<PrepareResult> {
     const onchain = await readNonceState({ authorizer: request.authorization.from, nonce: request.authorization.nonce });
     if (onchain.status !== 'unused') return { status: 'consumed', onchain };
-
     const call = captureCall(request, ctx.tokenAddress);
     try {
       // Simulating against `pending` catches every revert the token would raise, before paying gas.
@@ -42,43 +34,51 @@ export function createCaptureActivities(ctx: ChainContext) {
       throw err;
     }
     const data = encodeFunctionData({ abi: call.abi, functionName: call.functionName, args: call.args });
-    const signed = await ctx.relayer.send({ to: ctx.tokenAddress, data, gas: CAPTURE_GAS_LIMIT }, (tx) => heartbeat(tx));
-    return { status: 'submitted', transactionHash: signed.hash };
+    return { status: 'ready', transaction: { to: ctx.tokenAddress, data, gas: CAPTURE_GAS_LIMIT.toString() } };
   }
 
+  /**
+   * Waits for the capture to show: its AuthorizationUsed log in the `pending` (preconfirmed) view,
+   * about 200 ms after submission on a Flashblocks chain, or a receipt saying it reverted.
+   */
   async function awaitCaptureInclusion(request: CaptureRequest & { transactionHash: Hex }): Promise<CaptureInclusion> {
-    const receipt = await waitForReceipt(ctx, request.transactionHash);
-    if (receipt.status === 'reverted') {
-      return { status: 'failed', failure: await explainRevert(request, receipt) };
+    const { from, nonce } = request.authorization;
+    const start = await ctx.publicClient.getBlockNumber({ cacheTime: 0 });
+    // A few blocks back covers a capture mined between our submission and this first look.
+    const fromBlock = start > 8n ? start - 8n : 0n;
+    for (;;) {
+      // The receipt first: once it exists its logs are the definitive answer. Reading logs first
+      // would race a block sealed between the two calls.
+      const receipt = await ctx.publicClient.getTransactionReceipt({ hash: request.transactionHash }).catch(() => undefined);
+      if (receipt?.status === 'reverted') return { status: 'failed', failure: await explainRevert(request, receipt) };
+      if (receipt) {
+        const used = receipt.logs.find(
+          (log) => log.address.toLowerCase() === ctx.tokenAddress.toLowerCase() && log.topics[0] === authorizationUsedTopic &&
+            log.topics[2]?.toLowerCase() === nonce.toLowerCase(),
+        );
+        if (!used) return { status: 'failed', failure: { code: 'capture_reverted', message: 'the capture transaction emitted no AuthorizationUsed log' } };
+        return { status: 'included', transactionHash: receipt.transactionHash, blockNumber: receipt.blockNumber.toString(), blockHash: receipt.blockHash };
+      }
+      // Not mined (or replaced under a new hash): the preconfirmed view shows the log of whichever lands.
+      const logs = await ctx.logs.getLogs({ address: ctx.tokenAddress, topics: nonceTopics(from, nonce), fromBlock, toBlock: 'pending' });
+      const used = logs.find((l) => !l.removed && l.topics[0] === authorizationUsedTopic && logPairKey(l) === pairKey(from, nonce));
+      if (used?.transactionHash && used.blockNumber !== null && used.blockHash) {
+        return { status: 'included', transactionHash: used.transactionHash, blockNumber: used.blockNumber.toString(), blockHash: used.blockHash };
+      }
+      heartbeat();
+      await sleep(ctx.pollingIntervalMs);
     }
-    const used = receipt.logs.find(
-      (log) =>
-        log.address.toLowerCase() === ctx.tokenAddress.toLowerCase() &&
-        log.topics[0] === authorizationUsedTopic &&
-        log.topics[2]?.toLowerCase() === request.authorization.nonce.toLowerCase(),
-    );
-    if (!used) {
-      return { status: 'failed', failure: { code: 'capture_reverted', message: 'the capture transaction emitted no AuthorizationUsed log' } };
-    }
-    return { status: 'included', transactionHash: receipt.transactionHash, blockNumber: receipt.blockNumber.toString(), blockHash: receipt.blockHash };
   }
 
+  /** Waits for the confirmation depth, then reads the log back: a reorg shows as a moved or missing log. */
   async function awaitCaptureConfirmation(request: CaptureRequest & { transactionHash: Hex; blockHash: Hex }): Promise<CaptureConfirmation> {
+    const { from, nonce } = request.authorization;
     const receipt = await waitForReceipt(ctx, request.transactionHash);
     await waitForDepth(ctx, receipt.blockNumber);
-    // Read the log back at the depth: a reorg in between shows up as a missing or moved log.
-    const logs = await ctx.publicClient.request({
-      method: 'eth_getLogs',
-      params: [{
-        address: ctx.tokenAddress,
-        topics: nonceTopics(request.authorization.from, request.authorization.nonce),
-        fromBlock: `0x${receipt.blockNumber.toString(16)}`,
-        toBlock: `0x${receipt.blockNumber.toString(16)}`,
-      }],
-    });
+    const logs = await ctx.logs.getLogs({ address: ctx.tokenAddress, topics: nonceTopics(from, nonce), fromBlock: receipt.blockNumber, toBlock: receipt.blockNumber });
     const log = logs.find((l) => !l.removed && l.transactionHash === request.transactionHash && l.topics[0] === authorizationUsedTopic);
-    if (!log || !log.blockHash || log.blockNumber === null) return { status: 'reorged' };
-    return { status: 'confirmed', transactionHash: request.transactionHash, blockNumber: BigInt(log.blockNumber).toString(), blockHash: log.blockHash };
+    if (!log?.blockHash || log.blockNumber === null || log.blockHash !== receipt.blockHash) return { status: 'reorged' };
+    return { status: 'confirmed', transactionHash: request.transactionHash, blockNumber: log.blockNumber.toString(), blockHash: log.blockHash };
   }
 
   /** Replays the call on the parent block's state to learn why the mined transaction reverted. */
@@ -96,5 +96,5 @@ export function createCaptureActivities(ctx: ChainContext) {
     return { code: 'capture_reverted' as const, message: `capture transaction ${receipt.transactionHash} reverted` };
   }
 
-  return { submitCapture, awaitCaptureInclusion, awaitCaptureConfirmation };
+  return { prepareCapture, awaitCaptureInclusion, awaitCaptureConfirmation };
 }

@@ -4,7 +4,7 @@ import {
   type Account, type Address, type Chain, type Hex, type PublicClient, type Transport, type WalletClient,
 } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
-import { MerchantRelayer } from './relayer.js';
+import { LogReader } from './rpc/logReader.js';
 
 export interface ChainConfig {
   rpcUrl: string;
@@ -12,13 +12,18 @@ export interface ChainConfig {
   merchantPrivateKey: Hex;
   /** Seconds from drafting to validBefore (AUTHCAP_VALIDITY_SECONDS, default 900). */
   validitySeconds: number;
-  /** Blocks on top of the capture's block before it counts as final (AUTHCAP_CONFIRMATIONS, default 1). */
-  confirmations: number;
+  /**
+   * When a capture counts as final (AUTHCAP_CONFIRMATIONS): a number of blocks built on top of the
+   * capture's block (default 1), or `safe` / `finalized` to wait for the node's own finality tags.
+   */
+  confirmations: Confirmations;
   /** How often waits poll the node, in ms. */
   pollingIntervalMs?: number;
   /** How often open authorizations re-read the chain for outside consumption (AUTHCAP_RECONCILE_SECONDS). */
   reconcileIntervalSeconds?: number;
 }
+
+export type Confirmations = number | 'safe' | 'finalized';
 
 export interface ChainContext {
   publicClient: PublicClient<Transport, Chain>;
@@ -26,10 +31,10 @@ export interface ChainContext {
   merchant: Address;
   tokenAddress: Address;
   validitySeconds: number;
-  confirmations: number;
+  confirmations: Confirmations;
   pollingIntervalMs: number;
+  logs: LogReader;
   reconcileIntervalSeconds: number;
-  relayer: MerchantRelayer;
 }
 
 export async function createChainContext(config: ChainConfig): Promise<ChainContext> {
@@ -54,7 +59,7 @@ export async function createChainContext(config: ChainConfig): Promise<ChainCont
     validitySeconds: config.validitySeconds,
     confirmations: config.confirmations,
     pollingIntervalMs,
+    logs: new LogReader(publicClient),
     reconcileIntervalSeconds: config.reconcileIntervalSeconds ?? 15,
-    relayer: new MerchantRelayer(publicClient, walletClient),
   };
 }

@@ -36,11 +36,18 @@ export async function waitForReceipt(ctx: ChainContext, hash: Hex): Promise<Tran
   }
 }
 
-/** Waits until `blockNumber` has `confirmations` blocks on top of it, counting itself. */
+/**
+ * Waits until `blockNumber` is final by the configured rule: that many blocks built on top of it,
+ * or the node's `safe` / `finalized` tag at or past it.
+ */
 export async function waitForDepth(ctx: ChainContext, blockNumber: bigint): Promise<void> {
-  const target = blockNumber + BigInt(Math.max(ctx.confirmations, 1) - 1);
   for (;;) {
-    if ((await ctx.publicClient.getBlockNumber({ cacheTime: 0 })) >= target) return;
+    if (typeof ctx.confirmations === 'number') {
+      if ((await ctx.publicClient.getBlockNumber({ cacheTime: 0 })) >= blockNumber + BigInt(ctx.confirmations)) return;
+    } else {
+      const final = await ctx.publicClient.getBlock({ blockTag: ctx.confirmations }).catch(() => undefined);
+      if (final?.number !== undefined && final.number !== null && final.number >= blockNumber) return;
+    }
     heartbeat();
     await sleep(ctx.pollingIntervalMs);
   }

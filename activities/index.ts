@@ -1,6 +1,8 @@
 // The activity factory, in the style of Temporal's samples: plain async functions closed over their
 // dependencies. The worker builds the ChainContext once and registers what this returns.
 import type { AuthorizationActivities } from '../domain/activityContract.js';
+import type { RelayRequest, RelayerActivities } from '../domain/relay.js';
+import { createRelayerActivities } from './relayer.js';
 import type { ChainContext } from './chainContext.js';
 import { createCancelActivities } from './cancel.js';
 import { createCaptureActivities } from './capture.js';
@@ -12,8 +14,15 @@ import { createVerifyActivity } from './verify.js';
 
 export { createChainContext, type ChainConfig, type ChainContext } from './chainContext.js';
 
-export function createActivities(ctx: ChainContext): AuthorizationActivities {
+export interface ActivityDependencies {
+  /** Delivers a transaction to the merchant's relayer workflow (the worker builds it on its Temporal client). */
+  requestRelay: (request: RelayRequest) => Promise<void>;
+}
+
+export function createActivities(ctx: ChainContext, deps: ActivityDependencies): AuthorizationActivities & RelayerActivities {
   return {
+    requestRelay: deps.requestRelay,
+    ...createRelayerActivities(ctx),
     workerPolicy: async () => ({ reconcileIntervalSeconds: ctx.reconcileIntervalSeconds }),
     checkPresignedAuthorization: createPresignedActivity(ctx),
     ...createCancelActivities(ctx),

@@ -1,15 +1,49 @@
-import { encodeEventTopics, type Address, type Hex, type Log } from 'viem';
+import { encodeEventTopics, type Address, type Hex } from 'viem';
 import type { OnchainNonceFacts } from '../domain/facts.js';
 import { tokenAbi } from '../domain/tokenAbi.js';
 import type { ChainContext } from './chainContext.js';
+import type { DecodedLog } from './rpc/logReader.js';
 
 export const authorizationUsedTopic = encodeEventTopics({ abi: tokenAbi, eventName: 'AuthorizationUsed' })[0];
 export const authorizationCanceledTopic = encodeEventTopics({ abi: tokenAbi, eventName: 'AuthorizationCanceled' })[0];
 
-/** The topics filter for one (authorizer, nonce): either event, that payer, that nonce. */
-export function nonceTopics(authorizer: Address, nonce: Hex): [Hex[], Hex, Hex] {
-  const [, payerTopic] = encodeEventTopics({ abi: tokenAbi, eventName: 'AuthorizationUsed', args: { authorizer } });
-  return [[authorizationUsedTopic, authorizationCanceledTopic], payerTopic as Hex, nonce];
+function addressTopic(address: Address): Hex {
+  return `0x${address.slice(2).toLowerCase().padStart(64, '0')}`;
+}
+
+/**
+ * Topics for many (authorizer, nonce) pairs in ONE eth_getLogs call: either event, OR-arrays of
+ * payers and of nonces. The cross product can match pairs nobody asked about; callers filter.
+ */
+export function consumptionTopics(pairs: { authorizer: Address; nonce: Hex }[]): [Hex[], Hex[], Hex[]] {
+  const payers = [...new Set(pairs.map((p) => addressTopic(p.authorizer)))];
+  const nonces = [...new Set(pairs.map((p) => p.nonce.toLowerCase() as Hex))];
+  return [[authorizationUsedTopic, authorizationCanceledTopic], payers, nonces];
+}
+
+export function nonceTopics(authorizer: Address, nonce: Hex): [Hex[], Hex[], Hex[]] {
+  return consumptionTopics([{ authorizer, nonce }]);
+}
+
+export function pairKey(authorizer: string, nonce: string): string {
+  return `${authorizer.toLowerCase()}:${nonce.toLowerCase()}`;
+}
+
+/** The log's (authorizer, nonce) as a key, for matching against what was asked. */
+export function logPairKey(log: DecodedLog): string {
+  return pairKey(`0x${log.topics[1]!.slice(26)}`, log.topics[2]!);
+}
+
+export function consumptionFromLog(log: DecodedLog): OnchainNonceFacts {
+  if (!log.transactionHash || log.blockNumber === null || !log.blockHash) {
+    throw new Error('nonce is consumed but its log is not in a block yet');
+  }
+  return {
+    status: log.topics[0] === authorizationCanceledTopic ? 'canceled' : 'used',
+    transactionHash: log.transactionHash,
+    blockNumber: log.blockNumber.toString(),
+    blockHash: log.blockHash,
+  };
 }
 
 export function createNonceStateActivity(ctx: ChainContext) {
@@ -22,20 +56,11 @@ export function createNonceStateActivity(ctx: ChainContext) {
       address: ctx.tokenAddress, abi: tokenAbi, functionName: 'authorizationState', args: [request.authorizer, request.nonce],
     });
     if (!consumed) return { status: 'unused' };
-    const logs = await ctx.publicClient.request({
-      method: 'eth_getLogs',
-      params: [{ address: ctx.tokenAddress, topics: nonceTopics(request.authorizer, request.nonce), fromBlock: 'earliest', toBlock: 'latest' }],
+    const logs = await ctx.logs.getLogs({
+      address: ctx.tokenAddress, topics: nonceTopics(request.authorizer, request.nonce), fromBlock: 'earliest', toBlock: 'latest',
     });
-    const log = (logs as Log[]).find((l) => !l.removed);
-    if (!log || !log.transactionHash || log.blockNumber === null || !log.blockHash) {
-      // Consumed in the pending view but not yet in a block: not a fact to act on yet.
-      throw new Error('nonce is consumed but its log is not in a block yet');
-    }
-    return {
-      status: log.topics[0] === authorizationCanceledTopic ? 'canceled' : 'used',
-      transactionHash: log.transactionHash,
-      blockNumber: BigInt(log.blockNumber).toString(),
-      blockHash: log.blockHash,
-    };
+    const log = logs.find((l) => !l.removed && logPairKey(l) === pairKey(request.authorizer, request.nonce));
+    if (!log) throw new Error('nonce is consumed but its log is not in a block yet');
+    return consumptionFromLog(log);
   };
 }

@@ -1,67 +1,107 @@
-// One merchant key submits for many workflows: transaction nonces are handed out one at a time so
-// that concurrent captures in this process never collide. The next nonce is the larger of the node's
-// `pending` count (which includes preconfirmed and pooled transactions) and the last one we used.
-import { keccak256, type Account, type Address, type Chain, type Hex, type PublicClient, type Transport, type WalletClient } from 'viem';
+// The merchant key's transactions, signed with nonces the relayer workflow hands out one batch at a
+// time. Only that workflow (one per merchant, single-threaded by Temporal) calls these, so nonces
+// never collide across captures or worker processes. A batch stops at its first refusal, so no
+// nonce is ever skipped: a gap would block every later capture.
+import { keccak256, type Hex } from 'viem';
+import type { BroadcastOutcome, InflightReport, InflightTransaction, RelayRequest, RelayerActivities } from '../domain/relay.js';
+import { tokenAbi } from '../domain/tokenAbi.js';
+import type { ChainContext } from './chainContext.js';
+import { heartbeat, lastHeartbeat } from './heartbeat.js';
+import { revertReasonOf } from './revert.js';
+import { classifyRpcError } from './rpc/rpcErrors.js';
 
-export interface SignedTransaction {
-  hash: Hex;
-  raw: Hex;
-  nonce: number;
-}
+/** Replacement must pay at least 10% more (geth's rule); 25% clears every client's threshold. */
+const FEE_BUMP_PERCENT = 125n;
 
-export class MerchantRelayer {
-  private queue: Promise<unknown> = Promise.resolve();
-  private nextNonce: number | undefined;
+export function createRelayerActivities(ctx: ChainContext): RelayerActivities {
+  const account = ctx.walletClient.account;
 
-  constructor(
-    private readonly publicClient: PublicClient<Transport, Chain>,
-    private readonly walletClient: WalletClient<Transport, Chain, Account>,
-  ) {}
-
-  get address(): Address {
-    return this.walletClient.account.address;
+  async function sign(tx: { to: InflightTransaction['to']; data: Hex; gas: bigint; nonce: number; maxFeePerGas: bigint; maxPriorityFeePerGas: bigint }) {
+    const raw = await ctx.walletClient.signTransaction({ ...tx, chain: ctx.walletClient.chain, account });
+    return { raw, hash: keccak256(raw) };
   }
 
-  /**
-   * Signs and broadcasts one transaction. `beforeBroadcast` sees the signed transaction first, so the
-   * caller can record its hash durably before it can possibly be mined.
-   */
-  send(
-    request: { to: Address; data: Hex; gas: bigint },
-    beforeBroadcast: (tx: SignedTransaction) => void | Promise<void>,
-  ): Promise<SignedTransaction> {
-    const run = this.queue.then(() => this.signAndSend(request, beforeBroadcast));
-    this.queue = run.catch(() => undefined);
-    return run;
+  async function relayerAccountNonce(): Promise<number> {
+    // `pending` counts preconfirmed and pooled transactions too: the next free nonce.
+    return ctx.publicClient.getTransactionCount({ address: ctx.merchant, blockTag: 'pending' });
   }
 
-  private async signAndSend(
-    request: { to: Address; data: Hex; gas: bigint },
-    beforeBroadcast: (tx: SignedTransaction) => void | Promise<void>,
-  ): Promise<SignedTransaction> {
-    const pendingCount = await this.publicClient.getTransactionCount({ address: this.address, blockTag: 'pending' });
-    const nonce = Math.max(pendingCount, this.nextNonce ?? 0);
-    const fees = await this.publicClient.estimateFeesPerGas();
-    const raw = await this.walletClient.signTransaction({
-      to: request.to,
-      data: request.data,
-      gas: request.gas,
-      nonce,
-      maxFeePerGas: fees.maxFeePerGas,
-      maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
-      chain: this.walletClient.chain,
-      account: this.walletClient.account,
-    });
-    const signed = { hash: keccak256(raw), raw, nonce };
-    await beforeBroadcast(signed);
-    try {
-      await this.publicClient.sendRawTransaction({ serializedTransaction: raw });
-    } catch (err) {
-      // The node forgetting our local count (restart) shows up as "nonce too low": start over from it.
-      this.nextNonce = undefined;
-      throw err;
+  async function broadcastBatch(request: { startNonce: number; items: RelayRequest[]; sentAt: number }): Promise<BroadcastOutcome> {
+    // A retried attempt rebroadcasts exactly what it signed before, never a second set of transactions.
+    let signed = lastHeartbeat<InflightTransaction[]>();
+    if (!signed?.length) {
+      const chainNext = await relayerAccountNonce();
+      // The chain may be ahead (another tool used the key): never reuse a nonce it has seen.
+      const start = Math.max(request.startNonce, chainNext);
+      const fees = await ctx.publicClient.estimateFeesPerGas();
+      signed = [];
+      for (const [i, item] of request.items.entries()) {
+        const tx = { to: item.to, data: item.data, gas: BigInt(item.gas), nonce: start + i, maxFeePerGas: fees.maxFeePerGas, maxPriorityFeePerGas: fees.maxPriorityFeePerGas };
+        const { raw, hash } = await sign(tx);
+        signed.push({
+          requestId: item.requestId, replyTo: item.replyTo, accountNonce: tx.nonce, hash, raw, to: item.to, data: item.data, gas: item.gas,
+          maxFeePerGas: fees.maxFeePerGas.toString(), maxPriorityFeePerGas: fees.maxPriorityFeePerGas.toString(),
+          authorizer: item.authorizer, nonce: item.nonce, sentAt: request.sentAt,
+        });
+      }
+      heartbeat(signed);
     }
-    this.nextNonce = nonce + 1;
-    return signed;
+    const outcome: BroadcastOutcome = { sent: [], refused: [], retry: [], nextAccountNonce: signed[0]?.accountNonce ?? request.startNonce };
+    for (const [i, tx] of signed.entries()) {
+      try {
+        await ctx.publicClient.sendRawTransaction({ serializedTransaction: tx.raw });
+      } catch (err) {
+        if (!/already known|known transaction|already imported/i.test(String((err as Error).message))) {
+          if (classifyRpcError(err) === 'retryable') throw err;
+          // Refused (not a transient fault): this nonce stays free, and the rest wait for the next batch.
+          outcome.refused.push({ requestId: tx.requestId, failure: { code: 'capture_reverted', message: `the node refused the transaction: ${revertReasonOf(err) ?? String((err as Error).message).split('\n')[0]}` } });
+          outcome.retry.push(...signed.slice(i + 1).map((t) => t.requestId));
+          return outcome;
+        }
+      }
+      outcome.sent.push(tx);
+      outcome.nextAccountNonce = tx.accountNonce + 1;
+    }
+    return outcome;
   }
+
+  async function inspectInflight(request: { inflight: InflightTransaction[]; now: number; stuckAfterMs: number }): Promise<InflightReport> {
+    const report: InflightReport = { settled: [], resent: [], abandoned: [] };
+    if (request.inflight.length === 0) return report;
+    const mined = await ctx.publicClient.getTransactionCount({ address: ctx.merchant, blockTag: 'latest' });
+    for (const tx of request.inflight) {
+      if (tx.accountNonce < mined) {
+        report.settled.push(tx.requestId);
+        continue;
+      }
+      if (request.now - tx.sentAt < request.stuckAfterMs) continue;
+      const known = await ctx.publicClient.getTransaction({ hash: tx.hash }).then(() => true, () => false);
+      if (known) {
+        // Stuck in the pool: the same transaction again, paying more, under the same nonce.
+        const maxFeePerGas = (BigInt(tx.maxFeePerGas) * FEE_BUMP_PERCENT) / 100n;
+        const maxPriorityFeePerGas = (BigInt(tx.maxPriorityFeePerGas) * FEE_BUMP_PERCENT) / 100n;
+        const { raw, hash } = await sign({ to: tx.to, data: tx.data, gas: BigInt(tx.gas), nonce: tx.accountNonce, maxFeePerGas, maxPriorityFeePerGas });
+        await ctx.publicClient.sendRawTransaction({ serializedTransaction: raw });
+        report.resent.push({ ...tx, raw, hash, maxFeePerGas: maxFeePerGas.toString(), maxPriorityFeePerGas: maxPriorityFeePerGas.toString(), sentAt: request.now });
+        continue;
+      }
+      // Dropped from the pool. Resubmit only while the authorization is still unused.
+      const consumed = await ctx.publicClient.readContract({
+        address: ctx.tokenAddress, abi: tokenAbi, functionName: 'authorizationState', args: [tx.authorizer, tx.nonce],
+      });
+      if (!consumed) {
+        await ctx.publicClient.sendRawTransaction({ serializedTransaction: tx.raw });
+        report.resent.push({ ...tx, sentAt: request.now });
+      } else {
+        // Its account nonce must still be used, or every later transaction waits behind the gap.
+        const fees = await ctx.publicClient.estimateFeesPerGas();
+        const filler = await sign({ to: ctx.merchant, data: '0x', gas: 21_000n, nonce: tx.accountNonce, ...fees });
+        await ctx.publicClient.sendRawTransaction({ serializedTransaction: filler.raw });
+        report.abandoned.push({ requestId: tx.requestId, failure: { code: 'nonce_already_used', message: 'the authorization was consumed onchain while our transaction was dropped' } });
+      }
+    }
+    return report;
+  }
+
+  return { relayerAccountNonce, broadcastBatch, inspectInflight };
 }

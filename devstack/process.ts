@@ -17,6 +17,7 @@ export interface StartOptions {
   command: string;
   args: string[];
   env?: NodeJS.ProcessEnv;
+  cwd?: string;
   /** Ready when this resolves; the process is killed if it rejects or times out. */
   ready: (proc: ManagedProcess) => Promise<void>;
   readyTimeoutMs?: number;
@@ -27,6 +28,7 @@ export interface StartOptions {
 export async function startProcess(options: StartOptions): Promise<ManagedProcess> {
   const child = spawn(options.command, options.args, {
     env: { ...process.env, ...options.env },
+    cwd: options.cwd,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const lines: string[] = [];

@@ -3,6 +3,7 @@
 import type { Address, Hex } from 'viem';
 import type { AuthorizationMessage, AuthorizationPrimaryType, TokenDomain } from './eip3009.js';
 import type { CaptureFailure, CapturePrecheckFacts, OnchainConsumption, OnchainNonceFacts, SignatureCheck } from './facts.js';
+import type { RelayRequest } from './relay.js';
 
 export interface DraftResult {
   domain: TokenDomain;
@@ -15,8 +16,15 @@ export interface CaptureRequest {
   signature: Hex;
 }
 
-export type SubmitCaptureResult =
-  | { status: 'submitted'; transactionHash: Hex }
+/** A transaction ready for the merchant's relayer to sign and send. */
+export interface PreparedTransaction {
+  to: Address;
+  data: Hex;
+  gas: string;
+}
+
+export type PrepareResult =
+  | { status: 'ready'; transaction: PreparedTransaction }
   | { status: 'failed'; failure: CaptureFailure }
   /** The nonce was already consumed onchain, by us earlier or by someone else. */
   | { status: 'consumed'; onchain: OnchainConsumption };
@@ -36,10 +44,6 @@ export interface CancelRequest {
   signature: Hex;
 }
 
-export type SubmitCancelResult =
-  | { status: 'submitted'; transactionHash: Hex }
-  | { status: 'failed'; failure: CaptureFailure }
-  | { status: 'consumed'; onchain: OnchainConsumption };
 
 export type CancelConfirmation =
   | { status: 'confirmed'; transactionHash: Hex; blockNumber: string }
@@ -72,8 +76,8 @@ export interface AuthorizationActivities {
   }): Promise<{ domain: TokenDomain; check: SignatureCheck }>;
   /** Checks the payer's CancelAuthorization(authorizer, nonce) signature on the token's domain. */
   verifyCancelSignature(request: CancelRequest & { domain: TokenDomain }): Promise<SignatureCheck>;
-  /** Relays cancelAuthorization from the merchant key. */
-  submitCancel(request: CancelRequest): Promise<SubmitCancelResult>;
+  /** Checks the nonce is unused and simulates cancelAuthorization; returns the call to relay. */
+  prepareCancel(request: CancelRequest): Promise<PrepareResult>;
   /** Waits for the AuthorizationCanceled log at the confirmation depth. */
   awaitCancelConfirmation(request: CancelRequest & { transactionHash: Hex }): Promise<CancelConfirmation>;
   /** Checks a payer's signature against the exact typed data (EOA or ERC-1271 wallet). */
@@ -85,8 +89,10 @@ export interface AuthorizationActivities {
   }): Promise<SignatureCheck>;
   /** Reads the `pending` view: nonce state, balances, token policy, chain time, gas. */
   precheckCapture(request: CaptureRequest): Promise<CapturePrecheckFacts>;
-  /** Sends the capture from the merchant key; never twice for one nonce. */
-  submitCapture(request: CaptureRequest): Promise<SubmitCaptureResult>;
+  /** Checks the nonce is unused and simulates the capture at `pending`; returns the call to relay. */
+  prepareCapture(request: CaptureRequest): Promise<PrepareResult>;
+  /** Hands a transaction to the merchant's relayer workflow (signal-with-start; idempotent by requestId). */
+  requestRelay(request: RelayRequest): Promise<void>;
   /** Waits until the capture is in a block (or reverted). */
   awaitCaptureInclusion(request: CaptureRequest & { transactionHash: Hex }): Promise<CaptureInclusion>;
   /** Waits until the capture's block is at the confirmation depth, re-checking the log is still there. */

@@ -13,7 +13,9 @@ export function chainConfigFromEnv(env: NodeJS.ProcessEnv = process.env): ChainC
     tokenAddress: parseAddress(env.TOKEN_ADDRESS, 'TOKEN_ADDRESS') as Address,
     merchantPrivateKey: key as Hex,
     validitySeconds: positiveInt(env.AUTHCAP_VALIDITY_SECONDS, 900, 'AUTHCAP_VALIDITY_SECONDS'),
-    confirmations: positiveInt(env.AUTHCAP_CONFIRMATIONS, 1, 'AUTHCAP_CONFIRMATIONS'),
+    confirmations: env.AUTHCAP_CONFIRMATIONS === 'safe' || env.AUTHCAP_CONFIRMATIONS === 'finalized'
+      ? env.AUTHCAP_CONFIRMATIONS
+      : positiveInt(env.AUTHCAP_CONFIRMATIONS, 1, 'AUTHCAP_CONFIRMATIONS'),
     reconcileIntervalSeconds: positiveInt(env.AUTHCAP_RECONCILE_SECONDS, 15, 'AUTHCAP_RECONCILE_SECONDS'),
   };
 }

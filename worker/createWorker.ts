@@ -1,6 +1,10 @@
 // Builds the authcap worker: workflows bundled from workflows/, activities bound to the chain.
 import { fileURLToPath } from 'node:url';
+import { Client } from '@temporalio/client';
 import { NativeConnection, Worker, type WorkflowBundleOption } from '@temporalio/worker';
+import { relayerWorkflowId, type RelayRequest } from '../domain/relay.js';
+import { relayRequestSignal } from '../workflows/messages.js';
+import type { merchantRelayerWorkflow as RelayerWorkflow } from '../workflows/relayer.js';
 import { createActivities, createChainContext, type ChainConfig } from '../activities/index.js';
 import type { TemporalSettings } from '../runtime/temporal.js';
 
@@ -24,11 +28,24 @@ export interface AuthcapWorker {
 export async function createAuthcapWorker(options: AuthcapWorkerOptions): Promise<AuthcapWorker> {
   const chain = await createChainContext(options.chain);
   const connection = await NativeConnection.connect(options.temporal.connectionOptions);
+  const { namespace, taskQueue } = options.temporal;
+  const client = new Client({ connection, namespace });
+  // Signal-with-start: the merchant's relayer exists from the first transaction on, whichever worker
+  // process asks first, and Temporal guarantees there is only ever one per merchant key.
+  const requestRelay = async (request: RelayRequest) => {
+    await client.workflow.signalWithStart<typeof RelayerWorkflow, [RelayRequest]>('merchantRelayerWorkflow', {
+      workflowId: relayerWorkflowId(chain.merchant),
+      taskQueue,
+      args: [{ accountNonce: null, inflight: [], answered: [] }],
+      signal: relayRequestSignal,
+      signalArgs: [request],
+    });
+  };
   const worker = await Worker.create({
     connection,
-    namespace: options.temporal.namespace,
-    taskQueue: options.temporal.taskQueue,
-    activities: createActivities(chain),
+    namespace,
+    taskQueue,
+    activities: createActivities(chain, { requestRelay }),
     ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : { workflowsPath }),
   });
   let running: Promise<void> | undefined;

@@ -11,13 +11,6 @@ export const reads = proxyActivities<AuthorizationActivities>({
   retry: { initialInterval: '200 milliseconds', maximumInterval: '5 seconds', nonRetryableErrorTypes },
 });
 
-/** Submissions heartbeat the signed transaction before broadcasting it, so a retry rebroadcasts it. */
-export const submissions = proxyActivities<AuthorizationActivities>({
-  startToCloseTimeout: '1 minute',
-  heartbeatTimeout: '20 seconds',
-  retry: { initialInterval: '500 milliseconds', maximumInterval: '10 seconds', nonRetryableErrorTypes },
-});
-
 export const waits = proxyActivities<AuthorizationActivities>({
   startToCloseTimeout: '30 minutes',
   heartbeatTimeout: '20 seconds',

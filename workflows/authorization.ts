@@ -9,6 +9,7 @@ import {
   cancelUpdate, captureUpdate, draftReadyUpdate, statusQuery, submitSignatureUpdate, voidSignal, voidUpdate, type VoidRequest,
 } from './messages.js';
 import { cancel, capture, expireAtDeadline, failure, reconcile, submitSignature } from './procedures.js';
+import { createRelayClient } from './relayClient.js';
 
 const now = () => new Date().toISOString();
 
@@ -26,6 +27,7 @@ export async function authorizationWorkflow(input: AuthorizationWorkflowInput): 
   );
 
   setHandler(statusQuery, () => lifecycle.view());
+  const relay = createRelayClient();
   setHandler(draftReadyUpdate, async () => {
     await condition(() => !lifecycle.matches('drafting'));
     if (lifecycle.state === 'rejected') {
@@ -37,15 +39,15 @@ export async function authorizationWorkflow(input: AuthorizationWorkflowInput): 
   setHandler(submitSignatureUpdate, ({ signature }) => submitSignature(lifecycle, signature), {
     validator: (_request) => lifecycle.assertCan({ type: 'SIGNATURE_SUBMITTED' }, 'accept a signature'),
   });
-  setHandler(captureUpdate, () => capture(lifecycle), {
+  setHandler(captureUpdate, () => capture(lifecycle, relay), {
     validator: () => lifecycle.assertCan({ type: 'CAPTURE_REQUESTED' }, 'capture'),
   });
-  setHandler(cancelUpdate, ({ signature }) => cancel(lifecycle, signature), {
+  setHandler(cancelUpdate, ({ signature }) => cancel(lifecycle, relay, signature), {
     validator: (_request) => lifecycle.assertCan({ type: 'CANCEL_REQUESTED' }, 'cancel'),
   });
 
   const voidAuthorization = ({ reason, by }: VoidRequest) => {
-    lifecycle.send({ type: 'VOID', reason, by });
+    lifecycle.send({ type: 'VOID', reason: reason.trim(), by: by?.trim() || 'merchant' });
     return lifecycle.view();
   };
   setHandler(voidUpdate, voidAuthorization, {
@@ -54,13 +56,12 @@ export async function authorizationWorkflow(input: AuthorizationWorkflowInput): 
       lifecycle.assertCan({ type: 'VOID', reason: request.reason, by: request.by }, 'void');
     },
   });
-  // A signal cannot be refused: a void sent from the Temporal UI too late is logged and dropped.
-  setHandler(voidSignal, (request) => {
-    const command = {
-      type: 'VOID' as const,
-      reason: String(request?.reason ?? 'voided from the Temporal UI'),
-      by: String(request?.by ?? 'operator'),
-    };
+  // A signal cannot be refused. One sent from the Temporal UI while a command is in flight waits for
+  // it to finish; if the authorization is final by then (or a capture went out), it is logged and dropped.
+  setHandler(voidSignal, async (request) => {
+    const text = (value: unknown, fallback: string) => (typeof value === 'string' && value.trim() ? value.trim() : fallback);
+    const command = { type: 'VOID' as const, reason: text(request?.reason, 'voided from the Temporal UI'), by: text(request?.by, 'operator') };
+    await condition(() => lifecycle.isResting);
     if (lifecycle.can(command)) voidAuthorization(command);
     else log.warn('void signal ignored', { state: lifecycle.describeState() });
   });

@@ -1,2 +1,3 @@
 // The worker bundles this file: every workflow it exports is registered.
 export { authorizationWorkflow } from './authorization.js';
+export { merchantRelayerWorkflow } from './relayer.js';

@@ -232,7 +232,13 @@ export const authorizationMachine = setup({
     drafted: {
       initial: 'awaitingSignature',
       states: {
-        awaitingSignature: { on: { SIGNATURE_SUBMITTED: 'verifyingSignature' } },
+        awaitingSignature: {
+          on: {
+            SIGNATURE_SUBMITTED: 'verifyingSignature',
+            // Void only between commands: a command in flight finishes first, then the void decides.
+            VOID: { target: '#authorization.voided', actions: 'recordVoid' },
+          },
+        },
         verifyingSignature: {
           on: {
             SIGNATURE_CHECKED: [
@@ -244,7 +250,6 @@ export const authorizationMachine = setup({
         },
       },
       on: {
-        VOID: { target: 'voided', actions: 'recordVoid' },
         // The payer may hold a signature we never saw stored: the chain still has the last word.
         DEADLINE_REACHED: onchainOutcomeOr('expired'),
         NONCE_CONSUMED_ONCHAIN: onchainOutcome,
@@ -257,6 +262,7 @@ export const authorizationMachine = setup({
           on: {
             CAPTURE_REQUESTED: 'prechecking',
             CANCEL_REQUESTED: 'verifyingCancellation',
+            VOID: { target: '#authorization.voided', actions: 'recordVoid' },
           },
         },
         prechecking: {
@@ -284,7 +290,6 @@ export const authorizationMachine = setup({
         },
       },
       on: {
-        VOID: { target: 'voided', actions: 'recordVoid' },
         DEADLINE_REACHED: onchainOutcomeOr('expired'),
         NONCE_CONSUMED_ONCHAIN: onchainOutcome,
       },

@@ -3,7 +3,8 @@ import { ApplicationFailure } from '@temporalio/workflow';
 import type { Hex } from 'viem';
 import type { AuthorizationView } from '../domain/authorization.js';
 import type { ErrorCode } from '../domain/errors.js';
-import { reads, submissions, waits } from './activities.js';
+import { reads, waits } from './activities.js';
+import type { Relay } from './relayClient.js';
 import type { Lifecycle } from './lifecycle.js';
 
 export function failure(code: ErrorCode, message: string): ApplicationFailure {
@@ -25,7 +26,7 @@ export async function submitSignature(lifecycle: Lifecycle, signature: Hex): Pro
   throw failure('invalid_state', `the authorization became ${lifecycle.state} while the signature was checked`);
 }
 
-export async function capture(lifecycle: Lifecycle): Promise<AuthorizationView> {
+export async function capture(lifecycle: Lifecycle, relay: Relay): Promise<AuthorizationView> {
   lifecycle.send({ type: 'CAPTURE_REQUESTED' });
   const request = lifecycle.captureRequest();
   const facts = await reads.precheckCapture(request);
@@ -36,21 +37,28 @@ export async function capture(lifecycle: Lifecycle): Promise<AuthorizationView> 
     throw lastErrorFailure(lifecycle);
   }
 
-  const submitted = await submissions.submitCapture(request);
-  if (submitted.status === 'failed') {
-    lifecycle.send({ type: 'CAPTURE_FAILED', failure: submitted.failure });
+  const prepared = await reads.prepareCapture(request);
+  if (prepared.status === 'failed') {
+    lifecycle.send({ type: 'CAPTURE_FAILED', failure: prepared.failure });
     throw lastErrorFailure(lifecycle);
   }
-  if (submitted.status === 'consumed') {
-    lifecycle.send({ type: 'NONCE_CONSUMED_ONCHAIN', onchain: submitted.onchain });
+  if (prepared.status === 'consumed') {
+    lifecycle.send({ type: 'NONCE_CONSUMED_ONCHAIN', onchain: prepared.onchain });
     if (lifecycle.state === 'captured') return lifecycle.view();
-    throw failure('nonce_already_used', `the nonce was ${submitted.onchain.status} onchain in ${submitted.onchain.transactionHash}`);
+    throw failure('nonce_already_used', `the nonce was ${prepared.onchain.status} onchain in ${prepared.onchain.transactionHash}`);
+  }
+  const { from, nonce } = request.authorization;
+  const relayed = await relay(`capture:${from}:${nonce}`, prepared.transaction, { authorizer: from, nonce });
+  if (!relayed.transactionHash) {
+    lifecycle.send({ type: 'CAPTURE_FAILED', failure: relayed.failure ?? { code: 'capture_reverted', message: 'the relayer did not send the capture' } });
+    throw lastErrorFailure(lifecycle);
   }
   // The hash is in history before we wait on it: after a crash the workflow follows this transaction.
-  lifecycle.send({ type: 'CAPTURE_SUBMITTED', transactionHash: submitted.transactionHash });
+  lifecycle.send({ type: 'CAPTURE_SUBMITTED', transactionHash: relayed.transactionHash });
 
   for (;;) {
-    const included = await waits.awaitCaptureInclusion({ ...request, transactionHash: submitted.transactionHash });
+    // Inclusion is judged by the AuthorizationUsed log, so a fee-bumped replacement counts too.
+    const included = await waits.awaitCaptureInclusion({ ...request, transactionHash: relayed.transactionHash });
     if (included.status === 'failed') {
       lifecycle.send({ type: 'CAPTURE_FAILED', failure: included.failure });
       throw lastErrorFailure(lifecycle);
@@ -65,7 +73,7 @@ export async function capture(lifecycle: Lifecycle): Promise<AuthorizationView> 
   }
 }
 
-export async function cancel(lifecycle: Lifecycle, signature: Hex): Promise<AuthorizationView> {
+export async function cancel(lifecycle: Lifecycle, relay: Relay, signature: Hex): Promise<AuthorizationView> {
   lifecycle.send({ type: 'CANCEL_REQUESTED' });
   const { domain, authorization } = lifecycle.context;
   const request = { authorizer: authorization!.from, nonce: authorization!.nonce, signature };
@@ -75,17 +83,22 @@ export async function cancel(lifecycle: Lifecycle, signature: Hex): Promise<Auth
     if (!check.valid) throw failure(check.code ?? 'invalid_signature', check.reason ?? 'invalid cancellation signature');
     throw failure('invalid_state', `the authorization became ${lifecycle.state} while the cancellation was checked`);
   }
-  const submitted = await submissions.submitCancel(request);
-  if (submitted.status === 'consumed') {
-    lifecycle.send({ type: 'NONCE_CONSUMED_ONCHAIN', onchain: submitted.onchain });
+  const prepared = await reads.prepareCancel(request);
+  if (prepared.status === 'consumed') {
+    lifecycle.send({ type: 'NONCE_CONSUMED_ONCHAIN', onchain: prepared.onchain });
     return lifecycle.view();
   }
-  if (submitted.status === 'failed') {
-    lifecycle.send({ type: 'CANCEL_FAILED', failure: submitted.failure });
+  if (prepared.status === 'failed') {
+    lifecycle.send({ type: 'CANCEL_FAILED', failure: prepared.failure });
     throw lastErrorFailure(lifecycle);
   }
-  lifecycle.send({ type: 'CANCEL_SUBMITTED', transactionHash: submitted.transactionHash });
-  const confirmed = await waits.awaitCancelConfirmation({ ...request, transactionHash: submitted.transactionHash });
+  const relayed = await relay(`cancel:${request.authorizer}:${request.nonce}`, prepared.transaction, request);
+  if (!relayed.transactionHash) {
+    lifecycle.send({ type: 'CANCEL_FAILED', failure: relayed.failure ?? { code: 'capture_reverted', message: 'the relayer did not send the cancellation' } });
+    throw lastErrorFailure(lifecycle);
+  }
+  lifecycle.send({ type: 'CANCEL_SUBMITTED', transactionHash: relayed.transactionHash });
+  const confirmed = await waits.awaitCancelConfirmation({ ...request, transactionHash: relayed.transactionHash });
   if (confirmed.status === 'failed') {
     lifecycle.send({ type: 'CANCEL_FAILED', failure: confirmed.failure });
     throw lastErrorFailure(lifecycle);

@@ -137,7 +137,17 @@ const storedSubstates: [string, () => Snapshot][] = [
 ];
 
 describe('stored: VOID, DEADLINE_REACHED and NONCE_CONSUMED_ONCHAIN (from every substate)', () => {
+  it('VOID is refused while a capture is prechecked or a cancellation verified: the command finishes first', () => {
+    for (const make of [() => toPrechecking(), toVerifyingCancellation]) {
+      const snapshot = make();
+      const event = { type: 'VOID', at: at(30), reason: 'order canceled', by: 'ops' } as const;
+      expect(snapshot.can(event)).toBe(false);
+      expect(send(snapshot, event).value).toEqual(snapshot.value);
+    }
+  });
+
   for (const [name, make] of storedSubstates) {
+    if (name !== 'idle') continue;
     it(`VOID from stored.${name} → voided with the void record, signature kept`, () => {
       const snapshot = send(make(), { type: 'VOID', at: at(30), reason: 'order canceled', by: 'operator@example.com' });
       expect(snapshot.value).toBe('voided');

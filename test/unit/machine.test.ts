@@ -110,15 +110,21 @@ describe('drafted', () => {
     expect(snapshot.context.signature).toBe(SIGNATURE);
   });
 
-  for (const [name, make] of [['awaitingSignature', toDrafted], ['verifyingSignature', toVerifyingSignature]] as const) {
-    it(`VOID from drafted.${name} → voided with a void record`, () => {
-      const snapshot = send(make(), { type: 'VOID', at: at(9), reason: 'payer left', by: 'operator' });
-      expect(snapshot.value).toBe('voided');
-      expect(snapshot.status).toBe('done');
-      expect(snapshot.context.void).toEqual({ reason: 'payer left', by: 'operator', at: at(9) });
-      expect(snapshot.context.signature).toBeNull();
-    });
+  it('VOID from drafted.awaitingSignature → voided with a void record', () => {
+    const snapshot = send(toDrafted(), { type: 'VOID', at: at(9), reason: 'payer left', by: 'operator' });
+    expect(snapshot.value).toBe('voided');
+    expect(snapshot.status).toBe('done');
+    expect(snapshot.context.void).toEqual({ reason: 'payer left', by: 'operator', at: at(9) });
+    expect(snapshot.context.signature).toBeNull();
+  });
 
+  it('VOID is refused while a signature is being verified (the check finishes first)', () => {
+    const snapshot = toVerifyingSignature();
+    expect(snapshot.can({ type: 'VOID', at: at(9), reason: 'payer left', by: 'operator' })).toBe(false);
+    expect(send(snapshot, { type: 'VOID', at: at(9), reason: 'payer left', by: 'operator' }).value).toEqual({ drafted: 'verifyingSignature' });
+  });
+
+  for (const [name, make] of [['awaitingSignature', toDrafted], ['verifyingSignature', toVerifyingSignature]] as const) {
     it(`DEADLINE_REACHED from drafted.${name} with the nonce unused → expired with lastError authorization_expired`, () => {
       const snapshot = send(make(), { type: 'DEADLINE_REACHED', at: at(9), onchain: { status: 'unused' } });
       expect(snapshot.value).toBe('expired');
@@ -156,14 +162,15 @@ describe('which events each state accepts (snapshot.can)', () => {
     ['drafting', start, 'drafting', ['DRAFTED', 'PRESIGNED_CHECKED', 'VOID']],
     ['drafted.awaitingSignature', toDrafted, { drafted: 'awaitingSignature' },
       ['DEADLINE_REACHED', 'NONCE_CONSUMED_ONCHAIN', 'SIGNATURE_SUBMITTED', 'VOID']],
+    // VOID waits for a command in flight to finish: it is accepted only in resting substates.
     ['drafted.verifyingSignature', toVerifyingSignature, { drafted: 'verifyingSignature' },
-      ['DEADLINE_REACHED', 'NONCE_CONSUMED_ONCHAIN', 'SIGNATURE_CHECKED', 'VOID']],
+      ['DEADLINE_REACHED', 'NONCE_CONSUMED_ONCHAIN', 'SIGNATURE_CHECKED']],
     ['stored.idle', toStored, { stored: 'idle' },
       ['CANCEL_REQUESTED', 'CAPTURE_REQUESTED', 'DEADLINE_REACHED', 'NONCE_CONSUMED_ONCHAIN', 'VOID']],
     ['stored.prechecking', () => toPrechecking(), { stored: 'prechecking' },
-      ['DEADLINE_REACHED', 'NONCE_CONSUMED_ONCHAIN', 'PRECHECKED', 'VOID']],
+      ['DEADLINE_REACHED', 'NONCE_CONSUMED_ONCHAIN', 'PRECHECKED']],
     ['stored.verifyingCancellation', toVerifyingCancellation, { stored: 'verifyingCancellation' },
-      ['CANCEL_SIGNATURE_CHECKED', 'DEADLINE_REACHED', 'NONCE_CONSUMED_ONCHAIN', 'VOID']],
+      ['CANCEL_SIGNATURE_CHECKED', 'DEADLINE_REACHED', 'NONCE_CONSUMED_ONCHAIN']],
     ['capturing.submitting', () => toSubmitting(), { capturing: 'submitting' },
       ['CAPTURE_CONFIRMED', 'CAPTURE_FAILED', 'CAPTURE_SUBMITTED', 'NONCE_CONSUMED_ONCHAIN']],
     ['capturing.submitted', toSubmitted, { capturing: 'submitted' },

@@ -1,0 +1,71 @@
+// What capture and cancel workflows ask of the merchant's relayer, and what it answers.
+import type { Address, Hex } from 'viem';
+import type { CaptureFailure } from './facts.js';
+
+export interface RelayRequest {
+  /** Idempotency key: the same request sent twice is answered once, with the same transaction. */
+  requestId: string;
+  /** The workflow waiting for the answer (signal `relayResult`). */
+  replyTo: { workflowId: string; runId: string };
+  to: Address;
+  data: Hex;
+  gas: string;
+  /** The authorization this transaction consumes: a dropped one is resubmitted only while it is unused. */
+  authorizer: Address;
+  nonce: Hex;
+}
+
+export interface RelayResult {
+  requestId: string;
+  transactionHash?: Hex;
+  /** The merchant account nonce the transaction took. */
+  accountNonce?: number;
+  /** True when a stuck transaction was replaced with a higher fee (a new hash, same account nonce). */
+  replaced?: boolean;
+  failure?: CaptureFailure;
+}
+
+export interface InflightTransaction {
+  requestId: string;
+  replyTo: RelayRequest['replyTo'];
+  accountNonce: number;
+  hash: Hex;
+  raw: Hex;
+  to: Address;
+  data: Hex;
+  gas: string;
+  maxFeePerGas: string;
+  maxPriorityFeePerGas: string;
+  authorizer: Address;
+  nonce: Hex;
+  /** Unix ms of the last broadcast (workflow time), for the stuck check. */
+  sentAt: number;
+}
+
+export interface BroadcastOutcome {
+  sent: InflightTransaction[];
+  /** A request refused outright by the node (its account nonce was not used). */
+  refused: { requestId: string; failure: CaptureFailure }[];
+  /** Requests not tried because an earlier one in the batch failed: they go back to the queue. */
+  retry: string[];
+  nextAccountNonce: number;
+}
+
+export interface InflightReport {
+  /** Mined (ours or a replacement): no longer watched. */
+  settled: string[];
+  /** Replaced with a higher fee, or rebroadcast after being dropped. */
+  resent: InflightTransaction[];
+  /** Dropped while the authorization was consumed elsewhere: its account nonce was filled with a no-op. */
+  abandoned: { requestId: string; failure: CaptureFailure }[];
+}
+
+export interface RelayerActivities {
+  relayerAccountNonce(): Promise<number>;
+  broadcastBatch(request: { startNonce: number; items: RelayRequest[]; sentAt: number }): Promise<BroadcastOutcome>;
+  inspectInflight(request: { inflight: InflightTransaction[]; now: number; stuckAfterMs: number }): Promise<InflightReport>;
+}
+
+export function relayerWorkflowId(merchant: Address): string {
+  return `relayer-${merchant.toLowerCase()}`;
+}

@@ -1,0 +1,32 @@
+// A second worker as its own OS process, against the same Temporal and chain as the suite's stack.
+import { fileURLToPath } from 'node:url';
+import { startProcess, type ManagedProcess } from '../../devstack/process.js';
+import { devAccounts } from '../../devstack/token.js';
+import type { DevJson } from '../../devstack/stack.js';
+
+export async function startWorkerProcess(dev: DevJson, env: Record<string, string> = {}): Promise<ManagedProcess> {
+  const root = fileURLToPath(new URL('../..', import.meta.url));
+  let output = '';
+  return startProcess({
+    name: 'second worker',
+    command: process.execPath,
+    cwd: root,
+    args: ['--import', 'tsx', 'worker/main.ts'],
+    env: {
+      TEMPORAL_ADDRESS: dev.temporalAddress,
+      TEMPORAL_NAMESPACE: dev.temporalNamespace,
+      RPC_URL: dev.rpcUrl,
+      TOKEN_ADDRESS: dev.tokenAddress,
+      MERCHANT_PRIVATE_KEY: devAccounts().merchant.privateKey,
+      AUTHCAP_RECONCILE_SECONDS: '2',
+      ...env,
+    },
+    readyTimeoutMs: 90_000,
+    onOutput: (chunk) => {
+      output += chunk;
+    },
+    ready: async () => {
+      while (!output.includes('authcap worker:')) await new Promise((r) => setTimeout(r, 100));
+    },
+  });
+}

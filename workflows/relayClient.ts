@@ -1,0 +1,29 @@
+// How an authorization workflow sends a transaction: it asks the merchant's relayer and waits for
+// the answer signal. The request id makes asking twice (after a timeout or a replay) harmless.
+import { condition, setHandler, workflowInfo } from '@temporalio/workflow';
+import type { Address, Hex } from 'viem';
+import type { PreparedTransaction } from '../domain/activityContract.js';
+import type { RelayResult } from '../domain/relay.js';
+import { reads } from './activities.js';
+import { relayResultSignal } from './messages.js';
+
+export type Relay = (
+  requestId: string,
+  transaction: PreparedTransaction,
+  consumes: { authorizer: Address; nonce: Hex },
+) => Promise<RelayResult>;
+
+/** Registers the answer handler for this workflow and returns its `relay` function. */
+export function createRelayClient(): Relay {
+  const results = new Map<string, RelayResult>();
+  setHandler(relayResultSignal, (result) => {
+    results.set(result.requestId, result);
+  });
+  return async (requestId, transaction, consumes) => {
+    const { workflowId, runId } = workflowInfo();
+    for (;;) {
+      await reads.requestRelay({ requestId, replyTo: { workflowId, runId }, ...transaction, ...consumes });
+      if (await condition(() => results.has(requestId), '1 minute')) return results.get(requestId)!;
+    }
+  };
+}
