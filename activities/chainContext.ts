@@ -5,6 +5,7 @@ import {
 } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { LogReader } from './rpc/logReader.js';
+import { RpcMetrics, instrumentedHttp } from './rpc/rpcMetrics.js';
 
 export interface ChainConfig {
   rpcUrl: string;
@@ -34,6 +35,7 @@ export interface ChainContext {
   confirmations: Confirmations;
   pollingIntervalMs: number;
   logs: LogReader;
+  rpcMetrics: RpcMetrics;
   reconcileIntervalSeconds: number;
 }
 
@@ -47,7 +49,9 @@ export async function createChainContext(config: ChainConfig): Promise<ChainCont
     rpcUrls: { default: { http: [config.rpcUrl] } },
   });
   const pollingIntervalMs = config.pollingIntervalMs ?? 200;
-  const transport = http(config.rpcUrl, { retryCount: 0 });
+  const rpcMetrics = new RpcMetrics();
+  // Retries are Temporal's job (activity retry policies), so the transport itself does not retry.
+  const transport = instrumentedHttp(config.rpcUrl, rpcMetrics, { retryCount: 0 });
   const account = privateKeyToAccount(config.merchantPrivateKey);
   const publicClient = createPublicClient({ chain, transport, pollingInterval: pollingIntervalMs });
   const walletClient = createWalletClient({ chain, transport, account });
@@ -60,6 +64,7 @@ export async function createChainContext(config: ChainConfig): Promise<ChainCont
     confirmations: config.confirmations,
     pollingIntervalMs,
     logs: new LogReader(publicClient),
+    rpcMetrics,
     reconcileIntervalSeconds: config.reconcileIntervalSeconds ?? 15,
   };
 }

@@ -10,7 +10,7 @@ import { AuthcapClient } from '../client/authcapClient.js';
 import { createApiServer, listen } from '../client/http/server.js';
 import { loadTemporalSettings, type TemporalSettings } from '../runtime/temporal.js';
 import { createAuthcapWorker, type AuthcapWorker } from '../worker/createWorker.js';
-import { chainConfigFromEnv } from '../worker/config.js';
+import { chainConfigFromEnv, watcherConfigFromEnv } from '../worker/config.js';
 import { startAnvil, type Anvil } from './anvil.js';
 import { deployDevToken, devAccounts } from './token.js';
 import { startTemporalServer, type TemporalServer } from './temporalServer.js';
@@ -50,6 +50,7 @@ export interface StackOptions {
 export interface Stack {
   devJson: DevJson;
   client: AuthcapClient;
+  worker: AuthcapWorker;
   stop(): Promise<void>;
 }
 
@@ -101,6 +102,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
         confirmations: options.confirmations ?? chainConfig.confirmations,
       },
       workflowBundle: options.workflowBundle,
+      watcher: watcherConfigFromEnv(chainConfig.rpcUrl, options.stateDir),
     });
     const running = worker.run();
     stops.push(async () => {
@@ -133,7 +135,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       temporalUiUrl,
     };
     writeFileSync(join(options.stateDir, 'dev.json'), `${JSON.stringify(devJson, null, 2)}\n`, { mode: 0o600 });
-    return { devJson, client, stop };
+    return { devJson, client, worker, stop };
   } catch (err) {
     await stop();
     throw err;

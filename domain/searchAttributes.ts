@@ -7,6 +7,8 @@ export const PayerAttribute = defineSearchAttributeKey('Payer', SearchAttributeT
 export const AuthorizationStateAttribute = defineSearchAttributeKey('AuthorizationState', SearchAttributeType.KEYWORD);
 export const AmountMinorAttribute = defineSearchAttributeKey('AmountMinor', SearchAttributeType.INT);
 export const ValidBeforeAttribute = defineSearchAttributeKey('ValidBefore', SearchAttributeType.DATETIME);
+/** The EIP-3009 nonce (public onchain once used): how the log watcher finds the workflow that owns a log. */
+export const AuthorizationNonceAttribute = defineSearchAttributeKey('AuthorizationNonce', SearchAttributeType.KEYWORD);
 
 export const searchAttributeKeys = [
   OrderIdAttribute,
@@ -14,6 +16,7 @@ export const searchAttributeKeys = [
   AuthorizationStateAttribute,
   AmountMinorAttribute,
   ValidBeforeAttribute,
+  AuthorizationNonceAttribute,
 ] as const;
 
 /** `Name=Type` pairs in the form `temporal server start-dev --search-attribute` takes. */

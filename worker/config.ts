@@ -26,3 +26,12 @@ function positiveInt(raw: string | undefined, fallback: number, name: string): n
   if (!Number.isSafeInteger(value) || value < 1) throw new Error(`${name} must be a positive whole number, got "${raw}"`);
   return value;
 }
+
+/** The watcher's settings: on unless AUTHCAP_WATCH=0; ws URL from AUTHCAP_WS_URL or the RPC URL. */
+export function watcherConfigFromEnv(rpcUrl: string, stateDir: string, env: NodeJS.ProcessEnv = process.env) {
+  if (env.AUTHCAP_WATCH === '0' || env.AUTHCAP_WATCH === 'false') return undefined;
+  return {
+    cursorFile: env.AUTHCAP_WATCHER_CURSOR ?? `${stateDir}/watcher-cursor.json`,
+    wsUrl: env.AUTHCAP_WS_URL ?? rpcUrl.replace(/^http/, 'ws'),
+  };
+}

@@ -5,6 +5,8 @@ import { NativeConnection, Worker, type WorkflowBundleOption } from '@temporalio
 import { relayerWorkflowId, type RelayRequest } from '../domain/relay.js';
 import { relayRequestSignal } from '../workflows/messages.js';
 import type { merchantRelayerWorkflow as RelayerWorkflow } from '../workflows/relayer.js';
+import { startWatcher, type Watcher } from './watcher.js';
+import type { RpcMetrics } from '../activities/rpc/rpcMetrics.js';
 import { createActivities, createChainContext, type ChainConfig } from '../activities/index.js';
 import type { TemporalSettings } from '../runtime/temporal.js';
 
@@ -15,10 +17,15 @@ export interface AuthcapWorkerOptions {
   chain: ChainConfig;
   /** A prebuilt bundle (tests build one per run); by default the worker bundles workflows/ itself. */
   workflowBundle?: WorkflowBundleOption;
+  /** Run the log watcher beside the worker (several workers may each run one: deliveries are idempotent). */
+  watcher?: { cursorFile: string; wsUrl?: string };
 }
 
 export interface AuthcapWorker {
   worker: Worker;
+  /** What this worker has asked of the node so far. */
+  rpcMetrics: RpcMetrics;
+  watcher?: Watcher;
   connection: NativeConnection;
   /** Runs until shutdown() is called. */
   run(): Promise<void>;
@@ -48,15 +55,22 @@ export async function createAuthcapWorker(options: AuthcapWorkerOptions): Promis
     activities: createActivities(chain, { requestRelay }),
     ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : { workflowsPath }),
   });
+  const watcher = options.watcher
+    ? startWatcher({ client, publicClient: chain.publicClient, tokenAddress: chain.tokenAddress, ...options.watcher,
+        log: (line) => console.warn(line) })
+    : undefined;
   let running: Promise<void> | undefined;
   return {
     worker,
+    rpcMetrics: chain.rpcMetrics,
+    watcher,
     connection,
     run() {
       running ??= worker.run();
       return running;
     },
     async shutdown() {
+      await watcher?.stop();
       if (worker.getState() === 'RUNNING') worker.shutdown();
       await running?.catch(() => undefined);
       await connection.close();

@@ -6,7 +6,7 @@ import type { AuthorizationView, AuthorizationWorkflowInput } from '../domain/au
 import { reads } from './activities.js';
 import { Lifecycle } from './lifecycle.js';
 import {
-  cancelUpdate, captureUpdate, draftReadyUpdate, statusQuery, submitSignatureUpdate, voidSignal, voidUpdate, type VoidRequest,
+  cancelUpdate, captureUpdate, draftReadyUpdate, nonceActivitySignal, statusQuery, submitSignatureUpdate, voidSignal, voidUpdate, type VoidRequest,
 } from './messages.js';
 import { cancel, capture, expireAtDeadline, failure, reconcile, submitSignature } from './procedures.js';
 import { createRelayClient } from './relayClient.js';
@@ -66,6 +66,12 @@ export async function authorizationWorkflow(input: AuthorizationWorkflowInput): 
     else log.warn('void signal ignored', { state: lifecycle.describeState() });
   });
 
+  // The log watcher's nudge: something happened to our nonce onchain. Check now, not at the next tick.
+  let checkRequested = false;
+  setHandler(nonceActivitySignal, () => {
+    checkRequested = true;
+  });
+
   const policy = await reads.workerPolicy();
   if (presigned) {
     const { domain, check } = await reads.checkPresignedAuthorization(presigned);
@@ -84,8 +90,10 @@ export async function authorizationWorkflow(input: AuthorizationWorkflowInput): 
       await expireAtDeadline(lifecycle, () => condition(() => lifecycle.isResting));
       break;
     }
-    const settled = await condition(() => lifecycle.isFinal, Math.min(untilDeadline, policy.reconcileIntervalSeconds * 1000));
-    if (!settled && lifecycle.isResting && Date.now() < validBefore) await reconcile(lifecycle);
+    const settled = await condition(() => lifecycle.isFinal || checkRequested, Math.min(untilDeadline, policy.reconcileIntervalSeconds * 1000));
+    checkRequested = false;
+    if (!lifecycle.isFinal && lifecycle.isResting && Date.now() < validBefore) await reconcile(lifecycle);
+    else if (settled && !lifecycle.isFinal) await condition(() => lifecycle.isResting || lifecycle.isFinal);
   }
 
   await condition(allHandlersFinished);

@@ -6,7 +6,7 @@ import { formatAmount } from '../domain/amount.js';
 import { finalStates, type AuthorizationState, type AuthorizationView, type HistoryEntry } from '../domain/authorization.js';
 import { authorizationTypedData, cancelAuthorizationTypedData } from '../domain/eip3009.js';
 import type { CaptureRequest } from '../domain/activityContract.js';
-import { AuthorizationStateAttribute, ValidBeforeAttribute } from '../domain/searchAttributes.js';
+import { AuthorizationNonceAttribute, AuthorizationStateAttribute, ValidBeforeAttribute } from '../domain/searchAttributes.js';
 import { authorizationMachine, type AuthorizationEvent, type MachineInput } from './machine.js';
 
 type Snapshot = SnapshotFrom<typeof authorizationMachine>;
@@ -84,8 +84,12 @@ export class Lifecycle {
       this.history.push({ state: after, at: event.at });
       upsertSearchAttributes([{ key: AuthorizationStateAttribute, value: after }]);
     }
-    if (command.type === 'DRAFTED') {
-      upsertSearchAttributes([{ key: ValidBeforeAttribute, value: new Date(Number(command.authorization.validBefore) * 1000) }]);
+    if ((command.type === 'DRAFTED' || command.type === 'PRESIGNED_CHECKED') && this.context.authorization) {
+      const { validBefore, nonce } = this.context.authorization;
+      upsertSearchAttributes([
+        { key: ValidBeforeAttribute, value: new Date(Number(validBefore) * 1000) },
+        { key: AuthorizationNonceAttribute, value: nonce.toLowerCase() },
+      ]);
     }
   }
 

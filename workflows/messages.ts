@@ -36,3 +36,6 @@ export const relayRequestSignal = defineSignal<[RelayRequest]>('relayRequest');
 
 /** From the relayer back to the authorization workflow: the transaction hash, or why not. */
 export const relayResultSignal = defineSignal<[RelayResult]>('relayResult');
+
+/** From the log watcher: a log names this authorization's nonce. The workflow re-reads the chain itself. */
+export const nonceActivitySignal = defineSignal<[{ transactionHash: string; blockNumber: string; removed: boolean }]>('nonceActivity');

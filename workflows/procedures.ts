@@ -13,7 +13,18 @@ export function failure(code: ErrorCode, message: string): ApplicationFailure {
 
 function lastErrorFailure(lifecycle: Lifecycle): ApplicationFailure {
   const last = lifecycle.context.lastError;
-  return last ? failure(last.code, last.message) : failure('internal_error', `stopped in state ${lifecycle.state}`);
+  return last ? failure(last.code, last.message) : failure('invalid_state', `the authorization is ${lifecycle.state}`);
+}
+
+/**
+ * While a command waits on an activity, the chain may settle the authorization another way (the
+ * watcher or a periodic check saw the nonce consumed). Then the command reports that truth: the
+ * capture it asked for happened (by someone) or the authorization is final in another state.
+ */
+function settledMeanwhile(lifecycle: Lifecycle, wanted: 'captured' | 'canceled'): AuthorizationView | undefined {
+  if (!lifecycle.isFinal) return undefined;
+  if (lifecycle.state === wanted) return lifecycle.view();
+  throw failure('invalid_state', `the authorization became ${lifecycle.state} meanwhile`);
 }
 
 export async function submitSignature(lifecycle: Lifecycle, signature: Hex): Promise<AuthorizationView> {
@@ -30,10 +41,13 @@ export async function capture(lifecycle: Lifecycle, relay: Relay): Promise<Autho
   lifecycle.send({ type: 'CAPTURE_REQUESTED' });
   const request = lifecycle.captureRequest();
   const facts = await reads.precheckCapture(request);
+  const early = settledMeanwhile(lifecycle, 'captured');
+  if (early) return early;
   lifecycle.send({ type: 'PRECHECKED', facts });
   if (!lifecycle.matches('capturing')) {
     // Consumed onchain by someone else: find out by whom, and settle on the true state.
     if (facts.authorizationUsed) await reconcile(lifecycle);
+    if (lifecycle.state === 'captured') return lifecycle.view();
     throw lastErrorFailure(lifecycle);
   }
 
@@ -78,6 +92,8 @@ export async function cancel(lifecycle: Lifecycle, relay: Relay, signature: Hex)
   const { domain, authorization } = lifecycle.context;
   const request = { authorizer: authorization!.from, nonce: authorization!.nonce, signature };
   const check = await reads.verifyCancelSignature({ ...request, domain: domain! });
+  const early = settledMeanwhile(lifecycle, 'canceled');
+  if (early) return early;
   lifecycle.send({ type: 'CANCEL_SIGNATURE_CHECKED', check });
   if (!lifecycle.matches('canceling')) {
     if (!check.valid) throw failure(check.code ?? 'invalid_signature', check.reason ?? 'invalid cancellation signature');

@@ -121,6 +121,11 @@ export class LogReader {
     return this.client.request({ method: 'eth_getLogs', params: [toRpcFilter(filter) as never] }) as unknown as Promise<RpcLog[]>;
   }
 
+  /** Decodes logs that arrived some other way (a subscription message). */
+  decodeRaw(logs: Record<string, unknown>[]): Promise<DecodedLog[]> {
+    return this.decodeAll(logs as unknown as RpcLog[]);
+  }
+
   private async decodeAll(logs: RpcLog[]): Promise<DecodedLog[]> {
     return Promise.all(logs.map((log) => this.decode(log)));
   }

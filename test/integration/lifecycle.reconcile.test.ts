@@ -134,7 +134,7 @@ describe('the workflow notices outside consumption of its nonce and settles by i
       expect(res.body.capture).toMatchObject({ by: 'onchain', transactionHash: receipt.transactionHash });
     } else {
       expect(res.status, JSON.stringify(res.body)).toBeGreaterThanOrEqual(400);
-      expect(res.status).toBeLessThan(500);
+      expect(res.status, JSON.stringify(res.body)).toBeLessThan(500);
       expect(['nonce_already_used', 'invalid_state']).toContain(res.body.error.code);
     }
 

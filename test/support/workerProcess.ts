@@ -19,6 +19,7 @@ export async function startWorkerProcess(dev: DevJson, env: Record<string, strin
       TOKEN_ADDRESS: dev.tokenAddress,
       MERCHANT_PRIVATE_KEY: devAccounts().merchant.privateKey,
       AUTHCAP_RECONCILE_SECONDS: '2',
+      AUTHCAP_WATCH: '0',
       ...env,
     },
     readyTimeoutMs: 90_000,

@@ -1,0 +1,105 @@
+// The log watcher: subscribes to the token's consumption events, tells the owning workflow, and
+// after a restart catches up from its cursor without missing or re-delivering a log.
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Client, Connection } from '@temporalio/client';
+import { createPublicClient, createWalletClient, defineChain, http, type Hex } from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
+import { tokenAbi } from '../../domain/tokenAbi.js';
+import { startWatcher } from '../../worker/watcher.js';
+import { api, dev, newOrderId, payer, walletSign } from '../support/api.js';
+
+// Payer 11's authorizations here; the token owner relays the "outside" cancellations.
+const P = 11;
+
+async function storedAuthorization() {
+  const p = payer(P);
+  const created = await api('POST', '/v1/authorizations', { orderId: newOrderId('watch'), payer: p.address, amount: '0.5' });
+  const stored = await api('POST', `/v1/authorizations/${created.body.id}/signature`, { signature: walletSign(created.body.typedData, p.privateKey) });
+  expect(stored.body.state).toBe('stored');
+  return stored.body;
+}
+
+async function cancelOutside(resource: { authorization: { from: Hex; nonce: Hex }; cancellationTypedData: unknown }): Promise<Hex> {
+  const chain = defineChain({ id: dev().chainId, name: 'anvil', nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 }, rpcUrls: { default: { http: [dev().rpcUrl] } } });
+  const wallet = createWalletClient({ chain, transport: http(dev().rpcUrl), account: privateKeyToAccount(dev().tokenOwner!.privateKey) });
+  const signature = walletSign(resource.cancellationTypedData, payer(P).privateKey);
+  const publicClient = createPublicClient({ chain, transport: http(dev().rpcUrl) });
+  for (let attempt = 0; ; attempt++) {
+    try {
+      const hash = await wallet.writeContract({
+        address: dev().tokenAddress, abi: tokenAbi, functionName: 'cancelAuthorization',
+        args: [resource.authorization.from, resource.authorization.nonce, signature],
+      });
+      await publicClient.waitForTransactionReceipt({ hash, pollingInterval: 100 });
+      return hash;
+    } catch (err) {
+      // Other files send from the token owner too: a nonce race is retried.
+      if (attempt > 5 || !/nonce/i.test(String(err))) throw err;
+    }
+  }
+}
+
+async function until(check: () => Promise<boolean> | boolean, ms = 15_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    if (await check()) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error('condition not met in time');
+}
+
+describe('the log watcher', () => {
+  let client: Client;
+  const cursorFile = join(mkdtempSync(join(tmpdir(), 'authcap-watcher-')), 'cursor.json');
+  const publicClient = () => createPublicClient({ transport: http(dev().rpcUrl) }) as never;
+  const watcherOptions = () => ({
+    client, publicClient: publicClient(), tokenAddress: dev().tokenAddress, cursorFile,
+    wsUrl: dev().rpcUrl.replace(/^http/, 'ws'), pollIntervalMs: 200,
+  });
+
+  beforeAll(async () => {
+    client = new Client({ connection: await Connection.connect({ address: dev().temporalAddress }), namespace: dev().temporalNamespace });
+  });
+  afterAll(async () => {
+    await client?.connection.close();
+  });
+
+  it('subscribes over WebSocket and signals the workflow that owns a consumed nonce', async () => {
+    const watcher = startWatcher(watcherOptions());
+    await watcher.ready;
+    expect(watcher.mode()).toBe('subscription');
+    const resource = await storedAuthorization();
+    const tx = await cancelOutside(resource);
+    await until(() => watcher.delivered() >= 1);
+    await until(async () => (await api('GET', `/v1/authorizations/${resource.id}`)).body.state === 'canceled');
+    const final = await api('GET', `/v1/authorizations/${resource.id}`);
+    expect(final.body.cancellation).toMatchObject({ transactionHash: tx, by: 'onchain' });
+    await watcher.stop();
+  });
+
+  it('catches up from its cursor after a restart, and does not deliver a log twice', async () => {
+    const resource = await storedAuthorization();
+    // Wait until the stack's own checks have the authorization's search attributes indexed.
+    await until(async () => {
+      for await (const _ of client.workflow.list({ query: `AuthorizationNonce = "${resource.authorization.nonce}"` })) return true;
+      return false;
+    });
+    // This watcher is down while the payer cancels elsewhere.
+    const tx = await cancelOutside(resource);
+
+    const restarted = startWatcher(watcherOptions());
+    await restarted.ready;
+    expect(restarted.handledTransactions()).toContain(tx);
+    await restarted.stop();
+
+    // Its cursor moved past that block: a third start does not handle that log again.
+    const again = startWatcher({ ...watcherOptions(), wsUrl: undefined });
+    await again.ready;
+    expect(again.handledTransactions()).not.toContain(tx);
+    expect(again.mode()).toBe('polling');
+    await again.stop();
+  });
+});

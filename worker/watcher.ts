@@ -1,0 +1,179 @@
+// Watches the token for AuthorizationUsed / AuthorizationCanceled and tells the workflow that owns
+// the (payer, nonce). Subscribes with eth_subscribe("logs") over WebSocket (and "pendingLogs" where
+// the node offers it); falls back to polling eth_getLogs. A cursor file holds the last block fully
+// handled, so a restart catches up from there. Workflows re-read the chain on the nudge, so a log
+// delivered twice changes nothing, and one never delivered is still found by their own checks.
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { Client } from '@temporalio/client';
+import { createPublicClient, webSocket, type Address, type Chain, type PublicClient, type Transport } from 'viem';
+import { AuthorizationNonceAttribute, PayerAttribute } from '../domain/searchAttributes.js';
+import { LogReader, type DecodedLog } from '../activities/rpc/logReader.js';
+import { authorizationCanceledTopic, authorizationUsedTopic } from '../activities/nonceState.js';
+import { WORKFLOW_TYPE, nonceActivitySignal } from '../workflows/messages.js';
+
+export interface WatcherOptions {
+  client: Client;
+  publicClient: PublicClient<Transport, Chain>;
+  tokenAddress: Address;
+  /** ws:// URL for subscriptions; without it the watcher polls. */
+  wsUrl?: string;
+  cursorFile: string;
+  pollIntervalMs?: number;
+  log?: (line: string) => void;
+}
+
+export interface Watcher {
+  /** Resolves once the catch-up from the cursor is done. */
+  ready: Promise<void>;
+  mode(): 'subscription' | 'polling';
+  stop(): Promise<void>;
+  /** Signals sent to running workflows so far. */
+  delivered(): number;
+  /** Transactions whose logs this watcher has handled (owned by a running workflow or not). */
+  handledTransactions(): string[];
+}
+
+const topics = [[authorizationUsedTopic, authorizationCanceledTopic]] as const;
+
+export function startWatcher(options: WatcherOptions): Watcher {
+  const log = options.log ?? (() => undefined);
+  const reader = new LogReader(options.publicClient);
+  const seen = new Set<string>();
+  const handled: string[] = [];
+  let delivered = 0;
+  let stopped = false;
+  let mode: 'subscription' | 'polling' = 'polling';
+  let unsubscribe: (() => void) | undefined;
+  let cursor = readCursor(options.cursorFile);
+
+  async function deliver(entry: DecodedLog): Promise<void> {
+    if (entry.topics.length < 3) return;
+    const key = `${entry.transactionHash}:${entry.logIndex}:${entry.blockHash}:${entry.removed}`;
+    if (seen.has(key)) return;
+    seen.add(key);
+    if (seen.size > 50_000) seen.clear();
+    handled.push(entry.transactionHash ?? '');
+    if (handled.length > 10_000) handled.splice(0, handled.length - 10_000);
+    const payer = `0x${entry.topics[1]!.slice(26)}`.toLowerCase();
+    const nonce = entry.topics[2]!.toLowerCase();
+    const query = `WorkflowType = '${WORKFLOW_TYPE}' AND ${AuthorizationNonceAttribute.name} = "${nonce}" AND ExecutionStatus = 'Running'`;
+    for await (const execution of options.client.workflow.list({ query })) {
+      const attrs = execution.typedSearchAttributes;
+      const owner = String(attrs.get(PayerAttribute) ?? '').toLowerCase();
+      if (owner && owner !== payer) continue;
+      await options.client.workflow
+        .getHandle(execution.workflowId, execution.runId)
+        .signal(nonceActivitySignal, {
+          transactionHash: entry.transactionHash ?? '', blockNumber: String(entry.blockNumber ?? ''), removed: entry.removed,
+        })
+        .catch((err: Error) => log(`watcher: could not signal ${execution.workflowId}: ${err.message}`));
+      delivered += 1;
+    }
+  }
+
+  async function scan(fromBlock: bigint, toBlock: bigint): Promise<void> {
+    if (fromBlock > toBlock) return;
+    const logs = await reader.getLogs({ address: options.tokenAddress, topics, fromBlock, toBlock });
+    for (const entry of logs) await deliver(entry);
+    cursor = toBlock;
+    writeCursor(options.cursorFile, cursor);
+  }
+
+  async function catchUp(): Promise<void> {
+    const latest = await options.publicClient.getBlockNumber({ cacheTime: 0 });
+    // First start: from now on (older authorizations have their own periodic checks).
+    const from = cursor === undefined ? latest : cursor + 1n;
+    await scan(from, latest);
+  }
+
+  async function poll(): Promise<void> {
+    while (!stopped) {
+      try {
+        await catchUp();
+      } catch (err) {
+        log(`watcher: poll failed, retrying: ${(err as Error).message}`);
+      }
+      await new Promise((r) => setTimeout(r, options.pollIntervalMs ?? 1_000));
+    }
+  }
+
+  async function subscribe(): Promise<boolean> {
+    if (!options.wsUrl) return false;
+    try {
+      const ws = createPublicClient({ transport: webSocket(options.wsUrl, { retryCount: 0, reconnect: false }) });
+      const { subscribe } = ws.transport as unknown as {
+        subscribe: (args: { params: unknown[]; onData: (data: { result: unknown }) => void; onError: (err: Error) => void }) => Promise<{ unsubscribe: () => Promise<unknown> }>;
+      };
+      const onData = (data: { result: unknown }) => {
+        void handleRaw(data.result as Record<string, unknown>).catch((err) => log(`watcher: ${(err as Error).message}`));
+      };
+      const onError = (err: Error) => {
+        log(`watcher: subscription lost (${err.message}); polling instead`);
+        mode = 'polling';
+        void poll();
+      };
+      const logsSub = await subscribe({ params: ['logs', { address: options.tokenAddress, topics }], onData, onError });
+      // Preconfirmed logs, where the node offers them (Flashblocks); anvil does not.
+      const pendingSub = await subscribe({ params: ['pendingLogs', { address: options.tokenAddress, topics }], onData, onError: () => undefined })
+        .catch(() => undefined);
+      unsubscribe = () => {
+        void logsSub.unsubscribe().catch(() => undefined);
+        void pendingSub?.unsubscribe().catch(() => undefined);
+        void (ws.transport as unknown as { getRpcClient: () => Promise<{ close: () => void }> }).getRpcClient().then((c) => c.close(), () => undefined);
+      };
+      mode = 'subscription';
+      return true;
+    } catch (err) {
+      log(`watcher: subscriptions unavailable (${(err as Error).message}); polling eth_getLogs`);
+      return false;
+    }
+  }
+
+  async function handleRaw(raw: Record<string, unknown>): Promise<void> {
+    const [decoded] = await reader.decodeRaw([raw]);
+    if (!decoded) return;
+    await deliver(decoded);
+    // The cursor only moves past blocks that were scanned whole; a periodic sweep below does that.
+  }
+
+  const ready = (async () => {
+    await catchUp();
+    if (!(await subscribe())) {
+      void poll();
+      return;
+    }
+    // Even with a subscription, sweep now and then: it moves the cursor and covers a dropped message.
+    void (async () => {
+      while (!stopped && (mode as string) === 'subscription') {
+        await new Promise((r) => setTimeout(r, (options.pollIntervalMs ?? 1_000) * 5));
+        await catchUp().catch((err) => log(`watcher: sweep failed: ${(err as Error).message}`));
+      }
+    })();
+  })();
+
+  return {
+    ready,
+    mode: () => mode,
+    delivered: () => delivered,
+    handledTransactions: () => [...handled],
+    async stop() {
+      stopped = true;
+      unsubscribe?.();
+      await ready.catch(() => undefined);
+    },
+  };
+}
+
+function readCursor(file: string): bigint | undefined {
+  if (!existsSync(file)) return undefined;
+  const parsed = JSON.parse(readFileSync(file, 'utf8')) as { lastBlock?: string };
+  return parsed.lastBlock === undefined ? undefined : BigInt(parsed.lastBlock);
+}
+
+function writeCursor(file: string, lastBlock: bigint): void {
+  mkdirSync(dirname(file), { recursive: true });
+  const tmp = `${file}.tmp`;
+  writeFileSync(tmp, `${JSON.stringify({ lastBlock: lastBlock.toString() })}\n`);
+  renameSync(tmp, file);
+}
