@@ -6,7 +6,7 @@ export default defineConfig({
       {
         test: {
           name: 'unit',
-          include: ['test/unit/**/*.test.ts', 'test/contract/**/*.test.ts'],
+          include: ['test/unit/**/*.test.ts', 'test/contract/**/*.test.ts', 'test/chain/**/*.test.ts'],
           testTimeout: 30_000,
           hookTimeout: 60_000,
         },

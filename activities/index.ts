@@ -3,6 +3,8 @@
 import type { AuthorizationActivities } from '../domain/activityContract.js';
 import type { RelayRequest, RelayerActivities } from '../domain/relay.js';
 import { createRelayerActivities } from './relayer.js';
+import { ApplicationFailure } from '@temporalio/common';
+import { asActivityError } from './rpc/rpcErrors.js';
 import type { ChainContext } from './chainContext.js';
 import { createCancelActivities } from './cancel.js';
 import { createCaptureActivities } from './capture.js';
@@ -20,7 +22,7 @@ export interface ActivityDependencies {
 }
 
 export function createActivities(ctx: ChainContext, deps: ActivityDependencies): AuthorizationActivities & RelayerActivities {
-  return {
+  return classifyingErrors({
     requestRelay: deps.requestRelay,
     ...createRelayerActivities(ctx),
     workerPolicy: async () => ({ reconcileIntervalSeconds: ctx.reconcileIntervalSeconds }),
@@ -31,5 +33,25 @@ export function createActivities(ctx: ChainContext, deps: ActivityDependencies):
     precheckCapture: createPrecheckActivity(ctx),
     readNonceState: createNonceStateActivity(ctx),
     ...createCaptureActivities(ctx),
-  };
+  });
+}
+
+/**
+ * Every activity's node errors leave in the form Temporal's retry policy understands: transient
+ * faults (timeouts, 429, 5xx, "header not found") as plain errors that retry with backoff, invalid
+ * params and reverts as non-retryable ApplicationFailures carrying authcap's code.
+ */
+function classifyingErrors<T extends Record<string, (...args: never[]) => Promise<unknown>>>(activities: T): T {
+  return Object.fromEntries(
+    Object.entries(activities).map(([name, fn]) => [
+      name,
+      async (...args: never[]) => {
+        try {
+          return await fn(...args);
+        } catch (err) {
+          throw err instanceof ApplicationFailure ? err : asActivityError(err);
+        }
+      },
+    ]),
+  ) as T;
 }

@@ -9,8 +9,10 @@ export function revertReasonOf(err: unknown): string | undefined {
     if (reverted?.reason) return reverted.reason;
   }
   const message = String((err as Error)?.message ?? err);
-  const match = /reverted with (?:the following )?reason:?\s*\n?\s*(.+)/i.exec(message) ?? /execution reverted:?\s*(.+)/i.exec(message);
-  return match?.[1]?.split('\n')[0]?.trim();
+  // Stay on the line of the reason: a revert with none must not pick up viem's next line ("Version: …").
+  const match = /reverted with (?:the following )?reason:?[ \t]*\n?[ \t]*([^\n]+)/i.exec(message) ?? /execution reverted:?[ \t]*([^\n]*)/i.exec(message);
+  const reason = match?.[1]?.trim();
+  return reason && !/^(Version:|for an unknown reason)/i.test(reason) ? reason : undefined;
 }
 
 /** True when the node said the call reverted (a final answer), not that the node is unavailable. */

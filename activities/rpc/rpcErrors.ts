@@ -4,6 +4,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { BaseError, HttpRequestError, RpcRequestError, TimeoutError } from 'viem';
 import { isRevert, revertReasonOf } from '../revert.js';
 import { codeForRevertReason } from '../../domain/revertReasons.js';
+import { AuthcapError } from '../../domain/errors.js';
 
 export type RpcErrorKind = 'retryable' | 'range_too_large' | 'invalid_params' | 'revert';
 
@@ -12,19 +13,25 @@ const RETRYABLE_HINTS = /header not found|timeout|timed out|rate limit|too many 
 
 export function classifyRpcError(err: unknown, { forLogs = false } = {}): RpcErrorKind {
   const message = String((err as Error)?.message ?? err);
-  const details = err instanceof BaseError ? `${err.details ?? ''} ${err.shortMessage}` : '';
-  const text = `${message} ${details}`;
-  if (forLogs && (RANGE_HINTS.test(text) || hasRpcCode(err, -32005) || hasStatus(err, 413))) return 'range_too_large';
+  // What the node itself said; viem's own wording ("Missing or invalid parameters" for any -32000)
+  // says nothing about the cause, so only the node's words are matched for invalid params.
+  const nodeSaid = err instanceof BaseError ? String(err.details ?? '') : message;
+  const text = `${message} ${nodeSaid}`;
+  // A rate limit is not a range problem: halving would only send more requests.
+  const rateLimited = hasStatus(err, 429) || /rate limit|too many requests/i.test(text);
+  if (forLogs && !rateLimited && (RANGE_HINTS.test(text) || hasRpcCode(err, -32005) || hasStatus(err, 413))) return 'range_too_large';
   if (isRevert(err)) return 'revert';
-  if (err instanceof TimeoutError || hasStatus(err, 429) || hasStatus(err, 408) || serverError(err)) return 'retryable';
+  if (rateLimited || err instanceof TimeoutError || hasStatus(err, 408) || serverError(err)) return 'retryable';
   if (RETRYABLE_HINTS.test(text)) return 'retryable';
-  if (hasRpcCode(err, -32602) || hasRpcCode(err, -32600) || /invalid (argument|params|parameter)/i.test(text)) return 'invalid_params';
+  if (hasRpcCode(err, -32602) || hasRpcCode(err, -32600) || /invalid (argument|params|parameter)/i.test(nodeSaid)) return 'invalid_params';
   // Anything unknown is assumed transient: a retry is cheap, a wrong final answer is not.
   return 'retryable';
 }
 
 /** Rethrows a node error in the form Temporal's retry policy understands. */
 export function asActivityError(err: unknown): Error {
+  // Our own input checks are final answers with a code already.
+  if (err instanceof AuthcapError) return ApplicationFailure.nonRetryable(err.message, err.code);
   const kind = classifyRpcError(err);
   if (kind === 'revert') {
     const reason = revertReasonOf(err);

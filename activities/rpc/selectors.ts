@@ -1,7 +1,8 @@
 // Input checks for the read methods, before any call: a bad address or block selector is the
 // caller's mistake and gets a validation_error, never a round trip to the node.
-import { isAddress, isHex, type Address, type Hex } from 'viem';
+import { isHex, type Address, type Hex } from 'viem';
 import { AuthcapError } from '../../domain/errors.js';
+import { parseAddress } from '../../domain/address.js';
 
 export const blockTags = ['latest', 'pending', 'safe', 'finalized', 'earliest'] as const;
 export type BlockTag = (typeof blockTags)[number];
@@ -9,7 +10,7 @@ export type BlockTag = (typeof blockTags)[number];
 export type BlockSelector = BlockTag | Hex;
 
 export function parseBlockSelector(input: unknown, field = 'block'): BlockSelector {
-  if (typeof input === 'bigint' || (typeof input === 'number' && Number.isSafeInteger(input) && input >= 0)) {
+  if ((typeof input === 'bigint' && input >= 0n) || (typeof input === 'number' && Number.isSafeInteger(input) && input >= 0)) {
     return `0x${input.toString(16)}`;
   }
   if (typeof input === 'string') {
@@ -19,10 +20,9 @@ export function parseBlockSelector(input: unknown, field = 'block'): BlockSelect
   throw new AuthcapError('validation_error', `${field} must be a hex block number (0x1b4) or one of ${blockTags.join(', ')}`);
 }
 
+/** Checked like every address authcap takes (a wrong EIP-55 checksum is refused), passed on as given. */
 export function parseRpcAddress(input: unknown, field = 'address'): Address {
-  if (typeof input !== 'string' || !isAddress(input, { strict: false })) {
-    throw new AuthcapError('validation_error', `${field} must be a 20-byte hex address`);
-  }
+  parseAddress(input, field);
   return input as Address;
 }
 
