@@ -58,7 +58,9 @@ export async function merchantRelayerWorkflow(state: RelayerState = { accountNon
   while (!workflowInfo().continueAsNewSuggested) {
     await condition(() => queue.length > 0, inflight.length ? MAINTENANCE_MS : '1 hour');
     if (queue.length > 0) {
-      accountNonce ??= await relayer.relayerAccountNonce();
+      // With nothing of ours in flight the chain's count is exact: re-read it, so a counter carried
+      // from an older chain (a reset dev chain, another tool using the key) never leaves a gap.
+      if (accountNonce === null || inflight.length === 0) accountNonce = await relayer.relayerAccountNonce();
       const batch = queue.splice(0, BATCH_SIZE);
       const outcome = await relayer.broadcastBatch({ startNonce: accountNonce, items: batch, sentAt: Date.now() });
       accountNonce = outcome.nextAccountNonce;
