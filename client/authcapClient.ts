@@ -62,7 +62,7 @@ export class AuthcapClient {
 
   static async connect(settings: TemporalSettings = loadTemporalSettings()): Promise<AuthcapClient> {
     const connection = await Connection.connect(settings.connectionOptions);
-    return new AuthcapClient(new Client({ connection, namespace: settings.namespace }), settings.taskQueue);
+    return new AuthcapClient(new Client({ connection, namespace: settings.namespace, dataConverter: settings.dataConverter }), settings.taskQueue);
   }
 
   async close(): Promise<void> {

@@ -4,9 +4,20 @@
 export const errorCodes = {
   validation_error: 400,
   unauthorized: 401,
+  forbidden: 403,
   not_found: 404,
+  method_not_allowed: 405,
   invalid_state: 409,
   order_has_open_authorization: 409,
+  /** The order's last attempt moved money: a new attempt would charge twice. */
+  order_already_captured: 409,
+  /** This (payer, nonce) already belongs to another authorization authcap holds. */
+  nonce_already_held: 409,
+  idempotency_key_reused: 409,
+  idempotency_key_in_use: 409,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  rate_limited: 429,
   invalid_signature: 422,
   insufficient_balance: 422,
   insufficient_merchant_gas: 422,
@@ -18,6 +29,10 @@ export const errorCodes = {
   recipient_mismatch: 422,
   capture_reverted: 422,
   chain_unavailable: 503,
+  /** Temporal cannot be reached (answer carries Retry-After). */
+  temporal_unavailable: 503,
+  /** No worker answered in time (answer carries Retry-After). */
+  worker_unavailable: 503,
   internal_error: 500,
 } as const;
 

@@ -3,6 +3,7 @@
 // temporal.toml profile, so the same code runs against the dev server, a cluster or Temporal Cloud.
 import { loadClientConnectConfig } from '@temporalio/envconfig';
 import type { ClientConnectConfig } from '@temporalio/envconfig';
+import type { DataConverter } from '@temporalio/common';
 
 export const DEFAULT_TASK_QUEUE = 'authcap';
 
@@ -10,6 +11,8 @@ export interface TemporalSettings {
   connectionOptions: ClientConnectConfig['connectionOptions'];
   namespace: string;
   taskQueue: string;
+  /** Payload codec (encryption) shared by the worker, the client library, the API and the CLI. */
+  dataConverter?: DataConverter;
 }
 
 export function loadTemporalSettings(overrides: { address?: string; namespace?: string } = {}): TemporalSettings {

@@ -36,7 +36,7 @@ export async function createAuthcapWorker(options: AuthcapWorkerOptions): Promis
   const chain = await createChainContext(options.chain);
   const connection = await NativeConnection.connect(options.temporal.connectionOptions);
   const { namespace, taskQueue } = options.temporal;
-  const client = new Client({ connection, namespace });
+  const client = new Client({ connection, namespace, dataConverter: options.temporal.dataConverter });
   // Signal-with-start: the merchant's relayer exists from the first transaction on, whichever worker
   // process asks first, and Temporal guarantees there is only ever one per merchant key.
   const requestRelay = async (request: RelayRequest) => {
@@ -53,6 +53,7 @@ export async function createAuthcapWorker(options: AuthcapWorkerOptions): Promis
     namespace,
     taskQueue,
     activities: createActivities(chain, { requestRelay }),
+    dataConverter: options.temporal.dataConverter,
     ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : { workflowsPath }),
   });
   const watcher = options.watcher
