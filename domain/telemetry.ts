@@ -1,0 +1,27 @@
+// What workflow code reports to the worker process for metrics and logs. Workflows cannot do I/O, so
+// they call these sinks (proxySinks); the worker implements them. Never pass a secret through here.
+import type { Sinks } from '@temporalio/workflow';
+
+export interface TransitionInfo {
+  orderId: string;
+  from: string;
+  to: string;
+  /** What moved it: the event type (e.g. CAPTURE_CONFIRMED). */
+  event: string;
+}
+
+export interface CaptureTiming {
+  orderId: string;
+  /** Capture requested → AuthorizationUsed seen in the pending view. Null when not observed. */
+  preconfirmedMs: number | null;
+  /** Capture requested → confirmation depth reached. */
+  capturedMs: number;
+}
+
+export interface AuthcapSinks extends Sinks {
+  telemetry: {
+    transition(info: TransitionInfo): void;
+    captureConfirmed(timing: CaptureTiming): void;
+    relayerQueue(depth: { queued: number; inflight: number }): void;
+  };
+}
