@@ -8,19 +8,14 @@ import { tokenAbi } from '../domain/tokenAbi.js';
 import type { ChainContext } from './chainContext.js';
 import { waitForDepth, waitForReceipt } from './heartbeat.js';
 import { createNonceStateActivity } from './nonceState.js';
-import { captureFailureFromRevert, isRevert } from './revert.js';
+import { cancelFailureFromRevert, isRevert } from './revert.js';
+import { cancelCall } from './tokenCalls.js';
 
 const CANCEL_GAS_LIMIT = 100_000n;
 
 export function createCancelActivities(ctx: ChainContext) {
   const readNonceState = createNonceStateActivity(ctx);
-  const call = (request: CancelRequest) =>
-    ({
-      address: ctx.tokenAddress,
-      abi: tokenAbi,
-      functionName: 'cancelAuthorization',
-      args: [request.authorizer, request.nonce, request.signature],
-    }) as const;
+  const call = (request: CancelRequest) => cancelCall(request, ctx.tokenAddress);
 
   async function verifyCancelSignature(request: CancelRequest & { domain: TokenDomain }): Promise<SignatureCheck> {
     const valid = await ctx.publicClient
@@ -44,7 +39,7 @@ export function createCancelActivities(ctx: ChainContext) {
     try {
       await ctx.publicClient.simulateContract({ ...call(request), account: ctx.merchant, blockTag: 'pending' });
     } catch (err) {
-      if (isRevert(err)) return { status: 'failed', failure: captureFailureFromRevert(err) };
+      if (isRevert(err)) return { status: 'failed', failure: cancelFailureFromRevert(err) };
       throw err;
     }
     const c = call(request);

@@ -7,17 +7,9 @@ import { CAPTURE_GAS_LIMIT } from './precheck.js';
 import { authorizationUsedTopic, createNonceStateActivity, logPairKey, nonceTopics, pairKey } from './nonceState.js';
 import { captureFailureFromRevert, isRevert } from './revert.js';
 import { heartbeat, sleep, waitForDepth, waitForReceipt } from './heartbeat.js';
+import { captureCall } from './tokenCalls.js';
 
-/** receive… for ReceiveWithAuthorization (only we, the payee, can submit); transfer… for the other. */
-export function captureCall(request: CaptureRequest, tokenAddress: Address) {
-  const a = request.authorization;
-  return {
-    address: tokenAddress,
-    abi: tokenAbi,
-    functionName: request.primaryType === 'ReceiveWithAuthorization' ? 'receiveWithAuthorization' : 'transferWithAuthorization',
-    args: [a.from, a.to, BigInt(a.value), BigInt(a.validAfter), BigInt(a.validBefore), a.nonce, request.signature],
-  } as const;
-}
+export { captureCall };
 
 export function createCaptureActivities(ctx: ChainContext) {
   const readNonceState = createNonceStateActivity(ctx);

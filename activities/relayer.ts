@@ -12,6 +12,8 @@ import { classifyRpcError } from './rpc/rpcErrors.js';
 
 /** Replacement must pay at least 10% more (geth's rule); 25% clears every client's threshold. */
 const FEE_BUMP_PERCENT = 125n;
+/** Never pay more than this many bumps (1.25^5 ≈ 3×): past it, wait, or let the deadline decide. */
+export const MAX_FEE_BUMPS = 5;
 
 export function createRelayerActivities(ctx: ChainContext): RelayerActivities {
   const account = ctx.walletClient.account;
@@ -19,6 +21,10 @@ export function createRelayerActivities(ctx: ChainContext): RelayerActivities {
   async function sign(tx: { to: InflightTransaction['to']; data: Hex; gas: bigint; nonce: number; maxFeePerGas: bigint; maxPriorityFeePerGas: bigint }) {
     const raw = await ctx.walletClient.signTransaction({ ...tx, chain: ctx.walletClient.chain, account });
     return { raw, hash: keccak256(raw) };
+  }
+
+  async function isKnown(hash: Hex): Promise<boolean> {
+    return ctx.publicClient.getTransaction({ hash }).then(() => true, () => false);
   }
 
   async function relayerAccountNonce(): Promise<number> {
@@ -51,13 +57,24 @@ export function createRelayerActivities(ctx: ChainContext): RelayerActivities {
       try {
         await ctx.publicClient.sendRawTransaction({ serializedTransaction: tx.raw });
       } catch (err) {
-        if (!/already known|known transaction|already imported/i.test(String((err as Error).message))) {
-          if (classifyRpcError(err) === 'retryable') throw err;
-          // Refused (not a transient fault): this nonce stays free, and the rest wait for the next batch.
-          outcome.refused.push({ requestId: tx.requestId, failure: { code: 'capture_reverted', message: `the node refused the transaction: ${revertReasonOf(err) ?? String((err as Error).message).split('\n')[0]}` } });
-          outcome.retry.push(...signed.slice(i + 1).map((t) => t.requestId));
+        const message = String((err as Error).message);
+        if (/nonce too low|nonce has already been used|replacement transaction underpriced|already known|known transaction|already imported/i.test(message)) {
+          // A retried attempt: is this exact transaction already in the pool or mined? Then it was sent.
+          // Otherwise another transaction took the nonce: re-sign the rest from the chain's count.
+          if (await isKnown(tx.hash)) {
+            outcome.sent.push(tx);
+            outcome.nextAccountNonce = tx.accountNonce + 1;
+            continue;
+          }
+          outcome.retry.push(...signed.slice(i).map((t) => t.requestId));
+          outcome.nextAccountNonce = await relayerAccountNonce();
           return outcome;
         }
+        if (classifyRpcError(err) === 'retryable') throw err;
+        // Refused (not a transient fault): this nonce stays free, and the rest wait for the next batch.
+        outcome.refused.push({ requestId: tx.requestId, failure: { code: 'capture_reverted', message: `the node refused the transaction: ${revertReasonOf(err) ?? message.split('\n')[0]}` } });
+        outcome.retry.push(...signed.slice(i + 1).map((t) => t.requestId));
+        return outcome;
       }
       outcome.sent.push(tx);
       outcome.nextAccountNonce = tx.accountNonce + 1;
@@ -75,14 +92,21 @@ export function createRelayerActivities(ctx: ChainContext): RelayerActivities {
         continue;
       }
       if (request.now - tx.sentAt < request.stuckAfterMs) continue;
-      const known = await ctx.publicClient.getTransaction({ hash: tx.hash }).then(() => true, () => false);
+      const known = await isKnown(tx.hash);
+      if (known && (tx.bumps ?? 0) >= MAX_FEE_BUMPS) continue;
       if (known) {
         // Stuck in the pool: the same transaction again, paying more, under the same nonce.
         const maxFeePerGas = (BigInt(tx.maxFeePerGas) * FEE_BUMP_PERCENT) / 100n;
         const maxPriorityFeePerGas = (BigInt(tx.maxPriorityFeePerGas) * FEE_BUMP_PERCENT) / 100n;
         const { raw, hash } = await sign({ to: tx.to, data: tx.data, gas: BigInt(tx.gas), nonce: tx.accountNonce, maxFeePerGas, maxPriorityFeePerGas });
-        await ctx.publicClient.sendRawTransaction({ serializedTransaction: raw });
-        report.resent.push({ ...tx, raw, hash, maxFeePerGas: maxFeePerGas.toString(), maxPriorityFeePerGas: maxPriorityFeePerGas.toString(), sentAt: request.now });
+        try {
+          await ctx.publicClient.sendRawTransaction({ serializedTransaction: raw });
+        } catch (err) {
+          // Mined meanwhile ("nonce too low") or a competing replacement: the next look settles it.
+          if (/nonce too low|already known|underpriced/i.test(String((err as Error).message))) continue;
+          throw err;
+        }
+        report.resent.push({ ...tx, raw, hash, maxFeePerGas: maxFeePerGas.toString(), maxPriorityFeePerGas: maxPriorityFeePerGas.toString(), sentAt: request.now, bumps: (tx.bumps ?? 0) + 1 });
         continue;
       }
       // Dropped from the pool. Resubmit only while the authorization is still unused.

@@ -25,3 +25,8 @@ export function captureFailureFromRevert(err: unknown): CaptureFailure {
   const reason = revertReasonOf(err);
   return { code: codeForRevertReason(reason), message: reason ? `the token refused the capture: ${reason}` : 'the capture reverted' };
 }
+
+export function cancelFailureFromRevert(err: unknown): CaptureFailure {
+  const reason = revertReasonOf(err);
+  return { code: codeForRevertReason(reason), message: reason ? `the token refused the cancellation: ${reason}` : 'the cancellation reverted' };
+}

@@ -1,5 +1,6 @@
 import { getAddress, isAddress, isHex, type Address, type Hex } from 'viem';
 import { AuthcapError } from './errors.js';
+import { canonicalEcdsa, isEcdsaSignature } from './signature.js';
 
 /** A 20-byte address in checksum form, or a validation_error naming the field. */
 export function parseAddress(input: unknown, field: string): Address {
@@ -23,7 +24,11 @@ export function parseBytes32(input: unknown, field: string): Hex {
   return input.toLowerCase() as Hex;
 }
 
-/** A signature as hex bytes: 64/65-byte ECDSA, or longer for ERC-1271 contract wallets. */
+/**
+ * A signature as hex bytes: 64/65-byte ECDSA, or longer for ERC-1271 contract wallets. ECDSA ones come
+ * back canonical (65 bytes, low s): a high-s twin is valid math but the token refuses it, so storing it
+ * as given would leave an authorization that shows `stored` and can never be captured.
+ */
 export function parseSignature(input: unknown): Hex {
   if (typeof input !== 'string' || !isHex(input, { strict: true }) || (input.length - 2) % 2 !== 0) {
     throw new AuthcapError('validation_error', 'signature must be 0x-prefixed hex bytes');
@@ -31,7 +36,12 @@ export function parseSignature(input: unknown): Hex {
   if ((input.length - 2) / 2 < 64) {
     throw new AuthcapError('validation_error', `signature is ${(input.length - 2) / 2} bytes; a wallet signature has at least 64`);
   }
-  return input as Hex;
+  if (!isEcdsaSignature(input as Hex)) return input.toLowerCase() as Hex;
+  const canonical = canonicalEcdsa(input as Hex);
+  if (!canonical) {
+    throw new AuthcapError('validation_error', 'signature is not a valid ECDSA signature: its v must be 27 or 28 (or 0/1) and s in range');
+  }
+  return canonical;
 }
 
 export function sameAddress(a: string, b: string): boolean {

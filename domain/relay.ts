@@ -40,6 +40,8 @@ export interface InflightTransaction {
   nonce: Hex;
   /** Unix ms of the last broadcast (workflow time), for the stuck check. */
   sentAt: number;
+  /** Fee bumps so far; capped so a stuck transaction cannot drain the merchant's gas. */
+  bumps?: number;
 }
 
 export interface BroadcastOutcome {

@@ -49,7 +49,9 @@ export type AuthorizationEvent =
   | { type: 'CANCEL_FAILED'; at: string; failure: CaptureFailure }
   | { type: 'VOID'; at: string; reason: string; by: string }
   | { type: 'DEADLINE_REACHED'; at: string; onchain: OnchainNonceFacts }
-  | { type: 'NONCE_CONSUMED_ONCHAIN'; at: string; onchain: OnchainNonceFacts };
+  | { type: 'NONCE_CONSUMED_ONCHAIN'; at: string; onchain: OnchainNonceFacts }
+  /** An activity of the command in flight failed for good: the command ends, the authorization rests. */
+  | { type: 'COMMAND_FAILED'; at: string; failure: CaptureFailure };
 
 type EventOf<T extends AuthorizationEvent['type']> = Extract<AuthorizationEvent, { type: T }>;
 
@@ -155,7 +157,7 @@ export const authorizationMachine = setup({
     recordCaptureFailure: assign({
       capture: null,
       lastError: ({ context, event }) => {
-        const e = event as EventOf<'CAPTURE_FAILED'>;
+        const e = event as EventOf<'CAPTURE_FAILED'> | EventOf<'COMMAND_FAILED'>;
         const tx = context.capture?.transactionHash;
         return recorded(e.failure.code, tx ? `${e.failure.message} (transaction ${tx})` : e.failure.message, e.at);
       },
@@ -163,7 +165,7 @@ export const authorizationMachine = setup({
     recordCancelFailure: assign({
       cancellation: null,
       lastError: ({ context, event }) => {
-        const e = event as EventOf<'CANCEL_FAILED'>;
+        const e = event as EventOf<'CANCEL_FAILED'> | EventOf<'COMMAND_FAILED'>;
         const tx = context.cancellation?.transactionHash;
         return recorded(e.failure.code, tx ? `${e.failure.message} (transaction ${tx})` : e.failure.message, e.at);
       },
@@ -206,6 +208,12 @@ export const authorizationMachine = setup({
         return { transactionHash: facts.transactionHash, blockNumber: facts.blockNumber, at: event.at, by: ours ? ('authcap' as const) : ('onchain' as const) };
       },
     }),
+    recordCommandFailure: assign({
+      lastError: ({ event }) => {
+        const e = event as EventOf<'COMMAND_FAILED'>;
+        return recorded(e.failure.code, e.failure.message, e.at);
+      },
+    }),
     recordExpiry: assign({
       lastError: ({ event }) => recorded('authorization_expired', 'the validity window closed before a capture', event.at),
     }),
@@ -240,7 +248,9 @@ export const authorizationMachine = setup({
           },
         },
         verifyingSignature: {
+          tags: ['busy'],
           on: {
+            COMMAND_FAILED: { target: 'awaitingSignature', actions: 'recordCommandFailure' },
             SIGNATURE_CHECKED: [
               { guard: 'signatureIsFromPayer', target: '#authorization.stored', actions: 'recordSignature' },
               // A bad signature changes nothing: back to waiting, the draft untouched.
@@ -266,7 +276,9 @@ export const authorizationMachine = setup({
           },
         },
         prechecking: {
+          tags: ['busy'],
           on: {
+            COMMAND_FAILED: { target: 'idle', actions: 'recordCommandFailure' },
             PRECHECKED: [
               // Past the deadline with the nonce unused nothing can ever settle; a consumed nonce is
               // reconciled from its log instead (it may have been captured or canceled in time).
@@ -281,7 +293,9 @@ export const authorizationMachine = setup({
           },
         },
         verifyingCancellation: {
+          tags: ['busy'],
           on: {
+            COMMAND_FAILED: { target: 'idle', actions: 'recordCommandFailure' },
             CANCEL_SIGNATURE_CHECKED: [
               { guard: 'cancelSignatureIsFromPayer', target: '#authorization.canceling' },
               { target: 'idle' },
@@ -295,9 +309,17 @@ export const authorizationMachine = setup({
       },
     },
     capturing: {
+      tags: ['busy'],
       initial: 'submitting',
       states: {
-        submitting: { on: { CAPTURE_SUBMITTED: { target: 'submitted', actions: 'recordSubmission' } } },
+        submitting: {
+          on: {
+            CAPTURE_SUBMITTED: { target: 'submitted', actions: 'recordSubmission' },
+            // Nothing is known to be on the wire yet; if the relayer sends it after all, the
+            // AuthorizationUsed log settles the authorization as captured (reconciliation).
+            COMMAND_FAILED: { target: '#authorization.stored', actions: 'recordCaptureFailure' },
+          },
+        },
         submitted: { on: { CAPTURE_PRECONFIRMED: { target: 'preconfirmed', actions: 'recordPreconfirmation' } } },
         // A preconfirmed log can still come back `removed: true`: wait for the block again.
         preconfirmed: { on: { CAPTURE_REORGED: { target: 'submitted', actions: 'forgetPreconfirmation' } } },
@@ -312,8 +334,12 @@ export const authorizationMachine = setup({
       },
     },
     canceling: {
+      tags: ['busy'],
       on: {
         CANCEL_SUBMITTED: { actions: 'recordCancelSubmission' },
+        // A cancellation in flight can only consume the nonce, never move money: resting at stored is
+        // safe, and the chain (reconciliation) has the last word.
+        COMMAND_FAILED: { target: 'stored', actions: 'recordCancelFailure' },
         CANCEL_CONFIRMED: { target: 'canceled', actions: 'recordCancellation' },
         CANCEL_FAILED: { target: 'stored', actions: 'recordCancelFailure' },
         NONCE_CONSUMED_ONCHAIN: onchainOutcome,

@@ -2,34 +2,44 @@
 // Temporal runs one workflow execution at a time, so account nonces are handed out in order with
 // no lock and no collision, however many captures and worker processes there are.
 import {
-  condition, continueAsNew, getExternalWorkflowHandle, log, proxyActivities, setHandler, workflowInfo,
+  ActivityFailure, condition, continueAsNew, getExternalWorkflowHandle, log, proxyActivities, proxySinks, setHandler, sleep, workflowInfo,
 } from '@temporalio/workflow';
 import type { InflightTransaction, RelayRequest, RelayResult, RelayerActivities } from '../domain/relay.js';
+import type { AuthcapSinks } from '../domain/telemetry.js';
 import { relayRequestSignal, relayResultSignal } from './messages.js';
 
+// Bounded: a node outage must not hold the relayer in one activity forever. A batch that still fails
+// goes back to the queue and is tried again after a pause; the relayer itself never fails.
 const relayer = proxyActivities<RelayerActivities>({
   startToCloseTimeout: '1 minute',
+  scheduleToCloseTimeout: '3 minutes',
   heartbeatTimeout: '20 seconds',
-  retry: { initialInterval: '200 milliseconds', maximumInterval: '5 seconds' },
+  retry: { initialInterval: '200 milliseconds', maximumInterval: '5 seconds', maximumAttempts: 20 },
 });
+
+const { telemetry } = proxySinks<AuthcapSinks>();
 
 export interface RelayerState {
   accountNonce: number | null;
   inflight: InflightTransaction[];
   /** Recent answers, so a repeated request gets the same transaction back. */
   answered: [string, RelayResult][];
+  /** Requests not yet broadcast when the previous run rolled over (continue-as-new). */
+  queue?: RelayRequest[];
 }
 
 const BATCH_SIZE = 25;
 const STUCK_AFTER_MS = 30_000;
 const MAINTENANCE_MS = 5_000;
 const REMEMBERED_ANSWERS = 2_000;
+const PAUSE_AFTER_FAILURE_MS = 2_000;
 
 export async function merchantRelayerWorkflow(state: RelayerState = { accountNonce: null, inflight: [], answered: [] }): Promise<void> {
   let accountNonce = state.accountNonce;
   let inflight = state.inflight;
   const answered = new Map(state.answered);
-  const queue: RelayRequest[] = [];
+  // Carried over from the last run: a rollover never drops or stalls a request already accepted.
+  const queue: RelayRequest[] = [...(state.queue ?? [])];
 
   const reply = async (to: RelayRequest['replyTo'], result: RelayResult) => {
     try {
@@ -55,47 +65,66 @@ export async function merchantRelayerWorkflow(state: RelayerState = { accountNon
     if (answered.size > REMEMBERED_ANSWERS) answered.delete(answered.keys().next().value!);
   };
 
-  while (!workflowInfo().continueAsNewSuggested) {
-    await condition(() => queue.length > 0, inflight.length ? MAINTENANCE_MS : '1 hour');
-    if (queue.length > 0) {
-      // With nothing of ours in flight the chain's count is exact: re-read it, so a counter carried
-      // from an older chain (a reset dev chain, another tool using the key) never leaves a gap.
-      if (accountNonce === null || inflight.length === 0) accountNonce = await relayer.relayerAccountNonce();
-      const batch = queue.splice(0, BATCH_SIZE);
-      const outcome = await relayer.broadcastBatch({ startNonce: accountNonce, items: batch, sentAt: Date.now() });
-      accountNonce = outcome.nextAccountNonce;
-      inflight = [...inflight, ...outcome.sent];
-      queue.unshift(...batch.filter((item) => outcome.retry.includes(item.requestId)));
-      const replies: Promise<void>[] = [];
-      for (const tx of outcome.sent) {
-        const result = { requestId: tx.requestId, transactionHash: tx.hash, accountNonce: tx.accountNonce };
-        remember(result);
-        replies.push(reply(tx.replyTo, result));
-      }
-      for (const refused of outcome.refused) {
-        const item = batch.find((b) => b.requestId === refused.requestId)!;
-        replies.push(reply(item.replyTo, refused));
-      }
-      await Promise.all(replies);
+  async function broadcastQueued(): Promise<void> {
+    // With nothing of ours in flight the chain's count is exact: re-read it, so a counter carried
+    // from an older chain (a reset dev chain, another tool using the key) never leaves a gap.
+    if (accountNonce === null || inflight.length === 0) accountNonce = await relayer.relayerAccountNonce();
+    const batch = queue.splice(0, BATCH_SIZE);
+    let outcome;
+    try {
+      outcome = await relayer.broadcastBatch({ startNonce: accountNonce, items: batch, sentAt: Date.now() });
+    } catch (err) {
+      // Whatever was broadcast before the failure is either mined (and found by the capture's own
+      // log read) or refused; the next attempt re-reads the chain's nonce, so no gap is left.
+      queue.unshift(...batch);
+      accountNonce = null;
+      throw err;
     }
-    if (inflight.length > 0) {
-      const watched = inflight;
-      const report = await relayer.inspectInflight({ inflight: watched, now: Date.now(), stuckAfterMs: STUCK_AFTER_MS });
-      const gone = new Set([...report.settled, ...report.abandoned.map((a) => a.requestId)]);
-      const resent = new Map(report.resent.map((t) => [t.requestId, t]));
-      inflight = inflight.filter((t) => !gone.has(t.requestId)).map((t) => resent.get(t.requestId) ?? t);
-      for (const tx of report.resent) {
-        const result = { requestId: tx.requestId, transactionHash: tx.hash, accountNonce: tx.accountNonce, replaced: true };
-        remember(result);
-        await reply(tx.replyTo, result);
-      }
-      for (const abandoned of report.abandoned) {
-        const tx = watched.find((t) => t.requestId === abandoned.requestId);
-        if (tx) await reply(tx.replyTo, abandoned);
-      }
+    accountNonce = outcome.nextAccountNonce;
+    inflight = [...inflight, ...outcome.sent];
+    queue.unshift(...batch.filter((item) => outcome.retry.includes(item.requestId)));
+    const replies: Promise<void>[] = [];
+    for (const tx of outcome.sent) {
+      const result = { requestId: tx.requestId, transactionHash: tx.hash, accountNonce: tx.accountNonce };
+      remember(result);
+      replies.push(reply(tx.replyTo, result));
+    }
+    for (const refused of outcome.refused) {
+      const item = batch.find((b) => b.requestId === refused.requestId)!;
+      replies.push(reply(item.replyTo, refused));
+    }
+    await Promise.all(replies);
+  }
+
+  async function maintainInflight(): Promise<void> {
+    const watched = inflight;
+    const report = await relayer.inspectInflight({ inflight: watched, now: Date.now(), stuckAfterMs: STUCK_AFTER_MS });
+    const gone = new Set([...report.settled, ...report.abandoned.map((a) => a.requestId)]);
+    const resent = new Map(report.resent.map((t) => [t.requestId, t]));
+    inflight = inflight.filter((t) => !gone.has(t.requestId)).map((t) => resent.get(t.requestId) ?? t);
+    for (const tx of report.resent) {
+      const result = { requestId: tx.requestId, transactionHash: tx.hash, accountNonce: tx.accountNonce, replaced: true };
+      remember(result);
+      await reply(tx.replyTo, result);
+    }
+    for (const abandoned of report.abandoned) {
+      const tx = watched.find((t) => t.requestId === abandoned.requestId);
+      if (tx) await reply(tx.replyTo, abandoned);
     }
   }
-  // Signals that arrived while we decided to roll over are handled by the next run.
-  await condition(() => queue.length === 0);
-  await continueAsNew<typeof merchantRelayerWorkflow>({ accountNonce, inflight, answered: [...answered] });
+
+  while (!workflowInfo().continueAsNewSuggested) {
+    await condition(() => queue.length > 0, inflight.length ? MAINTENANCE_MS : '1 hour');
+    try {
+      if (queue.length > 0) await broadcastQueued();
+      if (inflight.length > 0) await maintainInflight();
+    } catch (err) {
+      // An activity that failed for good (node down past its retry budget, a refusal we did not
+      // foresee) must not end the relayer: every capture in the merchant's queue depends on it.
+      log.error('relayer step failed; retrying after a pause', { error: err instanceof ActivityFailure ? String(err.cause?.message ?? err.message) : String(err) });
+      await sleep(PAUSE_AFTER_FAILURE_MS);
+    }
+    telemetry.relayerQueue({ queued: queue.length, inflight: inflight.length });
+  }
+  await continueAsNew<typeof merchantRelayerWorkflow>({ accountNonce, inflight, answered: [...answered], queue: [...queue] });
 }

@@ -1,4 +1,6 @@
 // Pure domain code: amounts, addresses and hex inputs, token revert reasons, error codes.
+import { concatHex, hexToBigInt, keccak256, numberToHex, parseSignature as parseSignatureParts, recoverAddress, serializeCompactSignature, signatureToCompactSignature, sliceHex, toHex } from 'viem';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { describe, it, expect } from 'vitest';
 import { TOKEN_DECIMALS, formatAmount, parseAmount, parseUint } from '../../domain/amount.js';
 import { parseAddress, parseBytes32, parseSignature, sameAddress } from '../../domain/address.js';
@@ -206,9 +208,34 @@ describe('parseBytes32', () => {
 });
 
 describe('parseSignature', () => {
-  it('accepts a 65-byte signature unchanged', () => {
+  it('keeps a canonical 65-byte signature as it is (lower-cased)', () => {
     const signature = `0x${'1b'.repeat(64)}1C`;
-    expect(parseSignature(signature)).toBe(signature);
+    expect(parseSignature(signature)).toBe(signature.toLowerCase());
+  });
+
+  it('turns the high-s twin of a real signature into the low-s one the token accepts, same signer', async () => {
+    const account = privateKeyToAccount(generatePrivateKey());
+    const hash = keccak256(toHex('authcap'));
+    const low = await account.sign({ hash });
+    const n = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n;
+    const s = hexToBigInt(sliceHex(low, 32, 64));
+    const v = Number(hexToBigInt(sliceHex(low, 64, 65)));
+    const high = concatHex([sliceHex(low, 0, 32), numberToHex(n - s, { size: 32 }), numberToHex(v === 27 ? 28 : 27, { size: 1 })]);
+    expect(await recoverAddress({ hash, signature: high })).toBe(account.address);
+    expect(parseSignature(high)).toBe(low.toLowerCase());
+    expect(parseSignature(low)).toBe(low.toLowerCase());
+  });
+
+  it('expands an EIP-2098 compact (64-byte) signature to the 65 bytes the token takes', async () => {
+    const account = privateKeyToAccount(generatePrivateKey());
+    const hash = keccak256(toHex('compact'));
+    const full = await account.sign({ hash });
+    const compact = serializeCompactSignature(signatureToCompactSignature(parseSignatureParts(full)));
+    expect(parseSignature(compact)).toBe(full.toLowerCase());
+  });
+
+  it('refuses 65 bytes whose v is not a recovery id', () => {
+    expect(() => parseSignature(`0x${'1b'.repeat(64)}05`)).toThrow(/v must be 27 or 28/);
   });
 
   it('accepts longer signatures (ERC-1271 contract wallets)', () => {

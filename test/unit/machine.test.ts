@@ -164,20 +164,20 @@ describe('which events each state accepts (snapshot.can)', () => {
       ['DEADLINE_REACHED', 'NONCE_CONSUMED_ONCHAIN', 'SIGNATURE_SUBMITTED', 'VOID']],
     // VOID waits for a command in flight to finish: it is accepted only in resting substates.
     ['drafted.verifyingSignature', toVerifyingSignature, { drafted: 'verifyingSignature' },
-      ['DEADLINE_REACHED', 'NONCE_CONSUMED_ONCHAIN', 'SIGNATURE_CHECKED']],
+      ['COMMAND_FAILED', 'DEADLINE_REACHED', 'NONCE_CONSUMED_ONCHAIN', 'SIGNATURE_CHECKED']],
     ['stored.idle', toStored, { stored: 'idle' },
       ['CANCEL_REQUESTED', 'CAPTURE_REQUESTED', 'DEADLINE_REACHED', 'NONCE_CONSUMED_ONCHAIN', 'VOID']],
     ['stored.prechecking', () => toPrechecking(), { stored: 'prechecking' },
-      ['DEADLINE_REACHED', 'NONCE_CONSUMED_ONCHAIN', 'PRECHECKED']],
+      ['COMMAND_FAILED', 'DEADLINE_REACHED', 'NONCE_CONSUMED_ONCHAIN', 'PRECHECKED']],
     ['stored.verifyingCancellation', toVerifyingCancellation, { stored: 'verifyingCancellation' },
-      ['CANCEL_SIGNATURE_CHECKED', 'DEADLINE_REACHED', 'NONCE_CONSUMED_ONCHAIN']],
+      ['CANCEL_SIGNATURE_CHECKED', 'COMMAND_FAILED', 'DEADLINE_REACHED', 'NONCE_CONSUMED_ONCHAIN']],
     ['capturing.submitting', () => toSubmitting(), { capturing: 'submitting' },
-      ['CAPTURE_CONFIRMED', 'CAPTURE_FAILED', 'CAPTURE_SUBMITTED', 'NONCE_CONSUMED_ONCHAIN']],
+      ['CAPTURE_CONFIRMED', 'CAPTURE_FAILED', 'CAPTURE_SUBMITTED', 'COMMAND_FAILED', 'NONCE_CONSUMED_ONCHAIN']],
     ['capturing.submitted', toSubmitted, { capturing: 'submitted' },
       ['CAPTURE_CONFIRMED', 'CAPTURE_FAILED', 'CAPTURE_PRECONFIRMED', 'NONCE_CONSUMED_ONCHAIN']],
     ['capturing.preconfirmed', toPreconfirmed, { capturing: 'preconfirmed' },
       ['CAPTURE_CONFIRMED', 'CAPTURE_FAILED', 'CAPTURE_REORGED', 'NONCE_CONSUMED_ONCHAIN']],
-    ['canceling', toCanceling, 'canceling', ['CANCEL_CONFIRMED', 'CANCEL_FAILED', 'CANCEL_SUBMITTED', 'NONCE_CONSUMED_ONCHAIN']],
+    ['canceling', toCanceling, 'canceling', ['CANCEL_CONFIRMED', 'CANCEL_FAILED', 'CANCEL_SUBMITTED', 'COMMAND_FAILED', 'NONCE_CONSUMED_ONCHAIN']],
   ];
 
   for (const [name, make, value, accepted] of table) {
@@ -194,6 +194,26 @@ describe('which events each state accepts (snapshot.can)', () => {
       for (const type of refused) expectUnchanged(snapshot, send(snapshot, sampleEvents[type]));
     });
   }
+
+  it('every busy state (tag busy) ends in a resting or final state on COMMAND_FAILED, except a capture on the wire', () => {
+    const busy: [string, () => Snapshot, unknown][] = [
+      ['drafted.verifyingSignature', toVerifyingSignature, { drafted: 'awaitingSignature' }],
+      ['stored.prechecking', () => toPrechecking(), { stored: 'idle' }],
+      ['stored.verifyingCancellation', toVerifyingCancellation, { stored: 'idle' }],
+      ['capturing.submitting', () => toSubmitting(), { stored: 'idle' }],
+      ['canceling', toCanceling, { stored: 'idle' }],
+    ];
+    for (const [, make, resting] of busy) {
+      const before = make();
+      expect(before.hasTag('busy')).toBe(true);
+      const after = send(before, sampleEvents.COMMAND_FAILED);
+      expect(after.value).toEqual(resting);
+      expect(after.hasTag('busy')).toBe(false);
+      expect(after.context.lastError).toEqual({ code: 'chain_unavailable', message: 'the node stopped answering', at: at(50) });
+    }
+    // Once the capture transaction is on the wire only the chain may end it (confirmed, failed, consumed).
+    for (const make of [toSubmitted, toPreconfirmed]) expect(make().can(sampleEvents.COMMAND_FAILED)).toBe(false);
+  });
 
   it('NONCE_CONSUMED_ONCHAIN reporting an unused nonce is refused (no guard matches)', () => {
     for (const snapshot of [toDrafted(), toVerifyingSignature(), toStored(), toSubmitted(), toCanceling()]) {

@@ -113,6 +113,7 @@ export const sampleEvents: { [K in EventType]: EventOf<K> } = {
   VOID: { type: 'VOID', at: at(50), reason: 'order canceled', by: 'operator' },
   DEADLINE_REACHED: { type: 'DEADLINE_REACHED', at: at(50), onchain: consumption('used') },
   NONCE_CONSUMED_ONCHAIN: { type: 'NONCE_CONSUMED_ONCHAIN', at: at(50), onchain: consumption('used') },
+  COMMAND_FAILED: { type: 'COMMAND_FAILED', at: at(50), failure: { code: 'chain_unavailable', message: 'the node stopped answering' } },
 };
 
 export const allEventTypes = Object.keys(sampleEvents) as EventType[];
