@@ -4,7 +4,8 @@ import type { CaptureConfirmation, CaptureInclusion, CaptureRequest, PrepareResu
 import { tokenAbi } from '../domain/tokenAbi.js';
 import type { ChainContext } from './chainContext.js';
 import { CAPTURE_GAS_LIMIT } from './precheck.js';
-import { authorizationUsedTopic, createNonceStateActivity, logPairKey, nonceTopics, pairKey } from './nonceState.js';
+import { authorizationCanceledTopic, authorizationUsedTopic, consumptionFromLog, createNonceStateActivity, logPairKey, nonceTopics, pairKey } from './nonceState.js';
+import type { OnchainConsumption } from '../domain/facts.js';
 import { captureFailureFromRevert, isRevert } from './revert.js';
 import { heartbeat, sleep, waitForDepth, waitForReceipt } from './heartbeat.js';
 import { captureCall } from './tokenCalls.js';
@@ -53,9 +54,21 @@ export function createCaptureActivities(ctx: ChainContext) {
       }
       // Not mined (or replaced under a new hash): the preconfirmed view shows the log of whichever lands.
       const logs = await ctx.logs.getLogs({ address: ctx.tokenAddress, topics: nonceTopics(from, nonce), fromBlock, toBlock: 'pending' });
-      const used = logs.find((l) => !l.removed && l.topics[0] === authorizationUsedTopic && logPairKey(l) === pairKey(from, nonce));
+      const mine = logs.filter((l) => !l.removed && logPairKey(l) === pairKey(from, nonce));
+      const used = mine.find((l) => l.topics[0] === authorizationUsedTopic);
       if (used?.transactionHash && used.blockNumber !== null && used.blockHash) {
         return { status: 'included', transactionHash: used.transactionHash, blockNumber: used.blockNumber.toString(), blockHash: used.blockHash };
+      }
+      // The payer canceled (or someone consumed the nonce) while ours waited: ours can never land.
+      const canceled = mine.find((l) => l.topics[0] === authorizationCanceledTopic && l.blockNumber !== null);
+      if (canceled) return { status: 'consumed', onchain: consumptionFromLog(canceled) as OnchainConsumption };
+      // Past validBefore by block time nothing can land any more: stop waiting, the window decides.
+      if (Date.now() / 1000 > Number(request.authorization.validBefore)) {
+        const head = await ctx.publicClient.getBlock({ blockTag: 'latest' });
+        if (head.timestamp >= BigInt(request.authorization.validBefore)) {
+          const stillUnused = !(await ctx.publicClient.readContract({ address: ctx.tokenAddress, abi: tokenAbi, functionName: 'authorizationState', args: [from, nonce] }));
+          if (stillUnused) return { status: 'failed', failure: { code: 'authorization_expired', message: `the capture was not mined before validBefore ${request.authorization.validBefore}` } };
+        }
       }
       heartbeat();
       await sleep(ctx.pollingIntervalMs);
@@ -80,12 +93,17 @@ export function createCaptureActivities(ctx: ChainContext) {
     if (block.timestamp >= BigInt(request.authorization.validBefore)) {
       return { code: 'authorization_expired' as const, message: `the capture landed at block time ${block.timestamp}, after validBefore` };
     }
-    try {
-      await ctx.publicClient.simulateContract({ ...call, account: ctx.merchant, blockNumber: receipt.blockNumber - 1n });
-    } catch (err) {
-      return captureFailureFromRevert(err);
+    // The state after the block first: what made ours revert (a blacklist, a pause, a transfer out)
+    // may have landed in the same block, before it; then the state before the block.
+    for (const blockNumber of [receipt.blockNumber, receipt.blockNumber - 1n]) {
+      try {
+        await ctx.publicClient.simulateContract({ ...call, account: ctx.merchant, blockNumber });
+      } catch (err) {
+        if (isRevert(err)) return captureFailureFromRevert(err);
+      }
     }
-    return { code: 'capture_reverted' as const, message: `capture transaction ${receipt.transactionHash} reverted` };
+    // The hash is added by the machine when it records the failure; do not name it twice.
+    return { code: 'capture_reverted' as const, message: 'the capture transaction reverted onchain' };
   }
 
   return { prepareCapture, awaitCaptureInclusion, awaitCaptureConfirmation };

@@ -22,9 +22,18 @@ export interface ChainConfig {
   pollingIntervalMs?: number;
   /** How often open authorizations re-read the chain for outside consumption (AUTHCAP_RECONCILE_SECONDS). */
   reconcileIntervalSeconds?: number;
+  /** The longest window accepted for a pre-signed authorization (AUTHCAP_MAX_VALIDITY_SECONDS, default 7 days). */
+  maxValiditySeconds?: number;
+  /** Events after which a resting authorization workflow continues as new (AUTHCAP_HISTORY_LIMIT). */
+  historyLimit?: number;
 }
 
 export type Confirmations = number | 'safe' | 'finalized';
+
+/** A week: long enough for a delayed shipment, short enough that a forgotten authorization ends. */
+export const DEFAULT_MAX_VALIDITY_SECONDS = 7 * 24 * 3600;
+/** Well under Temporal's 51,200-event limit (and its 10,240 warning), so replays stay cheap. */
+export const DEFAULT_HISTORY_LIMIT = 2_000;
 
 export interface ChainContext {
   publicClient: PublicClient<Transport, Chain>;
@@ -37,6 +46,8 @@ export interface ChainContext {
   logs: LogReader;
   rpcMetrics: RpcMetrics;
   reconcileIntervalSeconds: number;
+  maxValiditySeconds: number;
+  historyLimit: number;
 }
 
 export async function createChainContext(config: ChainConfig): Promise<ChainContext> {
@@ -66,5 +77,7 @@ export async function createChainContext(config: ChainConfig): Promise<ChainCont
     logs: new LogReader(publicClient),
     rpcMetrics,
     reconcileIntervalSeconds: config.reconcileIntervalSeconds ?? 15,
+    maxValiditySeconds: config.maxValiditySeconds ?? DEFAULT_MAX_VALIDITY_SECONDS,
+    historyLimit: config.historyLimit ?? DEFAULT_HISTORY_LIMIT,
   };
 }

@@ -18,12 +18,13 @@ export function createDraftActivity(ctx: ChainContext, deps: { now?: () => numbe
     primaryType: AuthorizationPrimaryType;
     validForSeconds?: number;
   }): Promise<DraftResult> {
-    const domain = await readTokenDomain(ctx);
+    const [domain, head] = await Promise.all([readTokenDomain(ctx), ctx.publicClient.getBlockNumber({ cacheTime: 0 })]);
     const issuedAt = now();
     // A merchant may ask for a shorter window than the configured one, never a longer one.
     const validFor = Math.min(request.validForSeconds ?? ctx.validitySeconds, ctx.validitySeconds);
     return {
       domain,
+      fromBlock: head.toString(),
       authorization: {
         from: request.payer,
         to: ctx.merchant,

@@ -25,7 +25,9 @@ export function createActivities(ctx: ChainContext, deps: ActivityDependencies):
   return classifyingErrors({
     requestRelay: deps.requestRelay,
     ...createRelayerActivities(ctx),
-    workerPolicy: async () => ({ reconcileIntervalSeconds: ctx.reconcileIntervalSeconds }),
+    workerPolicy: async () => ({
+      reconcileIntervalSeconds: ctx.reconcileIntervalSeconds, maxValiditySeconds: ctx.maxValiditySeconds, historyLimit: ctx.historyLimit,
+    }),
     checkPresignedAuthorization: createPresignedActivity(ctx),
     ...createCancelActivities(ctx),
     draftAuthorization: createDraftActivity(ctx),

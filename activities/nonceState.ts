@@ -1,5 +1,6 @@
 import { encodeEventTopics, type Address, type Hex } from 'viem';
 import type { OnchainNonceFacts } from '../domain/facts.js';
+import type { NonceStateRequest } from '../domain/activityContract.js';
 import { tokenAbi } from '../domain/tokenAbi.js';
 import type { ChainContext } from './chainContext.js';
 import type { DecodedLog } from './rpc/logReader.js';
@@ -51,13 +52,15 @@ export function createNonceStateActivity(ctx: ChainContext) {
    * authorizationState is true for used and for canceled alike; only the log says which. Reads the
    * cheap view first and scans logs only when the nonce is consumed.
    */
-  return async function readNonceState(request: { authorizer: Address; nonce: Hex }): Promise<OnchainNonceFacts> {
+  return async function readNonceState(request: NonceStateRequest): Promise<OnchainNonceFacts> {
     const consumed = await ctx.publicClient.readContract({
       address: ctx.tokenAddress, abi: tokenAbi, functionName: 'authorizationState', args: [request.authorizer, request.nonce],
     });
     if (!consumed) return { status: 'unused' };
     const logs = await ctx.logs.getLogs({
-      address: ctx.tokenAddress, topics: nonceTopics(request.authorizer, request.nonce), fromBlock: 'earliest', toBlock: 'latest',
+      address: ctx.tokenAddress, topics: nonceTopics(request.authorizer, request.nonce),
+      // From the authorization's creation, not from genesis: on a 0.2 s chain that is millions of blocks.
+      fromBlock: request.fromBlock ? BigInt(request.fromBlock) : 'earliest', toBlock: 'latest',
     });
     const log = logs.find((l) => !l.removed && logPairKey(l) === pairKey(request.authorizer, request.nonce));
     if (!log) throw new Error('nonce is consumed but its log is not in a block yet');

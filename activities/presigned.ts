@@ -5,6 +5,7 @@ import type { SignatureCheck } from '../domain/facts.js';
 import type { ChainContext } from './chainContext.js';
 import { readTokenDomain, sameDomain } from './tokenDomain.js';
 import { createVerifyActivity } from './verify.js';
+import { tokenAbi } from '../domain/tokenAbi.js';
 
 export function createPresignedActivity(ctx: ChainContext, now: () => number = () => Math.floor(Date.now() / 1000)) {
   const verify = createVerifyActivity(ctx);
@@ -13,9 +14,15 @@ export function createPresignedActivity(ctx: ChainContext, now: () => number = (
     authorization: AuthorizationMessage;
     signature: Hex;
     domain?: TokenDomain;
-  }): Promise<{ domain: TokenDomain; check: SignatureCheck }> {
-    const domain = await readTokenDomain(ctx);
-    const refuse = (code: SignatureCheck['code'], reason: string) => ({ domain, check: { valid: false, code, reason } });
+  }): Promise<{ domain: TokenDomain; check: SignatureCheck; fromBlock: string }> {
+    const { from, nonce, validBefore } = request.authorization;
+    const [domain, head, consumed] = await Promise.all([
+      readTokenDomain(ctx),
+      ctx.publicClient.getBlockNumber({ cacheTime: 0 }),
+      ctx.publicClient.readContract({ address: ctx.tokenAddress, abi: tokenAbi, functionName: 'authorizationState', args: [from, nonce], blockTag: 'pending' }),
+    ]);
+    const fromBlock = head.toString();
+    const refuse = (code: SignatureCheck['code'], reason: string) => ({ domain, fromBlock, check: { valid: false, code, reason } });
     if (request.domain && !sameDomain(request.domain, domain)) {
       return refuse('domain_mismatch',
         `signed for ${request.domain.name} v${request.domain.version} on chain ${request.domain.chainId} at ${request.domain.verifyingContract}; ` +
@@ -24,9 +31,14 @@ export function createPresignedActivity(ctx: ChainContext, now: () => number = (
     if (!sameAddress(request.authorization.to, ctx.merchant)) {
       return refuse('recipient_mismatch', `the authorization pays ${request.authorization.to}, not this merchant (${ctx.merchant})`);
     }
-    if (BigInt(request.authorization.validBefore) <= BigInt(now())) {
-      return refuse('authorization_expired', `validBefore ${request.authorization.validBefore} has already passed`);
+    if (BigInt(validBefore) <= BigInt(now())) {
+      return refuse('authorization_expired', `validBefore ${validBefore} has already passed`);
     }
-    return { domain, check: await verify({ domain, primaryType: request.primaryType, authorization: request.authorization, signature: request.signature }) };
+    if (BigInt(validBefore) > BigInt(now() + ctx.maxValiditySeconds)) {
+      return refuse('validity_too_long', `validBefore ${validBefore} is more than ${ctx.maxValiditySeconds} s away; ask the payer for a shorter window`);
+    }
+    // Already used or canceled onchain: it can never pay this order (and must not mark it paid).
+    if (consumed) return refuse('nonce_already_used', `the nonce ${nonce} of ${from} is already used or canceled onchain`);
+    return { domain, fromBlock, check: await verify({ domain, primaryType: request.primaryType, authorization: request.authorization, signature: request.signature }) };
   };
 }

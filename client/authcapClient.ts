@@ -1,9 +1,11 @@
 // The typed client library order services use. Every method validates its input before anything
 // reaches Temporal, and every failure is an AuthcapError with a stable code.
-import { Client, Connection, WorkflowUpdateStage, type WorkflowHandle } from '@temporalio/client';
+import { Client, Connection, WorkflowUpdateStage, type WorkflowExecutionDescription, type WorkflowHandle } from '@temporalio/client';
+import { defaultPayloadConverter } from '@temporalio/common';
+import type { temporal as proto } from '@temporalio/proto';
 import type { Hex } from 'viem';
 import { parseAddress, parseSignature } from '../domain/address.js';
-import type { AuthorizationResource, AuthorizationView, AuthorizationWorkflowInput } from '../domain/authorization.js';
+import { VIEW_MEMO_KEY, type AuthorizationResource, type AuthorizationView, type AuthorizationWorkflowInput } from '../domain/authorization.js';
 import { AuthcapError } from '../domain/errors.js';
 import {
   AmountMinorAttribute, AuthorizationStateAttribute, OrderIdAttribute, PayerAttribute, ValidBeforeAttribute,
@@ -14,6 +16,7 @@ import {
 } from '../workflows/messages.js';
 import { parseResourceId, resourceId, workflowIdForOrder } from './ids.js';
 import { toAuthcapError } from './temporalErrors.js';
+import { serverCall, workerCall, withDeadline } from './temporalCalls.js';
 import { parseAmount, parseOrderId, parsePresigned, parseState, parseValidFor, type PresignedRequest } from './requests.js';
 
 export interface CreateAuthorizationRequest {
@@ -46,6 +49,22 @@ export interface ListRequest {
   state?: string;
   payer?: string;
   limit?: number;
+}
+
+export interface ListPage {
+  data: AuthorizationSummary[];
+  /** Pass back as `pageToken` for the next page; null on the last one. */
+  nextPageToken: string | null;
+}
+
+export interface ReadinessCheck {
+  ok: boolean;
+  detail?: string;
+}
+
+export interface Readiness {
+  temporal: ReadinessCheck;
+  worker: ReadinessCheck;
 }
 
 export interface CaptureOutcome {
@@ -91,9 +110,16 @@ export class AuthcapClient {
 
   private async start(orderId: string, payer: string, value: bigint, input: AuthorizationWorkflowInput): Promise<AuthorizationResource> {
     const workflowId = workflowIdForOrder(orderId);
+    if (value > BigInt(Number.MAX_SAFE_INTEGER)) {
+      // Operators search and sort by AmountMinor (an integer attribute): an amount it cannot hold exactly is refused, not silently unindexed.
+      throw new AuthcapError('validation_error', `amount is larger than authcap records (at most ${Number.MAX_SAFE_INTEGER} minor units)`);
+    }
+    // One order, one charge: a new attempt is allowed only after one that moved no money.
+    const previous = await this.latestRun(workflowId);
+    if (previous && previous.status.name !== 'RUNNING') this.refuseIfCaptured(orderId, previous);
     let runId: string;
     try {
-      const handle = await this.temporal.workflow.start(WORKFLOW_TYPE, {
+      const handle = await serverCall(this.temporal, () => this.temporal.workflow.start(WORKFLOW_TYPE, {
         taskQueue: this.taskQueue,
         workflowId,
         args: [input],
@@ -104,27 +130,70 @@ export class AuthcapClient {
           { key: OrderIdAttribute, value: orderId },
           { key: PayerAttribute, value: payer },
           { key: AuthorizationStateAttribute, value: 'drafting' },
-          ...(value <= BigInt(Number.MAX_SAFE_INTEGER) ? [{ key: AmountMinorAttribute, value: Number(value) }] : []),
+          { key: AmountMinorAttribute, value: Number(value) },
         ],
-      });
+      }));
       runId = handle.firstExecutionRunId;
     } catch (err) {
       const error = toAuthcapError(err);
       if (error.code === 'order_has_open_authorization') {
-        const open = await this.temporal.workflow.getHandle(workflowId).describe();
+        const open = await this.latestRun(workflowId);
         throw new AuthcapError('order_has_open_authorization', `order ${orderId} already has an open authorization`, {
-          id: resourceId(orderId, open.runId),
+          id: resourceId(orderId, open ? firstRunIdOf(open) : ''),
         });
       }
       throw error;
     }
-    const view = await this.call(() => this.temporal.workflow.getHandle(workflowId, runId).executeUpdate(draftReadyUpdate));
+    // The previous attempt was still running when we looked and may have ended captured since:
+    // look again, and withdraw this attempt if it did.
+    if (previous && previous.status.name === 'RUNNING') {
+      const settled = await serverCall(this.temporal, () => this.temporal.workflow.getHandle(workflowId, previous.runId).describe());
+      try {
+        this.refuseIfCaptured(orderId, settled);
+      } catch (err) {
+        await serverCall(this.temporal, () => this.temporal.workflow.getHandle(workflowId, runId).terminate('the order was captured by an earlier attempt'));
+        throw err;
+      }
+    }
+    const handle = this.temporal.workflow.getHandle(workflowId, undefined, { firstExecutionRunId: runId });
+    const view = await this.update(handle, () => handle.executeUpdate(draftReadyUpdate));
     return { id: resourceId(orderId, runId), ...view };
   }
 
+  private refuseIfCaptured(orderId: string, run: WorkflowExecutionDescription): void {
+    if (run.typedSearchAttributes.get(AuthorizationStateAttribute) === 'captured') {
+      throw new AuthcapError('order_already_captured', `order ${orderId} was already paid by an earlier authorization; a new one would charge twice`, {
+        id: resourceId(orderId, firstRunIdOf(run)),
+      });
+    }
+  }
+
+  private async latestRun(workflowId: string): Promise<WorkflowExecutionDescription | undefined> {
+    try {
+      return await serverCall(this.temporal, () => this.temporal.workflow.getHandle(workflowId).describe());
+    } catch (err) {
+      if (err instanceof AuthcapError && err.code === 'not_found') return undefined;
+      throw err;
+    }
+  }
+
+  /**
+   * The authorization as it stands, from the memo the workflow keeps current: one server call, no
+   * workflow task, so reads stay fast under load and answer while every worker is down.
+   */
   async getAuthorization(id: string): Promise<AuthorizationResource> {
-    const view = await this.call(() => this.handle(id).query(statusQuery));
-    return { id, ...view };
+    const parsed = this.parse(id);
+    const latest = await serverCall(this.temporal, () => this.temporal.workflow.getHandle(parsed.workflowId).describe());
+    let run = firstRunIdOf(latest) === parsed.runId ? latest : undefined;
+    if (!run) {
+      const first = await serverCall(this.temporal, () => this.temporal.workflow.getHandle(parsed.workflowId, parsed.runId).describe());
+      // An older attempt that never rolled over is its own last run; one that did needs a query.
+      if (first.status.name !== 'CONTINUED_AS_NEW') run = first;
+    }
+    const view = run?.memo?.[VIEW_MEMO_KEY] as AuthorizationView | undefined;
+    if (view) return { id, ...view };
+    const handle = this.handle(id);
+    return { id, ...(await workerCall(this.temporal, () => this.ping(), () => handle.query(statusQuery))) };
   }
 
   /** Stores the payer's signature after checking it against the exact draft. */
@@ -141,8 +210,31 @@ export class AuthcapClient {
    */
   async capture(id: string, options: { waitMs?: number } = {}): Promise<CaptureOutcome> {
     const handle = this.handle(id);
-    const update = await this.command(handle, 'capture', () => handle.startUpdate(captureUpdate, { waitForStage: WorkflowUpdateStage.ACCEPTED }));
-    const waitMs = options.waitMs ?? 15_000;
+    return this.boundedCommand(id, handle, 'capture', () => handle.startUpdate(captureUpdate, { waitForStage: WorkflowUpdateStage.ACCEPTED }), options.waitMs);
+  }
+
+  /** Relays the payer's CancelAuthorization signature; resolves once the cancellation is onchain (or the wait ends). */
+  async cancel(id: string, signature: string): Promise<AuthorizationResource> {
+    return (await this.cancelWithOutcome(id, signature)).authorization;
+  }
+
+  /** Like cancel, but says whether the cancellation settled within `waitMs` (else it carries on). */
+  async cancelWithOutcome(id: string, signature: string, options: { waitMs?: number } = {}): Promise<CaptureOutcome> {
+    const parsed = parseSignature(signature) as Hex;
+    const handle = this.handle(id);
+    return this.boundedCommand(id, handle, 'cancel',
+      () => handle.startUpdate(cancelUpdate, { args: [{ signature: parsed }], waitForStage: WorkflowUpdateStage.ACCEPTED }), options.waitMs);
+  }
+
+  /** Starts an update, then waits at most `waitMs` for its outcome; past that the workflow carries on. */
+  private async boundedCommand(
+    id: string,
+    handle: WorkflowHandle,
+    action: string,
+    start: () => Promise<{ result(): Promise<AuthorizationView> }>,
+    waitMs = 15_000,
+  ): Promise<CaptureOutcome> {
+    const update = await this.command(handle, action, start);
     let timer: NodeJS.Timeout | undefined;
     const timedOut = new Promise<undefined>((resolve) => {
       timer = setTimeout(() => resolve(undefined), waitMs);
@@ -156,17 +248,15 @@ export class AuthcapClient {
     }
   }
 
-  /** Relays the payer's CancelAuthorization signature; resolves once the cancellation is onchain. */
-  async cancel(id: string, signature: string): Promise<AuthorizationResource> {
-    const parsed = parseSignature(signature) as Hex;
-    const handle = this.handle(id);
-    const view = await this.command(handle, 'cancel', () => handle.executeUpdate(cancelUpdate, { args: [{ signature: parsed }] }));
-    return { id, ...view };
-  }
-
   /** Lists authorizations from Temporal visibility (search attributes), newest first. */
   async list(request: ListRequest = {}): Promise<AuthorizationSummary[]> {
-    const clauses = [`WorkflowType = '${WORKFLOW_TYPE}'`];
+    return (await this.listPage(request)).data;
+  }
+
+  /** One page of the list; pass `nextPageToken` back as `pageToken` for the next one. */
+  async listPage(request: ListRequest & { pageToken?: string } = {}): Promise<ListPage> {
+    // Runs that rolled over (continue-as-new) are the same authorization as their successor.
+    const clauses = [`WorkflowType = '${WORKFLOW_TYPE}'`, `ExecutionStatus != 'ContinuedAsNew'`];
     if (request.orderId !== undefined) clauses.push(`OrderId = ${quote(parseOrderId(request.orderId))}`);
     const state = parseState(request.state);
     if (state) clauses.push(`AuthorizationState = ${quote(state)}`);
@@ -175,32 +265,52 @@ export class AuthcapClient {
     if (!Number.isSafeInteger(limit) || limit < 1 || limit > 100) {
       throw new AuthcapError('validation_error', 'limit must be a whole number from 1 to 100');
     }
-    const summaries: AuthorizationSummary[] = [];
-    const executions = this.temporal.workflow.list({ query: clauses.join(' AND '), pageSize: limit });
-    for await (const execution of executions) {
-      const attrs = execution.typedSearchAttributes;
-      const orderId = attrs.get(OrderIdAttribute) ?? execution.workflowId.replace(/^authorization-/, '');
-      const amount = attrs.get(AmountMinorAttribute);
-      const validBefore = attrs.get(ValidBeforeAttribute);
-      summaries.push({
-        id: resourceId(orderId, execution.runId),
-        orderId,
-        state: attrs.get(AuthorizationStateAttribute) ?? 'unknown',
-        payer: attrs.get(PayerAttribute) ?? null,
-        amountMinor: amount === undefined ? null : String(amount),
-        validBefore: validBefore ? validBefore.toISOString() : null,
-        createdAt: execution.startTime.toISOString(),
-      });
-      if (summaries.length >= limit) break;
+    let nextPageToken: Uint8Array | undefined;
+    if (request.pageToken !== undefined) {
+      if (typeof request.pageToken !== 'string' || !/^[A-Za-z0-9_-]{1,4096}$/.test(request.pageToken)) {
+        throw new AuthcapError('validation_error', 'pageToken is not one this API returned');
+      }
+      nextPageToken = Buffer.from(request.pageToken, 'base64url');
     }
-    return summaries;
+    const response = await serverCall(this.temporal, () => this.temporal.workflowService.listWorkflowExecutions({
+      namespace: this.temporal.options.namespace, query: clauses.join(' AND '), pageSize: limit, nextPageToken,
+    })).catch((err: unknown) => {
+      if (nextPageToken && err instanceof AuthcapError && err.code === 'internal_error') {
+        throw new AuthcapError('validation_error', 'pageToken is not one this API returned');
+      }
+      throw err;
+    });
+    const data = (response.executions ?? []).slice(0, limit).map((execution) => summaryOf(execution));
+    const token = response.nextPageToken && response.nextPageToken.length > 0 ? Buffer.from(response.nextPageToken).toString('base64url') : null;
+    return { data, nextPageToken: token };
+  }
+
+  /** Whether this client's Temporal answers and a worker is polling the task queue. */
+  async checkReadiness(): Promise<Readiness> {
+    const temporal = await this.ping().then(() => ({ ok: true }), (err: Error) => ({ ok: false, detail: err.message }));
+    if (!temporal.ok) return { temporal, worker: { ok: false, detail: 'Temporal is not reachable' } };
+    const worker = await serverCall(this.temporal, () => this.temporal.workflowService.describeTaskQueue({
+      namespace: this.temporal.options.namespace,
+      // TASK_QUEUE_KIND_NORMAL and TASK_QUEUE_TYPE_WORKFLOW (the proto package is CommonJS: no named ESM enums).
+      taskQueue: { name: this.taskQueue, kind: 1 },
+      taskQueueType: 1,
+    })).then((answer) => {
+      const pollers = answer.pollers ?? [];
+      return pollers.length > 0 ? { ok: true } : { ok: false, detail: `no worker is polling task queue ${this.taskQueue}` };
+    }, (err: Error) => ({ ok: false, detail: err.message }));
+    return { temporal, worker };
+  }
+
+  private ping(): Promise<unknown> {
+    return withDeadline(this.temporal, 2_000, () => this.temporal.workflowService.getSystemInfo({}));
   }
 
   /** The id of the newest authorization attempt for an order (open or not). */
   async idForOrder(orderId: string): Promise<string> {
     const parsed = parseOrderId(orderId);
-    const description = await this.call(() => this.temporal.workflow.getHandle(workflowIdForOrder(parsed)).describe());
-    return resourceId(parsed, description.runId);
+    const description = await this.latestRun(workflowIdForOrder(parsed));
+    if (!description) throw new AuthcapError('not_found', `no authorization for order ${parsed}`);
+    return resourceId(parsed, firstRunIdOf(description));
   }
 
   /** Voids offchain: authcap never submits this authorization afterwards. */
@@ -214,10 +324,21 @@ export class AuthcapClient {
     return { id, ...view };
   }
 
-  private handle(id: string): WorkflowHandle {
+  private parse(id: string): { orderId: string; workflowId: string; runId: string } {
     const parsed = parseResourceId(String(id));
     if (!parsed) throw new AuthcapError('not_found', `no authorization with id ${id}`);
-    return this.temporal.workflow.getHandle(parsed.workflowId, parsed.runId);
+    return parsed;
+  }
+
+  /** The id names the attempt's first run; the handle follows it across continue-as-new. */
+  private handle(id: string): WorkflowHandle {
+    const parsed = this.parse(id);
+    return this.temporal.workflow.getHandle(parsed.workflowId, undefined, { firstExecutionRunId: parsed.runId });
+  }
+
+  /** An update that needs a worker: bounded, and a missing worker is told apart from a missing server. */
+  private update<T>(_handle: WorkflowHandle, fn: () => Promise<T>): Promise<T> {
+    return workerCall(this.temporal, () => this.ping(), fn, 30_000);
   }
 
   /**
@@ -226,11 +347,12 @@ export class AuthcapClient {
    */
   private async command<T>(handle: WorkflowHandle, action: string, fn: () => Promise<T>): Promise<T> {
     try {
-      return await this.call(fn);
+      return await this.update(handle, fn);
     } catch (err) {
       if (!(err instanceof AuthcapError) || err.code !== 'not_found') throw err;
-      const view = await this.call(() => handle.query(statusQuery));
-      throw new AuthcapError('invalid_state', `cannot ${action}: the authorization is ${view.state}`);
+      const description = await serverCall(this.temporal, () => handle.describe());
+      const state = description.typedSearchAttributes.get(AuthorizationStateAttribute) ?? 'closed';
+      throw new AuthcapError('invalid_state', `cannot ${action}: the authorization is ${state}`);
     }
   }
 
@@ -241,6 +363,38 @@ export class AuthcapClient {
       throw toAuthcapError(err);
     }
   }
+}
+
+/** The first run of the attempt a run belongs to: the run id in resource ids. */
+function firstRunIdOf(run: WorkflowExecutionDescription): string {
+  return run.raw.workflowExecutionInfo?.firstRunId || run.runId;
+}
+
+const fromPayload = (payload: proto.api.common.v1.IPayload | null | undefined): unknown =>
+  payload ? defaultPayloadConverter.fromPayload(payload as never) : undefined;
+
+function summaryOf(execution: proto.api.workflow.v1.IWorkflowExecutionInfo): AuthorizationSummary {
+  // Search attributes are never encrypted: plain JSON payloads.
+  const fields = execution.searchAttributes?.indexedFields ?? {};
+  const attr = (name: string) => {
+    const value = fromPayload(fields[name]);
+    return Array.isArray(value) ? value[0] : value;
+  };
+  const workflowId = execution.execution?.workflowId ?? '';
+  const orderId = (attr(OrderIdAttribute.name) as string | undefined) ?? workflowId.replace(/^authorization-/, '');
+  const amount = attr(AmountMinorAttribute.name);
+  const validBefore = attr(ValidBeforeAttribute.name) as string | undefined;
+  const rawSeconds = execution.startTime?.seconds as unknown;
+  const seconds = typeof rawSeconds === 'object' && rawSeconds !== null ? (rawSeconds as { toNumber(): number }).toNumber() : Number(rawSeconds ?? 0);
+  return {
+    id: resourceId(orderId, execution.firstRunId || execution.execution?.runId || ''),
+    orderId,
+    state: (attr(AuthorizationStateAttribute.name) as string | undefined) ?? 'unknown',
+    payer: (attr(PayerAttribute.name) as string | undefined) ?? null,
+    amountMinor: amount === undefined ? null : String(amount),
+    validBefore: validBefore ? new Date(validBefore).toISOString() : null,
+    createdAt: new Date(seconds * 1000 + Math.floor(Number(execution.startTime?.nanos ?? 0) / 1e6)).toISOString(),
+  };
 }
 
 /** A string literal for a visibility query. */

@@ -8,6 +8,8 @@ import type { RelayRequest } from './relay.js';
 export interface DraftResult {
   domain: TokenDomain;
   authorization: AuthorizationMessage;
+  /** The chain's head when the authorization was made: no log of its nonce can be older. */
+  fromBlock: string;
 }
 
 export interface CaptureRequest {
@@ -31,12 +33,21 @@ export type PrepareResult =
 
 export type CaptureInclusion =
   | { status: 'included'; transactionHash: Hex; blockNumber: string; blockHash: Hex }
-  | { status: 'failed'; failure: CaptureFailure };
+  | { status: 'failed'; failure: CaptureFailure }
+  /** The nonce was consumed by another transaction (the payer canceled, someone settled it). */
+  | { status: 'consumed'; onchain: OnchainConsumption };
 
 export type CaptureConfirmation =
   | { status: 'confirmed'; transactionHash: Hex; blockNumber: string; blockHash: Hex }
   /** The block that held the capture was reorganized away: the transaction must be seen again. */
   | { status: 'reorged' };
+
+export interface NonceStateRequest {
+  authorizer: Address;
+  nonce: Hex;
+  /** No log of this nonce is older than this block (the authorization's creation); default: 0. */
+  fromBlock?: string;
+}
 
 export interface CancelRequest {
   authorizer: Address;
@@ -53,6 +64,10 @@ export type CancelConfirmation =
 export interface WorkerPolicy {
   /** How often an open authorization re-reads the chain for a nonce consumed by someone else. */
   reconcileIntervalSeconds: number;
+  /** The longest window a pre-signed authorization may have (AUTHCAP_MAX_VALIDITY_SECONDS). */
+  maxValiditySeconds: number;
+  /** History length past which a resting authorization continues as new (AUTHCAP_HISTORY_LIMIT). */
+  historyLimit: number;
 }
 
 export interface AuthorizationActivities {
@@ -73,7 +88,7 @@ export interface AuthorizationActivities {
     authorization: AuthorizationMessage;
     signature: Hex;
     domain?: TokenDomain;
-  }): Promise<{ domain: TokenDomain; check: SignatureCheck }>;
+  }): Promise<{ domain: TokenDomain; check: SignatureCheck; fromBlock: string }>;
   /** Checks the payer's CancelAuthorization(authorizer, nonce) signature on the token's domain. */
   verifyCancelSignature(request: CancelRequest & { domain: TokenDomain }): Promise<SignatureCheck>;
   /** Checks the nonce is unused and simulates cancelAuthorization; returns the call to relay. */
@@ -98,5 +113,5 @@ export interface AuthorizationActivities {
   /** Waits until the capture's block is at the confirmation depth, re-checking the log is still there. */
   awaitCaptureConfirmation(request: CaptureRequest & { transactionHash: Hex; blockHash: Hex }): Promise<CaptureConfirmation>;
   /** What the token's logs say about the nonce right now. */
-  readNonceState(request: { authorizer: Address; nonce: Hex }): Promise<OnchainNonceFacts>;
+  readNonceState(request: NonceStateRequest): Promise<OnchainNonceFacts>;
 }

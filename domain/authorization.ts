@@ -26,9 +26,24 @@ export interface PresignedAuthorization {
 }
 
 /** Workflow input: draft a new authorization for the payer to sign, or store one signed elsewhere. */
-export type AuthorizationWorkflowInput =
+export type AuthorizationWorkflowInput = (
   | { orderId: string; draft: { payer: Address; value: string; validForSeconds?: number } }
-  | { orderId: string; presigned: PresignedAuthorization };
+  | { orderId: string; presigned: PresignedAuthorization }
+) & {
+  /** Operators' and tests' knobs over the worker's policy for this one workflow (not on the API). */
+  policyOverrides?: { historyLimit?: number; reconcileIntervalSeconds?: number };
+}
+  /** Continue-as-new: the machine's persisted state and what the workflow keeps beside it. */
+  | { orderId: string; resume: ResumedAuthorization };
+
+export interface ResumedAuthorization {
+  /** Lifecycle.persisted(): the machine's value and context, and the history lines. Opaque here. */
+  lifecycle: unknown;
+  policy: { reconcileIntervalSeconds: number; maxValiditySeconds: number; historyLimit: number };
+  fromBlock?: string;
+  /** How many runs came before (for operators and tests). */
+  runs: number;
+}
 
 export interface CaptureRecord {
   transactionHash: Hex;
@@ -57,9 +72,18 @@ export interface VoidRecord {
   at: string;
 }
 
+/** Who moved an authorization: the order service (merchant), the payer, an operator (by name), the chain, authcap. */
+export type HistoryActor = 'merchant' | 'payer' | 'operator' | 'chain' | 'authcap' | (string & {});
+
 export interface HistoryEntry {
   state: AuthorizationState;
   at: string;
+  /** The machine event behind this line (e.g. CAPTURE_CONFIRMED). */
+  event?: string;
+  actor?: HistoryActor;
+  /** Why: a failure's code and message, or a void's reason. */
+  reason?: string;
+  transactionHash?: `0x${string}`;
 }
 
 /** What the `status` query returns; the API resource is this plus its id. The signature is never in it. */
@@ -79,6 +103,9 @@ export interface AuthorizationView {
   lastError: RecordedError | null;
   history: HistoryEntry[];
 }
+
+/** The memo key under which the workflow keeps its AuthorizationView (encrypted like every payload). */
+export const VIEW_MEMO_KEY = 'authorization';
 
 export interface AuthorizationResource extends AuthorizationView {
   id: string;

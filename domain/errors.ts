@@ -25,6 +25,8 @@ export const errorCodes = {
   authorization_not_yet_valid: 422,
   authorization_expired: 422,
   nonce_already_used: 422,
+  /** A pre-signed authorization whose validBefore is further away than AUTHCAP_MAX_VALIDITY_SECONDS. */
+  validity_too_long: 422,
   domain_mismatch: 422,
   recipient_mismatch: 422,
   capture_reverted: 422,

@@ -17,6 +17,8 @@ export function chainConfigFromEnv(env: NodeJS.ProcessEnv = process.env): ChainC
       ? env.AUTHCAP_CONFIRMATIONS
       : positiveInt(env.AUTHCAP_CONFIRMATIONS, 1, 'AUTHCAP_CONFIRMATIONS'),
     reconcileIntervalSeconds: positiveInt(env.AUTHCAP_RECONCILE_SECONDS, 15, 'AUTHCAP_RECONCILE_SECONDS'),
+    maxValiditySeconds: positiveInt(env.AUTHCAP_MAX_VALIDITY_SECONDS, 7 * 24 * 3600, 'AUTHCAP_MAX_VALIDITY_SECONDS'),
+    historyLimit: positiveInt(env.AUTHCAP_HISTORY_LIMIT, 2_000, 'AUTHCAP_HISTORY_LIMIT'),
   };
 }
 

@@ -1,14 +1,16 @@
 // One workflow per authorization attempt. It reads like the business process: draft (or take a
 // pre-signed authorization), wait for the payer's signature, capture when the merchant says so,
 // watch the chain for outside consumption, and stop at the deadline. The machine decides each step.
-import { allHandlersFinished, condition, log, setHandler } from '@temporalio/workflow';
-import type { AuthorizationView, AuthorizationWorkflowInput } from '../domain/authorization.js';
+import { allHandlersFinished, condition, continueAsNew, log, setHandler, workflowInfo } from '@temporalio/workflow';
+import type { AuthorizationView, AuthorizationWorkflowInput, ResumedAuthorization } from '../domain/authorization.js';
+import type { WorkerPolicy } from '../domain/activityContract.js';
 import { reads } from './activities.js';
-import { Lifecycle } from './lifecycle.js';
+import { Lifecycle, type PersistedLifecycle } from './lifecycle.js';
 import {
   cancelUpdate, captureUpdate, draftReadyUpdate, nonceActivitySignal, statusQuery, submitSignatureUpdate, voidSignal, voidUpdate, type VoidRequest,
 } from './messages.js';
-import { cancel, capture, expireAtDeadline, failure, reconcile, submitSignature } from './procedures.js';
+import { claimNonce } from './nonceClaim.js';
+import { asCommand, cancel, capture, expireAtDeadline, failure, failureOf, reconcile, submitSignature, type ChainWindow } from './procedures.js';
 import { createRelayClient } from './relayClient.js';
 
 const now = () => new Date().toISOString();
@@ -16,15 +18,19 @@ const now = () => new Date().toISOString();
 export async function authorizationWorkflow(input: AuthorizationWorkflowInput): Promise<AuthorizationView> {
   const presigned = 'presigned' in input ? input.presigned : undefined;
   const draftRequest = 'draft' in input ? input.draft : undefined;
+  const resumed = 'resume' in input ? input.resume : undefined;
   const lifecycle = new Lifecycle(
-    {
-      orderId: input.orderId,
-      payer: presigned ? presigned.authorization.from : draftRequest!.payer,
-      value: presigned ? presigned.authorization.value : draftRequest!.value,
-      primaryType: presigned ? presigned.primaryType : 'ReceiveWithAuthorization',
-    },
+    resumed
+      ? (resumed.lifecycle as PersistedLifecycle)
+      : {
+          orderId: input.orderId,
+          payer: presigned ? presigned.authorization.from : draftRequest!.payer,
+          value: presigned ? presigned.authorization.value : draftRequest!.value,
+          primaryType: presigned ? presigned.primaryType : 'ReceiveWithAuthorization',
+        },
     now,
   );
+  const window: ChainWindow = { fromBlock: resumed?.fromBlock };
 
   setHandler(statusQuery, () => lifecycle.view());
   const relay = createRelayClient();
@@ -36,13 +42,13 @@ export async function authorizationWorkflow(input: AuthorizationWorkflowInput): 
     }
     return lifecycle.view();
   });
-  setHandler(submitSignatureUpdate, ({ signature }) => submitSignature(lifecycle, signature), {
+  setHandler(submitSignatureUpdate, ({ signature }) => asCommand(lifecycle, () => submitSignature(lifecycle, signature)), {
     validator: (_request) => lifecycle.assertCan({ type: 'SIGNATURE_SUBMITTED' }, 'accept a signature'),
   });
-  setHandler(captureUpdate, () => capture(lifecycle, relay), {
+  setHandler(captureUpdate, () => asCommand(lifecycle, () => capture(lifecycle, relay, window)), {
     validator: () => lifecycle.assertCan({ type: 'CAPTURE_REQUESTED' }, 'capture'),
   });
-  setHandler(cancelUpdate, ({ signature }) => cancel(lifecycle, relay, signature), {
+  setHandler(cancelUpdate, ({ signature }) => asCommand(lifecycle, () => cancel(lifecycle, relay, signature)), {
     validator: (_request) => lifecycle.assertCan({ type: 'CANCEL_REQUESTED' }, 'cancel'),
   });
 
@@ -53,6 +59,7 @@ export async function authorizationWorkflow(input: AuthorizationWorkflowInput): 
   setHandler(voidUpdate, voidAuthorization, {
     validator: (request) => {
       if (typeof request?.reason !== 'string' || !request.reason.trim()) throw failure('validation_error', 'void needs a reason');
+      if (request.by !== undefined && typeof request.by !== 'string') throw failure('validation_error', 'void by must be a string');
       lifecycle.assertCan({ type: 'VOID', reason: request.reason, by: request.by }, 'void');
     },
   });
@@ -72,13 +79,25 @@ export async function authorizationWorkflow(input: AuthorizationWorkflowInput): 
     checkRequested = true;
   });
 
-  const policy = await reads.workerPolicy();
+  const policy: WorkerPolicy = resumed?.policy ?? { ...(await reads.workerPolicy()), ...('policyOverrides' in input ? input.policyOverrides : {}) };
   if (presigned) {
-    const { domain, check } = await reads.checkPresignedAuthorization(presigned);
-    lifecycle.send({ type: 'PRESIGNED_CHECKED', domain, authorization: presigned.authorization, signature: presigned.signature, check });
-  } else {
-    const draft = await reads.draftAuthorization({ ...draftRequest!, primaryType: lifecycle.context.primaryType });
-    if (lifecycle.can({ type: 'DRAFTED', ...draft })) lifecycle.send({ type: 'DRAFTED', ...draft });
+    const { domain, check, fromBlock } = await reads.checkPresignedAuthorization(presigned);
+    window.fromBlock = fromBlock;
+    // One (payer, nonce) pays one order: a payload authcap already holds is refused, never stored twice.
+    const claimed = check.valid && (await claimNonce(input.orderId, presigned.authorization));
+    const verdict = check.valid && !claimed
+      ? { valid: false, code: 'nonce_already_held' as const, reason: 'this signed authorization already belongs to another order' }
+      : check;
+    lifecycle.send({ type: 'PRESIGNED_CHECKED', domain, authorization: presigned.authorization, signature: presigned.signature, check: verdict });
+  } else if (draftRequest) {
+    const draft = await reads.draftAuthorization({ ...draftRequest, primaryType: lifecycle.context.primaryType });
+    window.fromBlock = draft.fromBlock;
+    if (lifecycle.can({ type: 'DRAFTED', ...draft })) {
+      lifecycle.send({ type: 'DRAFTED', domain: draft.domain, authorization: draft.authorization });
+      // The payer will sign this exact nonce: claim it so the signed payload cannot be posted again
+      // as a pre-signed authorization for another order.
+      await claimNonce(input.orderId, draft.authorization);
+    }
   }
 
   // Until the deadline (a durable timer at validBefore, not polling), look at the chain every so
@@ -87,15 +106,45 @@ export async function authorizationWorkflow(input: AuthorizationWorkflowInput): 
   while (!lifecycle.isFinal) {
     const untilDeadline = validBefore - Date.now();
     if (untilDeadline <= 0) {
-      await expireAtDeadline(lifecycle, () => condition(() => lifecycle.isResting));
-      break;
+      await untilSettled(() => expireAtDeadline(lifecycle, () => condition(() => lifecycle.isResting), window));
+      if (lifecycle.isFinal) break;
+      continue;
     }
     const settled = await condition(() => lifecycle.isFinal || checkRequested, Math.min(untilDeadline, policy.reconcileIntervalSeconds * 1000));
     checkRequested = false;
-    if (!lifecycle.isFinal && lifecycle.isResting && Date.now() < validBefore) await reconcile(lifecycle);
+    if (!lifecycle.isFinal && lifecycle.isResting && Date.now() < validBefore) await untilSettled(() => reconcile(lifecycle, window), 1);
     else if (settled && !lifecycle.isFinal) await condition(() => lifecycle.isResting || lifecycle.isFinal);
+    if (shouldRollOver(lifecycle, policy)) await rollOver(input.orderId, lifecycle, policy, window, resumed);
   }
 
   await condition(allHandlersFinished);
   return lifecycle.view();
+}
+
+/** A chain read in the main loop may fail for a while (node outage): the workflow must outlive it. */
+async function untilSettled(step: () => Promise<void>, attempts = Infinity): Promise<void> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await step();
+    } catch (err) {
+      log.warn('chain read failed; the workflow carries on', { error: failureOf(err).message });
+      if (attempt >= attempts) return;
+      await condition(() => false, '10 seconds');
+    }
+  }
+}
+
+function shouldRollOver(lifecycle: Lifecycle, policy: WorkerPolicy): boolean {
+  if (lifecycle.isFinal || !lifecycle.isResting) return false;
+  const info = workflowInfo();
+  return info.continueAsNewSuggested || info.historyLength > policy.historyLimit;
+}
+
+/** Continue-as-new with the machine's persisted state: history stays short however long it waits. */
+async function rollOver(orderId: string, lifecycle: Lifecycle, policy: WorkerPolicy, window: ChainWindow, resumed?: ResumedAuthorization): Promise<never> {
+  await condition(() => allHandlersFinished() && lifecycle.isResting);
+  return continueAsNew<(input: AuthorizationWorkflowInput) => Promise<AuthorizationView>>({
+    orderId,
+    resume: { lifecycle: lifecycle.persisted(), policy, fromBlock: window.fromBlock, runs: (resumed?.runs ?? 0) + 1 },
+  });
 }

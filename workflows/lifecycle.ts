@@ -1,18 +1,33 @@
 // Holds the machine's snapshot inside the workflow: sends events through the pure transition
-// function, records the history of top-level states and keeps search attributes in step.
-import { ApplicationFailure, upsertSearchAttributes } from '@temporalio/workflow';
+// function, records the history of transitions, and keeps search attributes and the memo in step.
+// The memo carries the resource as callers see it, so reads need no workflow query (and no worker).
+import { ApplicationFailure, proxySinks, upsertMemo, upsertSearchAttributes } from '@temporalio/workflow';
 import { initialTransition, transition, type SnapshotFrom } from 'xstate';
 import { formatAmount } from '../domain/amount.js';
-import { finalStates, type AuthorizationState, type AuthorizationView, type HistoryEntry } from '../domain/authorization.js';
+import { VIEW_MEMO_KEY, finalStates, type AuthorizationState, type AuthorizationView, type HistoryEntry } from '../domain/authorization.js';
 import { authorizationTypedData, cancelAuthorizationTypedData } from '../domain/eip3009.js';
 import type { CaptureRequest } from '../domain/activityContract.js';
 import { AuthorizationNonceAttribute, AuthorizationStateAttribute, ValidBeforeAttribute } from '../domain/searchAttributes.js';
-import { authorizationMachine, type AuthorizationEvent, type MachineInput } from './machine.js';
+import type { AuthcapSinks } from '../domain/telemetry.js';
+import { authorizationMachine, type AuthorizationContext, type AuthorizationEvent, type MachineInput } from './machine.js';
+import { historyEntryFor } from './historyEntry.js';
 
 type Snapshot = SnapshotFrom<typeof authorizationMachine>;
 
 /** Distributes Omit over the event union, so callers pass events without `at`. */
-type Command = AuthorizationEvent extends infer E ? (E extends AuthorizationEvent ? Omit<E, 'at'> : never) : never;
+export type Command = AuthorizationEvent extends infer E ? (E extends AuthorizationEvent ? Omit<E, 'at'> : never) : never;
+
+/** What continue-as-new carries to the next run: the machine's state, not its events. */
+export interface PersistedLifecycle {
+  value: Snapshot['value'];
+  context: AuthorizationContext;
+  history: HistoryEntry[];
+  captureAttempts: number;
+  cancelAttempts: number;
+}
+
+
+const { telemetry } = proxySinks<AuthcapSinks>();
 
 export function stateOf(snapshot: Snapshot): AuthorizationState {
   const value = snapshot.value;
@@ -21,11 +36,25 @@ export function stateOf(snapshot: Snapshot): AuthorizationState {
 
 export class Lifecycle {
   private snapshot: Snapshot;
-  readonly history: HistoryEntry[] = [];
+  readonly history: HistoryEntry[];
+  /** Attempts so far: each gets its own relayer request id, so a reverted one is never handed back. */
+  captureAttempts = 0;
+  cancelAttempts = 0;
 
-  constructor(input: MachineInput, private readonly now: () => string) {
-    [this.snapshot] = initialTransition(authorizationMachine, input);
-    this.history.push({ state: this.state, at: this.now() });
+  constructor(
+    input: MachineInput | PersistedLifecycle,
+    private readonly now: () => string,
+  ) {
+    if ('context' in input) {
+      this.snapshot = authorizationMachine.resolveState({ value: input.value, context: input.context });
+      this.history = [...input.history];
+      this.captureAttempts = input.captureAttempts;
+      this.cancelAttempts = input.cancelAttempts;
+    } else {
+      [this.snapshot] = initialTransition(authorizationMachine, input);
+      this.history = [{ state: this.state, at: this.now(), event: 'REQUESTED', actor: 'merchant' }];
+    }
+    this.publish();
   }
 
   get state(): AuthorizationState {
@@ -45,18 +74,9 @@ export class Lifecycle {
     return this.snapshot.matches(state as never);
   }
 
-  /** No command is half-way through (no verification, precheck, capture or cancellation in flight). */
+  /** No command is half-way through: the machine tags every in-between state `busy`. */
   get isResting(): boolean {
-    return !this.busyWith();
-  }
-
-  private busyWith(): string | undefined {
-    if (this.matches('capturing')) return 'capturing: a capture transaction is in flight';
-    if (this.matches('canceling')) return 'canceling: a cancellation is being relayed';
-    if (this.matches({ drafted: 'verifyingSignature' })) return 'drafted: a signature is being verified';
-    if (this.matches({ stored: 'prechecking' })) return 'stored: a capture is being prechecked';
-    if (this.matches({ stored: 'verifyingCancellation' })) return 'stored: a cancellation signature is being verified';
-    return undefined;
+    return !this.snapshot.hasTag('busy');
   }
 
   /** Would this command be accepted now? Asks the machine, so validators and transitions agree. */
@@ -76,13 +96,20 @@ export class Lifecycle {
   }
 
   send(command: Command): void {
-    const before = this.state;
+    const before = this.snapshot;
+    const from = this.state;
     const event = { ...command, at: this.now() } as AuthorizationEvent;
     [this.snapshot] = transition(authorizationMachine, this.snapshot, event);
-    const after = this.state;
-    if (after !== before) {
-      this.history.push({ state: after, at: event.at });
-      upsertSearchAttributes([{ key: AuthorizationStateAttribute, value: after }]);
+    if (this.snapshot === before || (this.snapshot.value === before.value && this.snapshot.context === before.context)) return;
+    const to = this.state;
+    if (command.type === 'CAPTURE_REQUESTED') this.captureAttempts += 1;
+    if (command.type === 'CANCEL_REQUESTED') this.cancelAttempts += 1;
+    // One line per change of state, carrying what caused it; a failed attempt that leaves the state
+    // as it was shows as lastError instead, so a refused request changes nothing callers see.
+    if (to !== from) this.history.push(historyEntryFor(event, to, before.context, this.snapshot.context));
+    if (to !== from) {
+      upsertSearchAttributes([{ key: AuthorizationStateAttribute, value: to }]);
+      telemetry.transition({ orderId: this.context.orderId, from, to, event: event.type });
     }
     if ((command.type === 'DRAFTED' || command.type === 'PRESIGNED_CHECKED') && this.context.authorization) {
       const { validBefore, nonce } = this.context.authorization;
@@ -91,16 +118,30 @@ export class Lifecycle {
         { key: AuthorizationNonceAttribute, value: nonce.toLowerCase() },
       ]);
     }
+    if (command.type === 'CAPTURE_CONFIRMED') this.reportCaptureTiming();
+    this.publish();
   }
 
   describeState(): string {
-    return this.busyWith() ?? this.state;
+    if (this.matches('capturing')) return 'capturing: a capture transaction is in flight';
+    if (this.matches('canceling')) return 'canceling: a cancellation is being relayed';
+    if (this.matches({ drafted: 'verifyingSignature' })) return 'drafted: a signature is being verified';
+    if (this.matches({ stored: 'prechecking' })) return 'stored: a capture is being prechecked';
+    if (this.matches({ stored: 'verifyingCancellation' })) return 'stored: a cancellation signature is being verified';
+    return this.state;
   }
 
   captureRequest(): CaptureRequest {
     const { authorization, signature, primaryType } = this.context;
     if (!authorization || !signature) throw new Error('no stored authorization to capture');
     return { primaryType, authorization, signature };
+  }
+
+  persisted(): PersistedLifecycle {
+    return {
+      value: this.snapshot.value, context: this.snapshot.context, history: [...this.history],
+      captureAttempts: this.captureAttempts, cancelAttempts: this.cancelAttempts,
+    };
   }
 
   view(): AuthorizationView {
@@ -125,5 +166,18 @@ export class Lifecycle {
       lastError: c.lastError,
       history: [...this.history],
     };
+  }
+
+  /** The view in the memo: GET reads it with one describe call, whether or not a worker is up. */
+  private publish(): void {
+    upsertMemo({ [VIEW_MEMO_KEY]: this.view() });
+  }
+
+  private reportCaptureTiming(): void {
+    const capture = this.context.capture;
+    const requested = capture?.submittedAt;
+    if (!capture?.confirmedAt || !requested) return;
+    const since = (at: string | null) => (at ? Date.parse(at) - Date.parse(requested) : null);
+    telemetry.captureConfirmed({ orderId: this.context.orderId, preconfirmedMs: since(capture.preconfirmedAt), capturedMs: since(capture.confirmedAt)! });
   }
 }

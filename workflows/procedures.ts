@@ -1,8 +1,12 @@
 // The multi-step commands: each gathers facts with activities and lets the machine decide each step.
-import { ApplicationFailure } from '@temporalio/workflow';
+// Whatever an activity does, a command ends with the authorization resting or final (`asCommand`),
+// and once a capture is on the wire only the chain ends it (`followCapture`).
+import { ActivityFailure, ApplicationFailure, TimeoutFailure, log, sleep } from '@temporalio/workflow';
 import type { Hex } from 'viem';
+import type { CaptureRequest } from '../domain/activityContract.js';
 import type { AuthorizationView } from '../domain/authorization.js';
-import type { ErrorCode } from '../domain/errors.js';
+import { isErrorCode, type ErrorCode } from '../domain/errors.js';
+import type { CaptureFailure } from '../domain/facts.js';
 import { reads, waits } from './activities.js';
 import type { Relay } from './relayClient.js';
 import type { Lifecycle } from './lifecycle.js';
@@ -14,6 +18,35 @@ export function failure(code: ErrorCode, message: string): ApplicationFailure {
 function lastErrorFailure(lifecycle: Lifecycle): ApplicationFailure {
   const last = lifecycle.context.lastError;
   return last ? failure(last.code, last.message) : failure('invalid_state', `the authorization is ${lifecycle.state}`);
+}
+
+/** What a failed activity means to a caller: its own code when it carries one, else the chain was unreachable. */
+export function failureOf(err: unknown): CaptureFailure {
+  if (err instanceof ApplicationFailure && isErrorCode(err.type)) return { code: err.type, message: err.message };
+  const cause = err instanceof ActivityFailure ? err.cause : err;
+  if (cause instanceof ApplicationFailure && isErrorCode(cause.type)) return { code: cause.type, message: cause.message };
+  if (cause instanceof TimeoutFailure) return { code: 'chain_unavailable', message: 'the chain did not answer in time; try again' };
+  const detail = cause instanceof Error ? cause.message : String(cause);
+  return { code: 'chain_unavailable', message: `the chain call failed: ${detail.split('\n')[0]}` };
+}
+
+/**
+ * Runs a command. If an activity fails for good (a revert, an invalid-params answer, a retry budget
+ * spent), the machine gets COMMAND_FAILED and rests again, so void, reconciliation and the deadline
+ * keep working; the caller gets the reason.
+ */
+export async function asCommand<T>(lifecycle: Lifecycle, command: () => Promise<T>): Promise<T> {
+  try {
+    return await command();
+  } catch (err) {
+    if (err instanceof ApplicationFailure && isErrorCode(err.type) && lifecycle.isResting) throw err;
+    const why = failureOf(err);
+    if (!lifecycle.isResting && lifecycle.can({ type: 'COMMAND_FAILED', failure: why })) {
+      lifecycle.send({ type: 'COMMAND_FAILED', failure: why });
+    }
+    log.warn('command failed', { orderId: lifecycle.context.orderId, code: why.code, state: lifecycle.describeState() });
+    throw failure(why.code, why.message);
+  }
 }
 
 /**
@@ -37,7 +70,12 @@ export async function submitSignature(lifecycle: Lifecycle, signature: Hex): Pro
   throw failure('invalid_state', `the authorization became ${lifecycle.state} while the signature was checked`);
 }
 
-export async function capture(lifecycle: Lifecycle, relay: Relay): Promise<AuthorizationView> {
+export interface ChainWindow {
+  /** No log of this authorization's nonce is older than this block. */
+  fromBlock?: string;
+}
+
+export async function capture(lifecycle: Lifecycle, relay: Relay, window: ChainWindow): Promise<AuthorizationView> {
   lifecycle.send({ type: 'CAPTURE_REQUESTED' });
   const request = lifecycle.captureRequest();
   const facts = await reads.precheckCapture(request);
@@ -46,7 +84,7 @@ export async function capture(lifecycle: Lifecycle, relay: Relay): Promise<Autho
   lifecycle.send({ type: 'PRECHECKED', facts });
   if (!lifecycle.matches('capturing')) {
     // Consumed onchain by someone else: find out by whom, and settle on the true state.
-    if (facts.authorizationUsed) await reconcile(lifecycle);
+    if (facts.authorizationUsed) await reconcile(lifecycle, window);
     if (lifecycle.state === 'captured') return lifecycle.view();
     throw lastErrorFailure(lifecycle);
   }
@@ -62,28 +100,59 @@ export async function capture(lifecycle: Lifecycle, relay: Relay): Promise<Autho
     throw failure('nonce_already_used', `the nonce was ${prepared.onchain.status} onchain in ${prepared.onchain.transactionHash}`);
   }
   const { from, nonce } = request.authorization;
-  const relayed = await relay(`capture:${from}:${nonce}`, prepared.transaction, { authorizer: from, nonce });
+  // One relayer request per attempt: an attempt whose transaction reverted (the payer was
+  // blacklisted in that block, say) must not be answered with that same reverted transaction when
+  // the merchant retries. A second attempt while the first is still pending is harmless: the
+  // precheck above reads `pending`, and the token accepts a nonce once.
+  const attempt = lifecycle.captureAttempts;
+  const relayed = await relay(`capture:${from}:${nonce}:${attempt}`, prepared.transaction, { authorizer: from, nonce });
   if (!relayed.transactionHash) {
     lifecycle.send({ type: 'CAPTURE_FAILED', failure: relayed.failure ?? { code: 'capture_reverted', message: 'the relayer did not send the capture' } });
     throw lastErrorFailure(lifecycle);
   }
   // The hash is in history before we wait on it: after a crash the workflow follows this transaction.
   lifecycle.send({ type: 'CAPTURE_SUBMITTED', transactionHash: relayed.transactionHash });
+  await followCapture(lifecycle, request, relayed.transactionHash, window);
+  if (lifecycle.state === 'captured') return lifecycle.view();
+  throw lastErrorFailure(lifecycle);
+}
 
-  for (;;) {
-    // Inclusion is judged by the AuthorizationUsed log, so a fee-bumped replacement counts too.
-    const included = await waits.awaitCaptureInclusion({ ...request, transactionHash: relayed.transactionHash });
-    if (included.status === 'failed') {
-      lifecycle.send({ type: 'CAPTURE_FAILED', failure: included.failure });
-      throw lastErrorFailure(lifecycle);
+/**
+ * Follows a capture on the wire to its end: confirmed, reverted, consumed by another transaction,
+ * or past the deadline with the nonce unused. Node outages only delay it: the loop outlives them.
+ */
+async function followCapture(lifecycle: Lifecycle, request: CaptureRequest, transactionHash: Hex, window: ChainWindow): Promise<void> {
+  const deadlineMs = Number(request.authorization.validBefore) * 1000;
+  while (lifecycle.matches('capturing')) {
+    try {
+      // Inclusion is judged by the AuthorizationUsed log, so a fee-bumped replacement counts too.
+      const included = await waits.awaitCaptureInclusion({ ...request, transactionHash });
+      if (!lifecycle.matches('capturing')) return;
+      if (included.status === 'failed') return lifecycle.send({ type: 'CAPTURE_FAILED', failure: included.failure });
+      if (included.status === 'consumed') return lifecycle.send({ type: 'NONCE_CONSUMED_ONCHAIN', onchain: included.onchain });
+      lifecycle.send({ type: 'CAPTURE_PRECONFIRMED', blockNumber: included.blockNumber, blockHash: included.blockHash });
+      const confirmed = await waits.awaitCaptureConfirmation({ ...request, transactionHash: included.transactionHash, blockHash: included.blockHash });
+      if (!lifecycle.matches('capturing')) return;
+      if (confirmed.status === 'confirmed') return lifecycle.send({ type: 'CAPTURE_CONFIRMED', ...confirmed });
+      lifecycle.send({ type: 'CAPTURE_REORGED' });
+    } catch (err) {
+      if (!lifecycle.matches('capturing')) return;
+      log.warn('following the capture failed; trying again', { orderId: lifecycle.context.orderId, error: failureOf(err).message });
+      await sleep('5 seconds');
+      if (Date.now() > deadlineMs + 60_000) await settleAfterDeadline(lifecycle, window);
     }
-    lifecycle.send({ type: 'CAPTURE_PRECONFIRMED', blockNumber: included.blockNumber, blockHash: included.blockHash });
-    const confirmed = await waits.awaitCaptureConfirmation({ ...request, transactionHash: included.transactionHash, blockHash: included.blockHash });
-    if (confirmed.status === 'confirmed') {
-      lifecycle.send({ type: 'CAPTURE_CONFIRMED', ...confirmed });
-      return lifecycle.view();
-    }
-    lifecycle.send({ type: 'CAPTURE_REORGED' });
+  }
+}
+
+/** Past the deadline a capture can no longer land: the chain says whether it did. */
+async function settleAfterDeadline(lifecycle: Lifecycle, window: ChainWindow): Promise<void> {
+  const authorization = lifecycle.context.authorization!;
+  try {
+    const onchain = await reads.readNonceState({ authorizer: authorization.from, nonce: authorization.nonce, fromBlock: window.fromBlock });
+    if (onchain.status !== 'unused') lifecycle.send({ type: 'NONCE_CONSUMED_ONCHAIN', onchain });
+    else lifecycle.send({ type: 'CAPTURE_FAILED', failure: { code: 'authorization_expired', message: 'the validity window closed before the capture was mined' } });
+  } catch (err) {
+    log.warn('reading the nonce after the deadline failed; trying again', { error: failureOf(err).message });
   }
 }
 
@@ -108,13 +177,15 @@ export async function cancel(lifecycle: Lifecycle, relay: Relay, signature: Hex)
     lifecycle.send({ type: 'CANCEL_FAILED', failure: prepared.failure });
     throw lastErrorFailure(lifecycle);
   }
-  const relayed = await relay(`cancel:${request.authorizer}:${request.nonce}`, prepared.transaction, request);
+  const attempt = lifecycle.cancelAttempts;
+  const relayed = await relay(`cancel:${request.authorizer}:${request.nonce}:${attempt}`, prepared.transaction, request);
   if (!relayed.transactionHash) {
     lifecycle.send({ type: 'CANCEL_FAILED', failure: relayed.failure ?? { code: 'capture_reverted', message: 'the relayer did not send the cancellation' } });
     throw lastErrorFailure(lifecycle);
   }
   lifecycle.send({ type: 'CANCEL_SUBMITTED', transactionHash: relayed.transactionHash });
   const confirmed = await waits.awaitCancelConfirmation({ ...request, transactionHash: relayed.transactionHash });
+  if (!lifecycle.matches('canceling')) return settledMeanwhile(lifecycle, 'canceled') ?? lifecycle.view();
   if (confirmed.status === 'failed') {
     lifecycle.send({ type: 'CANCEL_FAILED', failure: confirmed.failure });
     throw lastErrorFailure(lifecycle);
@@ -124,22 +195,22 @@ export async function cancel(lifecycle: Lifecycle, relay: Relay, signature: Hex)
 }
 
 /** Reads the nonce's fate from the chain; moves to captured/canceled if someone consumed it. */
-export async function reconcile(lifecycle: Lifecycle): Promise<void> {
+export async function reconcile(lifecycle: Lifecycle, window: ChainWindow): Promise<void> {
   const authorization = lifecycle.context.authorization;
   if (!authorization) return;
-  const onchain = await reads.readNonceState({ authorizer: authorization.from, nonce: authorization.nonce });
+  const onchain = await reads.readNonceState({ authorizer: authorization.from, nonce: authorization.nonce, fromBlock: window.fromBlock });
   if (onchain.status !== 'unused' && lifecycle.can({ type: 'NONCE_CONSUMED_ONCHAIN', onchain })) {
     lifecycle.send({ type: 'NONCE_CONSUMED_ONCHAIN', onchain });
   }
 }
 
 /** At validBefore: let an in-flight command finish, then ask the chain what really happened. */
-export async function expireAtDeadline(lifecycle: Lifecycle, settled: () => Promise<void>): Promise<void> {
+export async function expireAtDeadline(lifecycle: Lifecycle, settled: () => Promise<void>, window: ChainWindow): Promise<void> {
   await settled();
   if (lifecycle.isFinal) return;
   const authorization = lifecycle.context.authorization;
   const onchain = authorization
-    ? await reads.readNonceState({ authorizer: authorization.from, nonce: authorization.nonce })
+    ? await reads.readNonceState({ authorizer: authorization.from, nonce: authorization.nonce, fromBlock: window.fromBlock })
     : ({ status: 'unused' } as const);
   lifecycle.send({ type: 'DEADLINE_REACHED', onchain });
 }

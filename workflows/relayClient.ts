@@ -1,6 +1,8 @@
 // How an authorization workflow sends a transaction: it asks the merchant's relayer and waits for
 // the answer signal. The request id makes asking twice (after a timeout or a replay) harmless.
-import { condition, setHandler, workflowInfo } from '@temporalio/workflow';
+import { ApplicationFailure, condition, setHandler, workflowInfo } from '@temporalio/workflow';
+
+const MAX_ASKS = 5;
 import type { Address, Hex } from 'viem';
 import type { PreparedTransaction } from '../domain/activityContract.js';
 import type { RelayResult } from '../domain/relay.js';
@@ -21,9 +23,12 @@ export function createRelayClient(): Relay {
   });
   return async (requestId, transaction, consumes) => {
     const { workflowId, runId } = workflowInfo();
-    for (;;) {
+    // Asked again each minute (a lost signal, a relayer mid-rollover), and not for ever: a command
+    // must end. If the relayer sends it later after all, reconciliation reads the outcome.
+    for (let asked = 0; asked < MAX_ASKS; asked += 1) {
       await reads.requestRelay({ requestId, replyTo: { workflowId, runId }, ...transaction, ...consumes });
       if (await condition(() => results.has(requestId), '1 minute')) return results.get(requestId)!;
     }
+    throw ApplicationFailure.create({ type: 'chain_unavailable', nonRetryable: true, message: `the merchant's relayer did not answer in ${MAX_ASKS} minutes` });
   };
 }

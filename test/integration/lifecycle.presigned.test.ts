@@ -12,8 +12,9 @@ import {
   tokenDomain, type AuthorizationMessage, type PrimaryType, type TokenDomain,
 } from '../support/lifecycle.js';
 
-const transferSelector = toFunctionSelector('transferWithAuthorization(address,address,uint256,uint256,uint256,bytes32,bytes)');
-const receiveSelector = toFunctionSelector('receiveWithAuthorization(address,address,uint256,uint256,uint256,bytes32,bytes)');
+// An EOA's 65-byte signature goes through the v, r, s overloads, which FiatToken v2.1 has too.
+const transferSelector = toFunctionSelector('transferWithAuthorization(address,address,uint256,uint256,uint256,bytes32,uint8,bytes32,bytes32)');
+const receiveSelector = toFunctionSelector('receiveWithAuthorization(address,address,uint256,uint256,uint256,bytes32,uint8,bytes32,bytes32)');
 
 const p = payer(13);
 const receiver = payer(14);
@@ -46,7 +47,7 @@ async function captureAndCheck(id: string, from: `0x${string}`, value: bigint, s
 }
 
 describe('a pre-signed authorization signed with ethers v6', () => {
-  it('TransferWithAuthorization: stored, captured with transferWithAuthorization(bytes), exact balances', async () => {
+  it('TransferWithAuthorization: stored, captured with transferWithAuthorization(v, r, s), exact balances', async () => {
     const domain = await tokenDomain();
     // The domain authcap drafts with is the token's own: ethers signs against the same one.
     const drafted = await draft(p, '1');
@@ -68,7 +69,7 @@ describe('a pre-signed authorization signed with ethers v6', () => {
     expect(captured.history.map((h: { state: string }) => h.state)).toEqual(['drafting', 'stored', 'capturing', 'captured']);
   });
 
-  it('ReceiveWithAuthorization (no domain in the request): stored, captured with receiveWithAuthorization(bytes)', async () => {
+  it('ReceiveWithAuthorization (no domain in the request): stored, captured with receiveWithAuthorization(v, r, s)', async () => {
     const value = 3_000_001n;
     const authorization = authorizationMessage(receiver.address, value);
     const signature = await ethersSign('ReceiveWithAuthorization', await tokenDomain(), authorization, receiver.privateKey);

@@ -1,0 +1,46 @@
+// Bounds on every call the client library makes to Temporal, and what a missed bound means. A caller
+// must hear "Temporal is down" or "no worker is answering" within seconds, not hang behind a retry loop.
+import type { Client } from '@temporalio/client';
+import { AuthcapError } from '../domain/errors.js';
+import { toAuthcapError } from './temporalErrors.js';
+
+/** Short server calls (describe, start, list, signal): under the 5 s a caller is promised. */
+export const SERVER_CALL_MS = 4_000;
+/** Waiting for a worker to accept an update (it must pick up a workflow task first). */
+export const ACCEPT_UPDATE_MS = 10_000;
+
+export function isDeadlineOrUnavailable(err: unknown): boolean {
+  const code = (err as { code?: number })?.code ?? (err as { cause?: { code?: number } })?.cause?.code;
+  // gRPC: 4 DEADLINE_EXCEEDED, 14 UNAVAILABLE.
+  return code === 4 || code === 14 || /deadline exceeded|unavailable|ECONNREFUSED|connect/i.test(String((err as Error)?.message ?? ''));
+}
+
+export async function withDeadline<T>(temporal: Client, ms: number, fn: () => Promise<T>): Promise<T> {
+  return temporal.connection.withDeadline(Date.now() + ms, fn);
+}
+
+/** A server call: its failure to answer in time is `temporal_unavailable` (503 with Retry-After). */
+export async function serverCall<T>(temporal: Client, fn: () => Promise<T>, ms = SERVER_CALL_MS): Promise<T> {
+  try {
+    return await withDeadline(temporal, ms, fn);
+  } catch (err) {
+    if (isDeadlineOrUnavailable(err) && !(err instanceof AuthcapError)) {
+      throw new AuthcapError('temporal_unavailable', 'Temporal is not reachable right now; retry shortly');
+    }
+    throw toAuthcapError(err);
+  }
+}
+
+/**
+ * A call that needs a worker (an update's acceptance). When it times out, ask the server itself:
+ * if Temporal answers, it is the workers that are missing.
+ */
+export async function workerCall<T>(temporal: Client, ping: () => Promise<unknown>, fn: () => Promise<T>, ms = ACCEPT_UPDATE_MS): Promise<T> {
+  try {
+    return await withDeadline(temporal, ms, fn);
+  } catch (err) {
+    if (err instanceof AuthcapError || !isDeadlineOrUnavailable(err)) throw toAuthcapError(err);
+    await serverCall(temporal, ping);
+    throw new AuthcapError('worker_unavailable', 'no authcap worker answered in time; the request may still be applied when one returns: read the authorization before retrying');
+  }
+}
