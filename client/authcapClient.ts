@@ -2,10 +2,11 @@
 // reaches Temporal, and every failure is an AuthcapError with a stable code.
 import { Client, Connection, WorkflowUpdateStage, type WorkflowExecutionDescription, type WorkflowHandle } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
+import { decodeMapFromPayloads } from '@temporalio/common/lib/internal-non-workflow/codec-helpers.js';
 import type { temporal as proto } from '@temporalio/proto';
 import type { Hex } from 'viem';
 import { parseAddress, parseSignature } from '../domain/address.js';
-import { VIEW_MEMO_KEY, type AuthorizationResource, type AuthorizationView, type AuthorizationWorkflowInput } from '../domain/authorization.js';
+import { FIRST_RUN_MEMO_KEY, VIEW_MEMO_KEY, type AuthorizationResource, type AuthorizationView, type AuthorizationWorkflowInput } from '../domain/authorization.js';
 import { AuthcapError } from '../domain/errors.js';
 import {
   AmountMinorAttribute, AuthorizationStateAttribute, OrderIdAttribute, PayerAttribute, ValidBeforeAttribute,
@@ -280,7 +281,11 @@ export class AuthcapClient {
       }
       throw err;
     });
-    const data = (response.executions ?? []).slice(0, limit).map((execution) => summaryOf(execution));
+    const converter = this.temporal.workflow.options.loadedDataConverter;
+    const data = await Promise.all((response.executions ?? []).slice(0, limit).map(async (execution) => {
+      const memo = await decodeMapFromPayloads(converter, execution.memo?.fields as never).catch(() => undefined);
+      return summaryOf(execution, memo?.[FIRST_RUN_MEMO_KEY] as string | undefined);
+    }));
     const token = response.nextPageToken && response.nextPageToken.length > 0 ? Buffer.from(response.nextPageToken).toString('base64url') : null;
     return { data, nextPageToken: token };
   }
@@ -373,7 +378,7 @@ function firstRunIdOf(run: WorkflowExecutionDescription): string {
 const fromPayload = (payload: proto.api.common.v1.IPayload | null | undefined): unknown =>
   payload ? defaultPayloadConverter.fromPayload(payload as never) : undefined;
 
-function summaryOf(execution: proto.api.workflow.v1.IWorkflowExecutionInfo): AuthorizationSummary {
+function summaryOf(execution: proto.api.workflow.v1.IWorkflowExecutionInfo, firstRunId?: string): AuthorizationSummary {
   // Search attributes are never encrypted: plain JSON payloads.
   const fields = execution.searchAttributes?.indexedFields ?? {};
   const attr = (name: string) => {
@@ -387,7 +392,7 @@ function summaryOf(execution: proto.api.workflow.v1.IWorkflowExecutionInfo): Aut
   const rawSeconds = execution.startTime?.seconds as unknown;
   const seconds = typeof rawSeconds === 'object' && rawSeconds !== null ? (rawSeconds as { toNumber(): number }).toNumber() : Number(rawSeconds ?? 0);
   return {
-    id: resourceId(orderId, execution.firstRunId || execution.execution?.runId || ''),
+    id: resourceId(orderId, firstRunId || execution.firstRunId || execution.execution?.runId || ''),
     orderId,
     state: (attr(AuthorizationStateAttribute.name) as string | undefined) ?? 'unknown',
     payer: (attr(PayerAttribute.name) as string | undefined) ?? null,

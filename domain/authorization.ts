@@ -106,6 +106,8 @@ export interface AuthorizationView {
 
 /** The memo key under which the workflow keeps its AuthorizationView (encrypted like every payload). */
 export const VIEW_MEMO_KEY = 'authorization';
+/** The memo key holding the attempt's first run id (resource ids name it; it survives continue-as-new). */
+export const FIRST_RUN_MEMO_KEY = 'firstRunId';
 
 export interface AuthorizationResource extends AuthorizationView {
   id: string;

@@ -1,10 +1,10 @@
 // Holds the machine's snapshot inside the workflow: sends events through the pure transition
 // function, records the history of transitions, and keeps search attributes and the memo in step.
 // The memo carries the resource as callers see it, so reads need no workflow query (and no worker).
-import { ApplicationFailure, proxySinks, upsertMemo, upsertSearchAttributes } from '@temporalio/workflow';
+import { ApplicationFailure, proxySinks, upsertMemo, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import { initialTransition, transition, type SnapshotFrom } from 'xstate';
 import { formatAmount } from '../domain/amount.js';
-import { VIEW_MEMO_KEY, finalStates, type AuthorizationState, type AuthorizationView, type HistoryEntry } from '../domain/authorization.js';
+import { FIRST_RUN_MEMO_KEY, VIEW_MEMO_KEY, finalStates, type AuthorizationState, type AuthorizationView, type HistoryEntry } from '../domain/authorization.js';
 import { authorizationTypedData, cancelAuthorizationTypedData } from '../domain/eip3009.js';
 import type { CaptureRequest } from '../domain/activityContract.js';
 import { AuthorizationNonceAttribute, AuthorizationStateAttribute, ValidBeforeAttribute } from '../domain/searchAttributes.js';
@@ -170,7 +170,8 @@ export class Lifecycle {
 
   /** The view in the memo: GET reads it with one describe call, whether or not a worker is up. */
   private publish(): void {
-    upsertMemo({ [VIEW_MEMO_KEY]: this.view() });
+    // The first run id names the attempt in resource ids; visibility lists do not carry it, the memo does.
+    upsertMemo({ [VIEW_MEMO_KEY]: this.view(), [FIRST_RUN_MEMO_KEY]: workflowInfo().firstExecutionRunId });
   }
 
   private reportCaptureTiming(): void {

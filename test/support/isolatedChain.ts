@@ -99,7 +99,9 @@ export async function startIsolatedChain(options: { proxy?: ProxyOptions; env?: 
     anvil, workerRpcUrl, tokenAddress, merchant, owner, payers: accounts.payers, taskQueue, client, worker,
     publicClient: publicClient as never, testClient: testClient as never, ownerWallet: ownerWallet as never,
     async setMining(on) {
-      await testClient.setIntervalMining({ interval: on ? 0.2 : 0 });
+      // evm_setIntervalMining takes whole seconds: resumed mining is 1 s blocks.
+      if (!on) await testClient.setAutomine(false);
+      await testClient.setIntervalMining({ interval: on ? 1 : 0 });
     },
     async restartWorker() {
       await worker.stop();

@@ -1,0 +1,33 @@
+// Replays recorded histories (test/replay/histories, made by scripts/recordHistories.ts) against the
+// current workflow code: a change that alters the command sequence of a workflow already running in
+// production fails here (a non-determinism error) instead of breaking live authorizations. Such a
+// change needs `patched()` or a new workflow type.
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { bundleWorkflowCode, Worker } from '@temporalio/worker';
+import { historyFromJSON } from '@temporalio/common/lib/proto-utils.js';
+
+const dir = fileURLToPath(new URL('../replay/histories', import.meta.url));
+const files = readdirSync(dir).filter((f) => f.endsWith('.json')).sort();
+
+describe('replay of recorded workflow histories', () => {
+  it('has recorded histories of every path to replay', () => {
+    const kinds = new Set(files.map((f) => f.replace(/-\d+\.json$/, '')));
+    for (const kind of ['captured', 'canceled', 'voided', 'expired', 'rejected', 'continued']) expect(kinds).toContain(kind);
+  });
+
+  it('replays every recorded history without non-determinism', async () => {
+    const workflowBundle = await bundleWorkflowCode({
+      workflowsPath: fileURLToPath(new URL('../../workflows/index.ts', import.meta.url)),
+      logger: { trace() {}, debug() {}, info() {}, warn() {}, error() {}, log() {} } as never,
+    });
+    const histories = files.map((file) => ({ workflowId: file, history: historyFromJSON(JSON.parse(readFileSync(join(dir, file), 'utf8'))) }));
+    const failures: string[] = [];
+    for await (const result of Worker.runReplayHistories({ workflowBundle }, histories)) {
+      if (result.error) failures.push(`${result.workflowId}: ${result.error.message}`);
+    }
+    expect(failures).toEqual([]);
+  }, 120_000);
+});
