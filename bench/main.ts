@@ -35,7 +35,7 @@ async function main(): Promise<void> {
   try {
     const dev = stack.devJson;
     const call = async (method: string, path: string, body?: unknown) => {
-      const res = await fetch(`${dev.apiUrl}${path}`, { method, headers: { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+      const res = await fetch(`${dev.apiUrl}${path}`, { method, headers: { 'content-type': 'application/json', authorization: `Bearer ${dev.apiKey}` }, body: body === undefined ? undefined : JSON.stringify(body) });
       return { status: res.status, body: (await res.json()) as any };
     };
     const prepare = async (n: number, label: string) =>
@@ -48,7 +48,7 @@ async function main(): Promise<void> {
 
     // 1. One at a time: latency and the node round trips each capture costs.
     const sequentialIds = await prepare(SEQUENTIAL, 'seq');
-    const before = stack.worker.rpcMetrics.snapshot();
+    const before = stack.worker!.rpcMetrics.snapshot();
     const latencies: number[] = [];
     for (const id of sequentialIds) {
       const t0 = performance.now();
@@ -56,7 +56,7 @@ async function main(): Promise<void> {
       latencies.push(performance.now() - t0);
       if (res.body.state !== 'captured') throw new Error(`capture ${id} ended ${res.body.state}: ${JSON.stringify(res.body.error ?? res.body.lastError)}`);
     }
-    const after = stack.worker.rpcMetrics.snapshot();
+    const after = stack.worker!.rpcMetrics.snapshot();
     latencies.sort((a, b) => a - b);
     const perCapture = (after.calls - before.calls) / SEQUENTIAL;
     const tripsPerCapture = (after.roundTrips - before.roundTrips) / SEQUENTIAL;

@@ -18,6 +18,7 @@ import {
 import { parseResourceId, resourceId, workflowIdForOrder } from './ids.js';
 import { toAuthcapError } from './temporalErrors.js';
 import { serverCall, workerCall, withDeadline } from './temporalCalls.js';
+import { tracingPluginFromEnv } from '../runtime/tracing.js';
 import { parseAmount, parseOrderId, parsePresigned, parseState, parseValidFor, type PresignedRequest } from './requests.js';
 
 export interface CreateAuthorizationRequest {
@@ -82,7 +83,11 @@ export class AuthcapClient {
 
   static async connect(settings: TemporalSettings = loadTemporalSettings()): Promise<AuthcapClient> {
     const connection = await Connection.connect(settings.connectionOptions);
-    return new AuthcapClient(new Client({ connection, namespace: settings.namespace, dataConverter: settings.dataConverter }), settings.taskQueue);
+    const tracing = tracingPluginFromEnv('authcap-client');
+    return new AuthcapClient(
+      new Client({ connection, namespace: settings.namespace, dataConverter: settings.dataConverter, plugins: tracing ? [tracing] : [] }),
+      settings.taskQueue,
+    );
   }
 
   async close(): Promise<void> {

@@ -1,77 +1,166 @@
-// The operator CLI: find an authorization by id or order, inspect it, void it, capture it.
+// The operator CLI. Readable tables by default (cli-table3), --json for scripts.
 //   authcap get <id | --order ID>
-//   authcap list [--order ID] [--state STATE] [--payer ADDRESS] [--limit N]
+//   authcap list [--order ID] [--state STATE] [--payer ADDRESS] [--limit N] [--page-token T]
+//   authcap history <id | --order ID>
 //   authcap void <id | --order ID> --reason TEXT [--by NAME]
 //   authcap capture <id | --order ID>
-// Connects with the same settings as the worker (TEMPORAL_ADDRESS, namespace, TLS, API key).
+//   authcap keys create --role order-service|operator [--label L] | keys list | keys revoke <key id>
+// Connects with the same settings as the worker (TEMPORAL_ADDRESS, namespace, TLS, API key, and
+// AUTHCAP_CODEC_KEYS to read the encrypted payloads); `keys` works on the key file alone.
 import { parseArgs } from 'node:util';
+import Table from 'cli-table3';
 import { AuthcapError } from '../domain/errors.js';
-import { AuthcapClient } from './authcapClient.js';
+import type { AuthorizationResource } from '../domain/authorization.js';
+import { requireCodec } from '../runtime/codec.js';
+import { apiRoles, ApiKeyStore, type ApiRole } from './apiKeys.js';
+import { AuthcapClient, type AuthorizationSummary } from './authcapClient.js';
 
 const usage = `usage:
-  authcap get <id | --order ID>
-  authcap list [--order ID] [--state STATE] [--payer ADDRESS] [--limit N]
-  authcap void <id | --order ID> --reason TEXT [--by NAME]
-  authcap capture <id | --order ID>`;
+  authcap get <id | --order ID> [--json]
+  authcap list [--order ID] [--state STATE] [--payer ADDRESS] [--limit N] [--page-token T] [--json]
+  authcap history <id | --order ID> [--json]
+  authcap void <id | --order ID> --reason TEXT [--by NAME] [--json]
+  authcap capture <id | --order ID> [--json]
+  authcap keys create --role order-service|operator [--label TEXT] [--json]
+  authcap keys list [--json]
+  authcap keys revoke <key id>`;
 
-export async function main(argv: string[], out: (line: string) => void = console.log): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: {
-      order: { type: 'string' },
-      state: { type: 'string' },
-      payer: { type: 'string' },
-      limit: { type: 'string' },
-      reason: { type: 'string' },
-      by: { type: 'string' },
-      help: { type: 'boolean', short: 'h' },
-    },
-  });
+type Out = (line: string) => void;
+
+function table(head: string[], rows: (string | null | undefined)[][]): string {
+  const t = new Table({ head, style: { head: [], border: [] }, wordWrap: true });
+  for (const row of rows) t.push(row.map((cell) => cell ?? '—'));
+  return t.toString();
+}
+
+function resourceTable(a: AuthorizationResource): string {
+  const rows: [string, string | null | undefined][] = [
+    ['id', a.id], ['order', a.orderId], ['state', a.state], ['amount', a.amount], ['payer', a.authorization?.from],
+    ['valid before', a.authorization ? new Date(Number(a.authorization.validBefore) * 1000).toISOString() : null],
+    ['capture tx', a.capture?.transactionHash], ['captured by', a.capture?.by], ['cancellation tx', a.cancellation?.transactionHash],
+    ['void', a.void ? `${a.void.reason} (by ${a.void.by})` : null], ['last error', a.lastError ? `${a.lastError.code}: ${a.lastError.message}` : null],
+  ];
+  return table(['field', 'value'], rows);
+}
+
+function historyTable(a: AuthorizationResource): string {
+  return table(['at', 'state', 'event', 'actor', 'reason', 'transaction'],
+    a.history.map((h) => [h.at, h.state, h.event, h.actor, h.reason, h.transactionHash]));
+}
+
+function listTable(rows: AuthorizationSummary[]): string {
+  return table(['id', 'order', 'state', 'payer', 'amount (minor)', 'valid before', 'created'],
+    rows.map((r) => [r.id, r.orderId, r.state, r.payer, r.amountMinor, r.validBefore, r.createdAt]));
+}
+
+function keysCommand(values: Record<string, string | boolean | undefined>, positionals: string[], out: Out): number {
+  const store = ApiKeyStore.open(ApiKeyStore.defaultFile());
+  const json = values.json === true;
+  switch (positionals[1]) {
+    case 'create': {
+      const role = values.role as ApiRole | undefined;
+      if (!role || !apiRoles.includes(role)) throw new AuthcapError('validation_error', `keys create needs --role ${apiRoles.join('|')}`);
+      const { key, record } = store.create(role, typeof values.label === 'string' ? values.label : '');
+      if (json) out(JSON.stringify({ key, ...record }, null, 2));
+      else out(`${table(['id', 'role', 'label', 'created'], [[record.id, record.role, record.label, record.createdAt]])}\nkey (shown once, keep it secret): ${key}`);
+      return 0;
+    }
+    case 'list': {
+      const keys = store.list();
+      out(json ? JSON.stringify(keys, null, 2) : table(['id', 'role', 'label', 'created', 'revoked'], keys.map((k) => [k.id, k.role, k.label, k.createdAt, k.revokedAt])));
+      return 0;
+    }
+    case 'revoke': {
+      const id = positionals[2];
+      if (!id) throw new AuthcapError('validation_error', 'keys revoke needs a key id (see keys list)');
+      if (!store.revoke(id)) throw new AuthcapError('not_found', `no active key with id ${id}`);
+      out(`revoked ${id}`);
+      return 0;
+    }
+    default:
+      throw new AuthcapError('validation_error', `keys needs create, list or revoke\n${usage}`);
+  }
+}
+
+export async function main(argv: string[], out: Out = console.log, err: Out = console.error): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        order: { type: 'string' }, state: { type: 'string' }, payer: { type: 'string' }, limit: { type: 'string' },
+        'page-token': { type: 'string' }, reason: { type: 'string' }, by: { type: 'string' }, role: { type: 'string' },
+        label: { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' },
+      },
+    });
+  } catch (e) {
+    err(`error validation_error: ${(e as Error).message}\n${usage}`);
+    return 2;
+  }
+  const { values, positionals } = parsed;
   const [command, idArg] = positionals;
   if (values.help || !command) {
     out(usage);
     return command ? 0 : 2;
   }
-  const client = await AuthcapClient.connect();
   try {
-    const id = async () => {
-      if (idArg) return idArg;
-      if (values.order) return client.idForOrder(values.order);
-      throw new AuthcapError('validation_error', `${command} needs an authorization id or --order ID`);
-    };
-    switch (command) {
-      case 'get':
-        out(JSON.stringify(await client.getAuthorization(await id()), null, 2));
-        return 0;
-      case 'list':
-        out(JSON.stringify(await client.list({
-          orderId: values.order, state: values.state, payer: values.payer,
-          limit: values.limit === undefined ? undefined : Number(values.limit),
-        }), null, 2));
-        return 0;
-      case 'void': {
-        if (!values.reason) throw new AuthcapError('validation_error', 'void needs --reason TEXT');
-        const voided = await client.voidAuthorization(await id(), { reason: values.reason, by: values.by ?? process.env.USER ?? 'operator' });
-        out(`voided ${voided.id} (order ${voided.orderId}): ${voided.void?.reason}`);
-        return 0;
-      }
-      case 'capture': {
-        const outcome = await client.capture(await id());
-        out(JSON.stringify(outcome.authorization, null, 2));
-        return outcome.settled ? 0 : 3;
-      }
-      default:
-        out(`unknown command ${command}\n${usage}`);
-        return 2;
+    if (command === 'keys') return keysCommand(values, positionals, out);
+    if (!['get', 'list', 'history', 'void', 'capture'].includes(command)) {
+      err(`unknown command ${command}\n${usage}`);
+      return 2;
     }
-  } catch (err) {
-    if (err instanceof AuthcapError) {
-      out(`error ${err.code}: ${err.message}`);
+    requireCodec();
+    const client = await AuthcapClient.connect();
+    try {
+      const id = async () => {
+        if (idArg) return idArg;
+        if (values.order) return client.idForOrder(values.order);
+        throw new AuthcapError('validation_error', `${command} needs an authorization id or --order ID`);
+      };
+      const show = (a: AuthorizationResource, text: string) => out(values.json ? JSON.stringify(a, null, 2) : text);
+      switch (command) {
+        case 'get': {
+          const a = await client.getAuthorization(await id());
+          show(a, resourceTable(a));
+          return 0;
+        }
+        case 'history': {
+          const a = await client.getAuthorization(await id());
+          show(a, `${a.id} (order ${a.orderId}) is ${a.state}\n${historyTable(a)}`);
+          return 0;
+        }
+        case 'list': {
+          const page = await client.listPage({
+            orderId: values.order, state: values.state, payer: values.payer, pageToken: values['page-token'],
+            limit: values.limit === undefined ? undefined : Number(values.limit),
+          });
+          if (values.json) out(JSON.stringify(page, null, 2));
+          else out(`${listTable(page.data)}${page.nextPageToken ? `\nmore: --page-token ${page.nextPageToken}` : ''}`);
+          return 0;
+        }
+        case 'void': {
+          if (!values.reason) throw new AuthcapError('validation_error', 'void needs --reason TEXT');
+          const voided = await client.voidAuthorization(await id(), { reason: values.reason, by: values.by ?? process.env.USER ?? 'operator' });
+          show(voided, `voided ${voided.id} (order ${voided.orderId}): ${voided.void?.reason}`);
+          return 0;
+        }
+        default: {
+          const outcome = await client.capture(await id());
+          show(outcome.authorization, resourceTable(outcome.authorization));
+          return outcome.settled ? 0 : 3;
+        }
+      }
+    } finally {
+      await client.close();
+    }
+  } catch (e) {
+    if (e instanceof AuthcapError) {
+      // Also on stdout, where scripts that predate --json looked for it.
+      out(`error ${e.code}: ${e.message}`);
       return 1;
     }
-    throw err;
-  } finally {
-    await client.close();
+    err(`error: ${(e as Error).message}`);
+    return 1;
   }
 }

@@ -5,7 +5,7 @@ import { AuthcapError } from '../domain/errors.js';
 import { toAuthcapError } from './temporalErrors.js';
 
 /** Short server calls (describe, start, list, signal): under the 5 s a caller is promised. */
-export const SERVER_CALL_MS = 4_000;
+export const SERVER_CALL_MS = 3_000;
 /** Waiting for a worker to accept an update (it must pick up a workflow task first). */
 export const ACCEPT_UPDATE_MS = 10_000;
 
@@ -31,13 +31,31 @@ export async function serverCall<T>(temporal: Client, fn: () => Promise<T>, ms =
   }
 }
 
+const lastAnswered = new WeakMap<Client, number>();
+
+async function reachable(temporal: Client, ping: () => Promise<unknown>): Promise<void> {
+  if (Date.now() - (lastAnswered.get(temporal) ?? 0) < 1_000) return;
+  try {
+    await ping();
+    lastAnswered.set(temporal, Date.now());
+  } catch (err) {
+    if (err instanceof AuthcapError) throw err;
+    throw new AuthcapError('temporal_unavailable', 'Temporal is not reachable right now; retry shortly');
+  }
+}
+
 /**
  * A call that needs a worker (an update's acceptance). When it times out, ask the server itself:
  * if Temporal answers, it is the workers that are missing.
  */
 export async function workerCall<T>(temporal: Client, ping: () => Promise<unknown>, fn: () => Promise<T>, ms = ACCEPT_UPDATE_MS): Promise<T> {
+  // An update to an unreachable server would wait out its whole deadline: a cheap ping beside it
+  // tells "Temporal is down" within seconds (skipped while the server answered a moment ago).
+  await reachable(temporal, ping);
   try {
-    return await withDeadline(temporal, ms, fn);
+    const result = await withDeadline(temporal, ms, fn);
+    lastAnswered.set(temporal, Date.now());
+    return result;
   } catch (err) {
     if (err instanceof AuthcapError || !isDeadlineOrUnavailable(err)) throw toAuthcapError(err);
     await serverCall(temporal, ping);

@@ -10,7 +10,9 @@ function port(name: string, fallback: number): number {
 }
 
 const stateDir = resolve(process.env.AUTHCAP_STATE_DIR ?? '.authcap');
-console.log('authcap: starting the dev stack (Temporal dev server, anvil, worker, API)…');
+const externalChain = Boolean(process.env.RPC_URL && process.env.TOKEN_ADDRESS && process.env.MERCHANT_PRIVATE_KEY);
+const parts = [process.env.TEMPORAL_ADDRESS ? 'Temporal at TEMPORAL_ADDRESS' : 'Temporal dev server', externalChain ? `the chain at ${process.env.RPC_URL}` : 'anvil', 'worker', 'API'];
+console.log(`authcap: starting the dev stack (${parts.join(', ')})…`);
 const stack = await startStack({
   stateDir,
   apiPort: port('AUTHCAP_API_PORT', 8080),
@@ -18,6 +20,8 @@ const stack = await startStack({
   temporalPort: port('TEMPORAL_PORT', 7233),
   temporalUiPort: port('TEMPORAL_UI_PORT', 8233),
   persistent: true,
+  // Worker (with its watcher) and API as their own processes: each can fail or restart alone.
+  separateProcesses: true,
 });
 const { devJson } = stack;
 console.log(`
@@ -25,9 +29,12 @@ authcap is up.
   API          ${devJson.apiUrl}            (try: curl ${devJson.apiUrl}/healthz)
   Temporal UI  ${devJson.temporalUiUrl ?? '(external cluster)'}
   Temporal     ${devJson.temporalAddress} namespace ${devJson.temporalNamespace}
-  Chain        ${devJson.rpcUrl} (chain id ${devJson.chainId}), token ${devJson.tokenAddress}
+  Chain        ${devJson.rpcUrl} (chain id ${devJson.chainId}${externalChain ? '' : ', anvil'}), token ${devJson.tokenAddress}
   Merchant     ${devJson.merchantAddress}
-  Payers       ${devJson.payers.length} funded demo payers
+  Payers       ${externalChain ? 'none (external chain)' : `${devJson.payers.length} funded demo payers`}
+  API keys     order-service and operator keys in dev.json (apiKey, operatorApiKey); more: npx authcap keys create --role operator
+  Codec        ${devJson.codecUrl ? 'payloads encrypted; the Web UI decodes them through the codec server (codecUrl in dev.json)' : 'off (AUTHCAP_CODEC=off)'}
+  Processes    worker pid ${stack.processes.worker?.child.pid}, API pid ${stack.processes.api?.child.pid}; logs in ${stateDir}/worker.log and api.log
   Settings     ${resolve(stateDir, 'dev.json')}
 Ctrl-C stops everything.`);
 

@@ -1,13 +1,19 @@
 // The one place that composes everything: Temporal dev server, anvil and the token, the worker and
 // the HTTP API. `npm start` runs it on fixed ports; the test suite runs it on free ones.
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { chmodSync, createWriteStream, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Server } from 'node:http';
 import { createPublicClient, defineChain, http, type Address, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { DefaultLogger, Runtime, type WorkflowBundleOption } from '@temporalio/worker';
+import { ApiKeyStore, createDevKeys } from '../client/apiKeys.js';
 import { AuthcapClient } from '../client/authcapClient.js';
 import { createApiServer, listen } from '../client/http/server.js';
+import { codecFromEnv, ensureDevCodecKeys } from '../runtime/codec.js';
+import { startCodecServer } from '../runtime/codecServer.js';
+import { startApiProcess, startWorkerProcess } from './appProcesses.js';
+import { freePort, type ManagedProcess } from './process.js';
 import { loadTemporalSettings, type TemporalSettings } from '../runtime/temporal.js';
 import { createAuthcapWorker, type AuthcapWorker } from '../worker/createWorker.js';
 import { chainConfigFromEnv, watcherConfigFromEnv } from '../worker/config.js';
@@ -17,7 +23,12 @@ import { startTemporalServer, type TemporalServer } from './temporalServer.js';
 
 export interface DevJson {
   apiUrl: string;
-  apiKey: string | null;
+  /** An order-service key (create, sign, capture, cancel, void, read). */
+  apiKey: string;
+  /** An operator key (void, read, list). */
+  operatorApiKey: string;
+  /** The codec server's base (with its token): `${codecUrl}/decode` and `/encode`. */
+  codecUrl: string;
   rpcUrl: string;
   chainId: number;
   tokenAddress: Address;
@@ -44,13 +55,18 @@ export interface StackOptions {
   confirmations?: number;
   workflowBundle?: WorkflowBundleOption;
   captureWaitMs?: number;
+  /** Run the worker and the API as their own OS processes (npm start), not inside this one (tests). */
+  separateProcesses?: boolean;
+  codecPort?: number;
   log?: (line: string) => void;
 }
 
 export interface Stack {
   devJson: DevJson;
   client: AuthcapClient;
-  worker: AuthcapWorker;
+  /** The in-process worker; undefined when it runs as its own process. */
+  worker?: AuthcapWorker;
+  processes: { worker?: ManagedProcess; api?: ManagedProcess };
   stop(): Promise<void>;
 }
 
@@ -58,31 +74,50 @@ let runtimeInstalled = false;
 
 export async function startStack(options: StackOptions): Promise<Stack> {
   const log = options.log ?? ((line: string) => console.log(line));
-  mkdirSync(options.stateDir, { recursive: true });
+  // Everything in the state dir is private to this user: keys, the chain, Temporal's database.
+  const previousUmask = process.umask(0o077);
+  mkdirSync(options.stateDir, { recursive: true, mode: 0o700 });
+  chmodSync(options.stateDir, 0o700);
   if (!runtimeInstalled) {
     Runtime.install({ logger: new DefaultLogger((process.env.AUTHCAP_LOG_LEVEL as 'INFO' | undefined) ?? 'WARN') });
     runtimeInstalled = true;
   }
-  const stops: (() => Promise<void>)[] = [];
+  const stops: (() => Promise<void>)[] = [() => Promise.resolve(void process.umask(previousUmask))];
   const stop = async () => {
     for (const fn of stops.reverse()) await fn().catch((err) => log(`authcap: while stopping: ${(err as Error).message}`));
     stops.length = 0;
   };
   try {
+    // Payload encryption: the operator's keys, else the dev stack's own (kept in the state dir).
+    if (!process.env.AUTHCAP_CODEC_KEYS && !process.env.AUTHCAP_CODEC_KEY_FILE && process.env.AUTHCAP_CODEC !== 'off') {
+      process.env.AUTHCAP_CODEC_KEYS = ensureDevCodecKeys(options.stateDir);
+    }
+    const codec = codecFromEnv();
+    const codecToken = devSecret(options.stateDir, 'codec-token');
+    const uiPort = options.temporalUiPort;
+    const codecServer = codec
+      ? await startCodecServer({ port: options.codecPort ?? await freePort(), codec, token: codecToken, allowedOrigins: [`http://127.0.0.1:${uiPort}`, `http://localhost:${uiPort}`] })
+      : undefined;
+    if (codecServer) stops.push(() => codecServer.close());
+    const codecUrl = codecServer ? `${codecServer.url}/${codecToken}` : '';
+
     // Temporal: a cluster named by envconfig (TEMPORAL_ADDRESS…), else the embedded dev server.
     let temporal: TemporalSettings;
     let temporalUiUrl: string | null = null;
     if (process.env.TEMPORAL_ADDRESS) {
       temporal = loadTemporalSettings();
     } else {
+      const dbFile = options.persistent ? join(options.stateDir, 'temporal.db') : undefined;
       const server: TemporalServer = await startTemporalServer({
         port: options.temporalPort,
         uiPort: options.temporalUiPort,
-        dbFile: options.persistent ? join(options.stateDir, 'temporal.db') : undefined,
+        dbFile,
         headless: options.headless,
+        uiCodecEndpoint: codecUrl || undefined,
         log,
       });
       stops.push(() => server.stop());
+      for (const file of dbFile ? [dbFile, `${dbFile}-wal`, `${dbFile}-shm`] : []) if (existsSync(file)) chmodSync(file, 0o600);
       temporal = loadTemporalSettings({ address: server.address, namespace: server.namespace });
       temporalUiUrl = server.uiUrl;
     }
@@ -93,53 +128,107 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       ? chainConfigFromEnv()
       : await startDevChain(options, stops);
     const accounts = devAccounts();
+    const merchantAddress = privateKeyToAccount(chainConfig.merchantPrivateKey).address;
 
-    const worker: AuthcapWorker = await createAuthcapWorker({
-      temporal,
-      chain: {
-        ...chainConfig,
-        validitySeconds: options.validitySeconds ?? chainConfig.validitySeconds,
-        confirmations: options.confirmations ?? chainConfig.confirmations,
-      },
-      workflowBundle: options.workflowBundle,
-      watcher: watcherConfigFromEnv(chainConfig.rpcUrl, options.stateDir),
-    });
-    const running = worker.run();
-    stops.push(async () => {
-      await worker.shutdown();
-      await running.catch(() => undefined);
-    });
-
+    const keyStore = ApiKeyStore.open(join(options.stateDir, 'api-keys.json'));
+    const { apiKey, operatorApiKey } = createDevKeys(keyStore);
+    const processes: Stack['processes'] = {};
+    let worker: AuthcapWorker | undefined;
+    let apiUrl: string;
     const client = await AuthcapClient.connect(temporal);
     stops.push(() => client.close());
-    const apiKey = process.env.AUTHCAP_API_KEY || null;
-    const api: Server = createApiServer({ client, apiKey, captureWaitMs: options.captureWaitMs });
-    const apiUrl = await listen(api, options.apiPort);
-    stops.push(() => new Promise<void>((resolve) => {
-      api.closeAllConnections();
-      api.close(() => resolve());
-    }));
+
+    if (options.separateProcesses) {
+      const logFile = (name: string) => {
+        const stream = createWriteStream(join(options.stateDir, `${name}.log`), { flags: 'a', mode: 0o600 });
+        stops.push(() => new Promise<void>((resolve) => stream.end(() => resolve())));
+        return (chunk: string) => stream.write(chunk);
+      };
+      const env: Record<string, string> = {
+        TEMPORAL_ADDRESS: temporal.connectionOptions.address!,
+        TEMPORAL_NAMESPACE: temporal.namespace,
+        RPC_URL: chainConfig.rpcUrl,
+        TOKEN_ADDRESS: chainConfig.tokenAddress,
+        AUTHCAP_STATE_DIR: options.stateDir,
+        AUTHCAP_CODEC_KEYS: process.env.AUTHCAP_CODEC_KEYS ?? '',
+      };
+      processes.worker = await startWorkerProcess({
+        ...env, MERCHANT_PRIVATE_KEY: chainConfig.merchantPrivateKey,
+        AUTHCAP_VALIDITY_SECONDS: String(options.validitySeconds ?? chainConfig.validitySeconds),
+        AUTHCAP_CONFIRMATIONS: String(options.confirmations ?? chainConfig.confirmations),
+      }, logFile('worker'));
+      stops.push(() => processes.worker!.stop());
+      // The API never holds the merchant key: it only needs to know the address (never a payer).
+      processes.api = await startApiProcess({
+        ...env, AUTHCAP_API_PORT: String(options.apiPort), AUTHCAP_MERCHANT_ADDRESS: merchantAddress,
+        ...(options.captureWaitMs ? { AUTHCAP_CAPTURE_WAIT_MS: String(options.captureWaitMs) } : {}),
+      }, logFile('api'));
+      stops.push(() => processes.api!.stop());
+      apiUrl = `http://${process.env.AUTHCAP_API_HOST ?? '127.0.0.1'}:${options.apiPort}`;
+    } else {
+      worker = await createAuthcapWorker({
+        temporal,
+        chain: {
+          ...chainConfig,
+          validitySeconds: options.validitySeconds ?? chainConfig.validitySeconds,
+          confirmations: options.confirmations ?? chainConfig.confirmations,
+        },
+        workflowBundle: options.workflowBundle,
+        watcher: watcherConfigFromEnv(chainConfig.rpcUrl, options.stateDir),
+      });
+      const running = worker.run();
+      const inProcess = worker;
+      stops.push(async () => {
+        await inProcess.shutdown();
+        await running.catch(() => undefined);
+      });
+      const api: Server = createApiServer({
+        client,
+        keys: keyStore,
+        idempotency: { dir: join(options.stateDir, 'idempotency') },
+        captureWaitMs: options.captureWaitMs,
+        forbiddenPayers: [
+          { address: chainConfig.tokenAddress, why: 'the token contract' },
+          { address: merchantAddress, why: 'the merchant itself' },
+        ],
+        rpcUrl: chainConfig.rpcUrl,
+      });
+      apiUrl = await listen(api, options.apiPort);
+      stops.push(() => new Promise<void>((resolve) => {
+        api.closeAllConnections();
+        api.close(() => resolve());
+      }));
+    }
 
     const chainClient = createPublicClient({ transport: http(chainConfig.rpcUrl) });
     const devJson: DevJson = {
       apiUrl,
       apiKey,
+      operatorApiKey,
+      codecUrl,
       rpcUrl: chainConfig.rpcUrl,
       chainId: await chainClient.getChainId(),
       tokenAddress: chainConfig.tokenAddress,
       tokenOwner: external ? null : accounts.tokenOwner,
-      merchantAddress: privateKeyToAccount(chainConfig.merchantPrivateKey).address,
+      merchantAddress,
       payers: external ? [] : accounts.payers,
       temporalAddress: temporal.connectionOptions.address!,
       temporalNamespace: temporal.namespace,
       temporalUiUrl,
     };
     writeFileSync(join(options.stateDir, 'dev.json'), `${JSON.stringify(devJson, null, 2)}\n`, { mode: 0o600 });
-    return { devJson, client, worker, stop };
+    return { devJson, client, worker, processes, stop };
   } catch (err) {
     await stop();
     throw err;
   }
+}
+
+/** A random secret kept in the state dir (0600), the same across restarts of the dev stack. */
+function devSecret(stateDir: string, name: string): string {
+  const file = join(stateDir, name);
+  if (!existsSync(file)) writeFileSync(file, randomBytes(24).toString('base64url'), { mode: 0o600 });
+  return readFileSync(file, 'utf8').trim();
 }
 
 async function startDevChain(options: StackOptions, stops: (() => Promise<void>)[]) {

@@ -10,6 +10,8 @@ export interface TemporalServerOptions {
   /** Without it the server keeps its state in memory. */
   dbFile?: string;
   headless?: boolean;
+  /** The codec server the Web UI decodes payloads through (with its capability token). */
+  uiCodecEndpoint?: string;
   namespace?: string;
   log?: (line: string) => void;
   onOutput?: (chunk: string) => void;
@@ -32,6 +34,7 @@ export async function startTemporalServer(options: TemporalServerOptions): Promi
   if (options.dbFile) args.push('--db-filename', options.dbFile);
   if (options.headless) args.push('--headless');
   else args.push('--ui-ip', '127.0.0.1', '--ui-port', String(options.uiPort ?? options.port + 1000));
+  if (options.uiCodecEndpoint && !options.headless) args.push('--ui-codec-endpoint', options.uiCodecEndpoint);
   const proc = await startProcess({
     name: 'temporal',
     command: cli,

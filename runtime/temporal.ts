@@ -4,6 +4,7 @@
 import { loadClientConnectConfig } from '@temporalio/envconfig';
 import type { ClientConnectConfig } from '@temporalio/envconfig';
 import type { DataConverter } from '@temporalio/common';
+import { codecFromEnv } from './codec.js';
 
 export const DEFAULT_TASK_QUEUE = 'authcap';
 
@@ -25,5 +26,12 @@ export function loadTemporalSettings(overrides: { address?: string; namespace?: 
     connectionOptions: { ...config.connectionOptions, address: config.connectionOptions.address ?? '127.0.0.1:7233' },
     namespace: config.namespace ?? 'default',
     taskQueue: process.env.AUTHCAP_TASK_QUEUE ?? DEFAULT_TASK_QUEUE,
+    dataConverter: dataConverterFromEnv(),
   };
+}
+
+/** Payloads sealed by the codec when keys are configured (AUTHCAP_CODEC_KEYS / AUTHCAP_CODEC_KEY_FILE). */
+export function dataConverterFromEnv(env: NodeJS.ProcessEnv = process.env): DataConverter | undefined {
+  const codec = codecFromEnv(env);
+  return codec ? { payloadCodecs: [codec] } : undefined;
 }

@@ -1,16 +1,20 @@
-// Records workflow histories for the replay tests (test/unit/replay.test.ts): one closed authorization
-// per final state, runs that continued as new, and a relayer run. Point it at a Temporal server that
-// ran the integration suite with the payload codec off (AUTHCAP_CODEC=off), so the histories replay
-// without keys:  TEMPORAL_ADDRESS=127.0.0.1:7233 npx tsx scripts/recordHistories.ts
-import { mkdirSync, writeFileSync } from 'node:fs';
+// Records workflow histories for the replay tests (test/unit/replay.test.ts): closed authorizations of
+// every final state, runs that continued as new, relayer and nonce-claim runs. The payloads stay
+// encrypted as recorded; the test-only key that sealed them (AUTHCAP_CODEC_KEYS of the recording run,
+// a throwaway key of the test suite, never a production one) is kept beside them so they replay.
+//   AUTHCAP_RECORD_HISTORIES=1 npx vitest run --project integration   (the suite's teardown runs this)
+import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils.js';
+import { dataConverterFromEnv } from '../runtime/temporal.js';
 
 const out = join(import.meta.dirname, '..', 'test', 'replay', 'histories');
 const connection = await Connection.connect({ address: process.env.TEMPORAL_ADDRESS ?? '127.0.0.1:7233' });
-const client = new Client({ connection, namespace: process.env.TEMPORAL_NAMESPACE ?? 'default' });
+const client = new Client({ connection, namespace: process.env.TEMPORAL_NAMESPACE ?? 'default', dataConverter: dataConverterFromEnv() });
 mkdirSync(out, { recursive: true });
+for (const file of readdirSync(out)) if (file.endsWith('.json')) rmSync(join(out, file));
+writeFileSync(join(out, 'codec-keys.txt'), `${process.env.AUTHCAP_CODEC_KEYS ?? ''}\n`);
 
 const wanted: [string, string][] = [
   ['captured', `WorkflowType = 'authorizationWorkflow' AND AuthorizationState = 'captured' AND ExecutionStatus = 'Completed'`],

@@ -8,6 +8,8 @@ import type { merchantRelayerWorkflow as RelayerWorkflow } from '../workflows/re
 import { startWatcher, type Watcher } from './watcher.js';
 import type { RpcMetrics } from '../activities/rpc/rpcMetrics.js';
 import { createActivities, createChainContext, type ChainConfig } from '../activities/index.js';
+import { rpcCalls, rpcErrors, startMetricsServer, telemetrySinks } from './telemetry.js';
+import { tracingPluginFromEnv } from '../runtime/tracing.js';
 import type { TemporalSettings } from '../runtime/temporal.js';
 
 export const workflowsPath = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
@@ -19,6 +21,8 @@ export interface AuthcapWorkerOptions {
   workflowBundle?: WorkflowBundleOption;
   /** Run the log watcher beside the worker (several workers may each run one: deliveries are idempotent). */
   watcher?: { cursorFile: string; wsUrl?: string };
+  /** Serve Prometheus metrics at http://127.0.0.1:<port>/metrics (0: a free port). */
+  metricsPort?: number;
 }
 
 export interface AuthcapWorker {
@@ -27,6 +31,8 @@ export interface AuthcapWorker {
   rpcMetrics: RpcMetrics;
   watcher?: Watcher;
   connection: NativeConnection;
+  /** Where this worker's Prometheus metrics answer, when metricsPort was given. */
+  metricsUrl?: string;
   /** Runs until shutdown() is called. */
   run(): Promise<void>;
   shutdown(): Promise<void>;
@@ -34,6 +40,8 @@ export interface AuthcapWorker {
 
 export async function createAuthcapWorker(options: AuthcapWorkerOptions): Promise<AuthcapWorker> {
   const chain = await createChainContext(options.chain);
+  chain.rpcMetrics.listeners.call = (method) => rpcCalls.inc({ method });
+  chain.rpcMetrics.listeners.error = (method) => rpcErrors.inc({ method });
   const connection = await NativeConnection.connect(options.temporal.connectionOptions);
   const { namespace, taskQueue } = options.temporal;
   const client = new Client({ connection, namespace, dataConverter: options.temporal.dataConverter });
@@ -54,24 +62,30 @@ export async function createAuthcapWorker(options: AuthcapWorkerOptions): Promis
     taskQueue,
     activities: createActivities(chain, { requestRelay }),
     dataConverter: options.temporal.dataConverter,
+    sinks: telemetrySinks(),
+    // Tracing bundles its workflow interceptors: only when this worker bundles the workflows itself.
+    plugins: options.workflowBundle ? [] : [tracingPluginFromEnv('authcap-worker')].filter((p) => p !== undefined),
     ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : { workflowsPath }),
   });
   const watcher = options.watcher
     ? startWatcher({ client, publicClient: chain.publicClient, tokenAddress: chain.tokenAddress, ...options.watcher,
         log: (line) => console.warn(line) })
     : undefined;
+  const metrics = options.metricsPort !== undefined ? await startMetricsServer(options.metricsPort) : undefined;
   let running: Promise<void> | undefined;
   return {
     worker,
     rpcMetrics: chain.rpcMetrics,
     watcher,
     connection,
+    metricsUrl: metrics?.url,
     run() {
       running ??= worker.run();
       return running;
     },
     async shutdown() {
       await watcher?.stop();
+      metrics?.server.close();
       if (worker.getState() === 'RUNNING') worker.shutdown();
       await running?.catch(() => undefined);
       await connection.close();

@@ -1,15 +1,20 @@
 // `npm run worker`: one worker process against the configured Temporal and chain. Run several for scale.
-import { Runtime, DefaultLogger } from '@temporalio/worker';
+import { Runtime } from '@temporalio/worker';
+import { createLogger, temporalLogger } from '../runtime/logger.js';
 import { loadTemporalSettings } from '../runtime/temporal.js';
+import { requireCodec } from '../runtime/codec.js';
 import { chainConfigFromEnv, watcherConfigFromEnv } from './config.js';
 import { createAuthcapWorker } from './createWorker.js';
 
-Runtime.install({ logger: new DefaultLogger((process.env.AUTHCAP_LOG_LEVEL as 'INFO' | undefined) ?? 'WARN') });
+// JSON lines (pino), secrets redacted; AUTHCAP_LOG_LEVEL (default warn) decides how much.
+Runtime.install({ logger: temporalLogger(createLogger('authcap-worker', process.env.AUTHCAP_LOG_LEVEL?.toLowerCase() ?? 'warn')) });
+requireCodec();
 const temporal = loadTemporalSettings();
 const chain = chainConfigFromEnv();
 const stateDir = process.env.AUTHCAP_STATE_DIR ?? '.authcap';
-const worker = await createAuthcapWorker({ temporal, chain, watcher: watcherConfigFromEnv(chain.rpcUrl, stateDir) });
+const metricsPort = process.env.AUTHCAP_WORKER_METRICS_PORT === undefined ? undefined : Number(process.env.AUTHCAP_WORKER_METRICS_PORT);
+const worker = await createAuthcapWorker({ temporal, chain, watcher: watcherConfigFromEnv(chain.rpcUrl, stateDir), metricsPort });
 for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void worker.shutdown());
-console.log(`authcap worker: task queue ${temporal.taskQueue} on ${temporal.connectionOptions.address} (${temporal.namespace})`);
+console.log(`authcap worker: task queue ${temporal.taskQueue} on ${temporal.connectionOptions.address} (${temporal.namespace})${worker.metricsUrl ? `, metrics at ${worker.metricsUrl}` : ''}`);
 await worker.run();
 await worker.shutdown();

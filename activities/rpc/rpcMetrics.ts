@@ -4,10 +4,19 @@ import { http, type HttpTransportConfig, type Transport } from 'viem';
 
 export class RpcMetrics {
   private readonly calls = new Map<string, number>();
+  private readonly errors = new Map<string, number>();
   private trips = 0;
+  /** Listeners (the worker's Prometheus counters) told of every call and failure. */
+  readonly listeners: { call?: (method: string) => void; error?: (method: string) => void } = {};
 
   recordCall(method: string): void {
     this.calls.set(method, (this.calls.get(method) ?? 0) + 1);
+    this.listeners.call?.(method);
+  }
+
+  recordError(method: string): void {
+    this.errors.set(method, (this.errors.get(method) ?? 0) + 1);
+    this.listeners.error?.(method);
   }
 
   recordRoundTrip(): void {
@@ -33,7 +42,12 @@ export function instrumentedHttp(url: string, metrics: RpcMetrics, config: HttpT
       ...transport,
       request: (async (args: { method: string }, options?: unknown) => {
         metrics.recordCall(args.method);
-        return (transport.request as (a: unknown, o?: unknown) => Promise<unknown>)(args, options);
+        try {
+          return await (transport.request as (a: unknown, o?: unknown) => Promise<unknown>)(args, options);
+        } catch (err) {
+          metrics.recordError(args.method);
+          throw err;
+        }
       }) as typeof transport.request,
     };
   };

@@ -1,12 +1,34 @@
-// `npm run api`: the HTTP API on its own, against the configured Temporal (AUTHCAP_API_PORT, default 8080).
+// `npm run api`: the HTTP API as its own process, against the configured Temporal.
+//   AUTHCAP_API_PORT (8080), AUTHCAP_STATE_DIR (.authcap: API keys, idempotency answers),
+//   AUTHCAP_KEYS_FILE, AUTHCAP_IDEMPOTENCY_DIR, TOKEN_ADDRESS and AUTHCAP_MERCHANT_ADDRESS (never a payer),
+//   RPC_URL (for /readyz), AUTHCAP_CODEC_KEYS (payload encryption, required unless AUTHCAP_CODEC=off).
+import { join } from 'node:path';
+import { requireCodec } from '../../runtime/codec.js';
 import { loadTemporalSettings } from '../../runtime/temporal.js';
+import { ApiKeyStore } from '../apiKeys.js';
 import { AuthcapClient } from '../authcapClient.js';
 import { createApiServer, listen } from './server.js';
 
+requireCodec();
+const stateDir = process.env.AUTHCAP_STATE_DIR ?? '.authcap';
+const forbiddenPayers = [
+  ...(process.env.TOKEN_ADDRESS ? [{ address: process.env.TOKEN_ADDRESS, why: 'the token contract' }] : []),
+  ...(process.env.AUTHCAP_MERCHANT_ADDRESS ? [{ address: process.env.AUTHCAP_MERCHANT_ADDRESS, why: 'the merchant itself' }] : []),
+];
 const client = await AuthcapClient.connect(loadTemporalSettings());
-const server = createApiServer({ client, apiKey: process.env.AUTHCAP_API_KEY || null });
+const server = createApiServer({
+  client,
+  keys: ApiKeyStore.open(ApiKeyStore.defaultFile()),
+  idempotency: { dir: process.env.AUTHCAP_IDEMPOTENCY_DIR ?? join(stateDir, 'idempotency') },
+  forbiddenPayers,
+  rpcUrl: process.env.RPC_URL,
+  captureWaitMs: process.env.AUTHCAP_CAPTURE_WAIT_MS ? Number(process.env.AUTHCAP_CAPTURE_WAIT_MS) : undefined,
+});
 const url = await listen(server, Number(process.env.AUTHCAP_API_PORT ?? 8080));
 console.log(`authcap API listening on ${url}`);
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(signal, () => server.close(() => void client.close()));
+  process.once(signal, () => {
+    server.closeAllConnections();
+    server.close(() => void client.close().then(() => process.exit(0)));
+  });
 }

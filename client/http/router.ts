@@ -1,69 +1,170 @@
-// A tiny JSON router on node:http: enough for a handful of routes, no framework to keep current.
+// A small JSON router on node:http, in the order a request must be judged: the target parsed once,
+// the key (every route but the probes), the rate limit, the route and the role, the media type and
+// size, the body by schema, idempotency, then the handler. Nothing reaches Temporal before all that.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { AuthcapError, httpStatusFor } from '../../domain/errors.js';
+import type { ApiRole, Caller } from '../apiKeys.js';
+import { fingerprintOf, type IdempotencyStore } from './idempotency.js';
+import type { RateLimiter } from './rateLimit.js';
+import { createLogger } from '../../runtime/logger.js';
+
+const logger = createLogger('authcap-api');
+import { isPublicTarget, parseRequestTarget, type RequestTarget } from './requestTarget.js';
 
 export interface JsonResponse {
   status: number;
   body: unknown;
+  headers?: Record<string, string>;
 }
 
-export type RouteHandler = (params: Record<string, string>, body: unknown, url: URL) => Promise<JsonResponse>;
+export interface RouteContext {
+  params: Record<string, string>;
+  body: unknown;
+  target: RequestTarget;
+  caller: Caller | undefined;
+}
+
+export type RouteHandler = (context: RouteContext) => Promise<JsonResponse>;
 
 interface Route {
   method: string;
-  pattern: RegExp;
-  keys: string[];
+  segments: string[];
+  roles: readonly ApiRole[] | 'public';
   handler: RouteHandler;
+  /** Raw text answers (metrics) skip JSON encoding. */
+  raw?: boolean;
 }
 
-const MAX_BODY_BYTES = 64 * 1024;
+export interface RouterOptions {
+  authenticate: (presented: string | undefined) => Caller | undefined;
+  rateLimiter?: RateLimiter;
+  idempotency?: IdempotencyStore;
+  onResponse?: (route: string, status: number, ms: number) => void;
+}
+
+const MAX_BODY_BYTES = 16 * 1024;
+const IDEMPOTENCY_KEY = /^[\x21-\x7E]{1,255}$/;
 
 export class Router {
   private readonly routes: Route[] = [];
 
-  on(method: string, path: string, handler: RouteHandler): this {
-    const keys: string[] = [];
-    const pattern = new RegExp(
-      `^${path.replace(/:([a-zA-Z]+)/g, (_, key: string) => {
-        keys.push(key);
-        return '([^/]+)';
-      })}/?$`,
-    );
-    this.routes.push({ method, pattern, keys, handler });
+  constructor(private readonly options: RouterOptions) {}
+
+  on(method: string, path: string, roles: readonly ApiRole[] | 'public', handler: RouteHandler): this {
+    this.routes.push({ method, segments: path.split('/').slice(1), roles, handler });
     return this;
   }
 
+  /** Every route, for the OpenAPI document. */
+  list(): { method: string; path: string; roles: readonly ApiRole[] | 'public' }[] {
+    return this.routes.map((r) => ({ method: r.method, path: `/${r.segments.join('/')}`, roles: r.roles }));
+  }
+
   async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const started = Date.now();
     let response: JsonResponse;
+    let routeName = 'unmatched';
     try {
-      response = await this.dispatch(req);
+      const { response: answer, route } = await this.dispatch(req);
+      response = answer;
+      routeName = route;
     } catch (err) {
       response = errorResponse(err);
     }
-    const payload = JSON.stringify(response.body);
-    res.writeHead(response.status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(payload) });
+    this.options.onResponse?.(routeName, response.status, Date.now() - started);
+    const isText = typeof response.body === 'string' && response.headers?.['content-type'];
+    const payload = isText ? (response.body as string) : JSON.stringify(response.body);
+    res.writeHead(response.status, {
+      'content-type': 'application/json; charset=utf-8',
+      ...response.headers,
+      'content-length': Buffer.byteLength(payload),
+      'cache-control': 'no-store',
+    });
     res.end(payload);
   }
 
-  private async dispatch(req: IncomingMessage): Promise<JsonResponse> {
-    const url = new URL(req.url ?? '/', 'http://localhost');
-    const matches = this.routes.filter((r) => r.pattern.test(url.pathname));
-    if (matches.length === 0) throw new AuthcapError('not_found', `no route for ${url.pathname}`);
-    const route = matches.find((r) => r.method === req.method);
-    if (!route) throw new AuthcapError('validation_error', `${req.method} is not allowed on ${url.pathname}`);
-    const values = route.pattern.exec(url.pathname)!.slice(1);
-    const params = Object.fromEntries(route.keys.map((key, i) => [key, decodeURIComponent(values[i] ?? '')]));
-    const body = req.method === 'GET' ? undefined : await readJson(req);
-    return route.handler(params, body, url);
+  private async dispatch(req: IncomingMessage): Promise<{ response: JsonResponse; route: string }> {
+    const method = req.method ?? 'GET';
+    const publicTarget = isPublicTarget(req.url) && method === 'GET';
+    const caller = publicTarget ? undefined : this.options.authenticate(bearer(req.headers.authorization));
+    if (!publicTarget && !caller) throw new AuthcapError('unauthorized', 'missing or unknown API key: send Authorization: Bearer <key>');
+    const target = parseRequestTarget(req.url);
+    if (caller && this.options.rateLimiter) {
+      const allowed = this.options.rateLimiter.take(caller.id);
+      if (!allowed.ok) {
+        throw new AuthcapError('rate_limited', `too many requests for this API key; retry in ${allowed.retryAfterSeconds} s`, { retryAfterSeconds: allowed.retryAfterSeconds });
+      }
+    }
+    const matches = this.routes.map((route) => ({ route, params: match(route.segments, target.segments) })).filter((m) => m.params);
+    if (matches.length === 0) throw new AuthcapError('not_found', `no route for ${target.path}`);
+    const found = matches.find((m) => m.route.method === method);
+    if (!found) throw new AuthcapError('method_not_allowed', `${method} is not allowed on ${target.path}`);
+    const { route, params } = found;
+    const routeName = `${route.method} /${route.segments.join('/')}`;
+    if (route.roles !== 'public' && (!caller || !route.roles.includes(caller.role))) {
+      throw new AuthcapError('forbidden', `an ${caller?.role ?? 'anonymous'} key may not ${route.method} ${target.path}`);
+    }
+    const body = method === 'GET' ? undefined : await readJson(req);
+    const context: RouteContext = { params: params!, body, target, caller };
+    const idempotencyKey = header(req, 'idempotency-key');
+    if (method !== 'POST' || idempotencyKey === undefined || !this.options.idempotency) {
+      return { response: await route.handler(context), route: routeName };
+    }
+    if (!IDEMPOTENCY_KEY.test(idempotencyKey)) {
+      throw new AuthcapError('validation_error', 'Idempotency-Key must be 1 to 255 printable ASCII characters');
+    }
+    const claim = this.options.idempotency.claim(caller?.id ?? 'public', idempotencyKey, fingerprintOf(method, target.path, body));
+    if (claim.kind === 'replay') {
+      return { response: { ...claim.response, headers: { 'idempotent-replayed': 'true' } }, route: routeName };
+    }
+    if (claim.kind === 'reused') throw new AuthcapError('idempotency_key_reused', 'this Idempotency-Key was used with a different request');
+    if (claim.kind === 'in_progress') throw new AuthcapError('idempotency_key_in_use', 'a request with this Idempotency-Key is still being processed; retry shortly');
+    let response: JsonResponse;
+    try {
+      response = await route.handler(context);
+    } catch (err) {
+      response = errorResponse(err);
+    }
+    // An outage or a throttle is not an answer: the caller must be able to retry with the same key.
+    if (response.status >= 500 || response.status === 429) claim.release();
+    else claim.complete({ status: response.status, body: response.body });
+    return { response, route: routeName };
   }
 }
 
+function bearer(authorization: string | undefined): string | undefined {
+  const match = /^Bearer ([\x21-\x7E]{1,512})$/.exec(authorization ?? '');
+  return match?.[1];
+}
+
+function header(req: IncomingMessage, name: string): string | undefined {
+  const value = req.headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+function match(pattern: string[], segments: string[]): Record<string, string> | undefined {
+  if (pattern.length !== segments.length) return undefined;
+  const params: Record<string, string> = {};
+  for (const [i, part] of pattern.entries()) {
+    if (part.startsWith(':')) params[part.slice(1)] = segments[i]!;
+    else if (part !== segments[i]) return undefined;
+  }
+  return params;
+}
+
 async function readJson(req: IncomingMessage): Promise<unknown> {
+  const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+  // Only JSON: a browser page cannot send it cross-origin without a CORS preflight.
+  if (type !== 'application/json') {
+    throw new AuthcapError('unsupported_media_type', 'send the body as application/json (Content-Type: application/json)');
+  }
+  const declared = Number(req.headers['content-length'] ?? 0);
+  if (declared > MAX_BODY_BYTES) throw new AuthcapError('payload_too_large', `request body is larger than ${MAX_BODY_BYTES} bytes`);
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req) {
     size += (chunk as Buffer).length;
-    if (size > MAX_BODY_BYTES) throw new AuthcapError('validation_error', `request body is larger than ${MAX_BODY_BYTES} bytes`);
+    if (size > MAX_BODY_BYTES) throw new AuthcapError('payload_too_large', `request body is larger than ${MAX_BODY_BYTES} bytes`);
     chunks.push(chunk as Buffer);
   }
   const text = Buffer.concat(chunks).toString('utf8').trim();
@@ -77,6 +178,10 @@ async function readJson(req: IncomingMessage): Promise<unknown> {
 
 export function errorResponse(err: unknown): JsonResponse {
   const error = err instanceof AuthcapError ? err : new AuthcapError('internal_error', 'internal error');
-  if (!(err instanceof AuthcapError)) console.error('authcap api: unexpected error', err);
-  return { status: httpStatusFor(error.code), body: { error: error.toJSON() } };
+  if (!(err instanceof AuthcapError)) logger.error({ err }, 'unexpected error');
+  const status = httpStatusFor(error.code);
+  const headers: Record<string, string> = {};
+  if (status === 503) headers['retry-after'] = '2';
+  if (status === 429) headers['retry-after'] = String(error.details?.retryAfterSeconds ?? 1);
+  return { status, body: { error: error.toJSON() }, headers };
 }

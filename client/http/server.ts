@@ -1,84 +1,141 @@
 // HTTP API v1: JSON in and out, amounts and uint256 values as decimal strings, errors as
 // {error:{code,message}} with stable codes. The signature is accepted but never returned.
+// Every route but the probes needs an API key; roles decide who may move money.
 import { createServer, type Server } from 'node:http';
-import { timingSafeEqual } from 'node:crypto';
 import { AuthcapError } from '../../domain/errors.js';
+import type { ApiKeyStore } from '../apiKeys.js';
 import type { AuthcapClient } from '../authcapClient.js';
-import { Router, errorResponse, type JsonResponse } from './router.js';
+import { metricsText } from '../../runtime/metrics.js';
+import { recordHttpRequest } from './httpMetrics.js';
+import { FileIdempotencyStore, type IdempotencyStore } from './idempotency.js';
+import { openApiDocument } from './openapi.js';
+import { RateLimiter } from './rateLimit.js';
+import { Router, type JsonResponse } from './router.js';
+import { createSchemas, parseWith, type SchemaOptions } from './schemas.js';
 
 export interface ApiOptions {
   client: AuthcapClient;
-  /** When set, every /v1 request needs `Authorization: Bearer <apiKey>`. */
-  apiKey?: string | null;
-  /** How long POST …/capture waits for the outcome before answering 202. */
+  /** Who may call: every route but /healthz and /readyz needs one of these keys. */
+  keys: Pick<ApiKeyStore, 'authenticate'>;
+  /** Where Idempotency-Key answers are kept (shared by the API processes of a host). */
+  idempotency: IdempotencyStore | { dir: string };
+  rateLimiter?: RateLimiter;
+  /** How long POST …/capture and …/cancel wait for the outcome before answering 202. */
   captureWaitMs?: number;
+  /** The token and the merchant: never accepted as payer. */
+  forbiddenPayers?: SchemaOptions['forbiddenPayers'];
+  /** The node /readyz asks for its head block. */
+  rpcUrl?: string;
 }
 
-function body(input: unknown): Record<string, unknown> {
-  if (typeof input !== 'object' || input === null || Array.isArray(input)) {
-    throw new AuthcapError('validation_error', 'request body must be a JSON object');
-  }
-  return input as Record<string, unknown>;
-}
+const ORDER_SERVICE = ['order-service'] as const;
+const ANY_ROLE = ['order-service', 'operator'] as const;
 
 export function createApiRouter(options: ApiOptions): Router {
   const { client } = options;
-  const ok = (status: number, value: unknown): JsonResponse => ({ status, body: value });
-  return new Router()
-    .on('GET', '/healthz', async () => ok(200, { status: 'ok' }))
-    .on('POST', '/v1/authorizations', async (_, input) => {
-      const b = body(input);
+  const schemas = createSchemas({ forbiddenPayers: options.forbiddenPayers });
+  const ok = (status: number, body: unknown): JsonResponse => ({ status, body });
+  const idempotency = 'claim' in options.idempotency ? options.idempotency : new FileIdempotencyStore(options.idempotency.dir);
+  const noQuery = (query: URLSearchParams) => parseWith(schemas.noQuery, Object.fromEntries(query), 'the query');
+  const idOf = (params: Record<string, string>) => {
+    const id = params.id!;
+    if (id.length > 300) throw new AuthcapError('not_found', 'no authorization with that id');
+    return id;
+  };
+
+  const router = new Router({
+    authenticate: (presented) => options.keys.authenticate(presented),
+    rateLimiter: options.rateLimiter ?? RateLimiter.fromEnv(),
+    idempotency,
+    onResponse: recordHttpRequest,
+  });
+  router
+    .on('GET', '/healthz', 'public', async () => ok(200, { status: 'ok' }))
+    .on('GET', '/readyz', 'public', async () => {
+      const [checks, node] = await Promise.all([client.checkReadiness(), nodeReady(options.rpcUrl)]);
+      const ready = checks.temporal.ok && checks.worker.ok && node.ok;
+      const headers: Record<string, string> = ready ? {} : { 'retry-after': '2' };
+      return { status: ready ? 200 : 503, body: { status: ready ? 'ready' : 'not_ready', checks: { ...checks, node } }, headers };
+    })
+    .on('GET', '/openapi.json', ANY_ROLE, async ({ target }) => {
+      noQuery(target.query);
+      return ok(200, openApiDocument(router.list(), schemas));
+    })
+    .on('GET', '/metrics', ANY_ROLE, async ({ target }) => {
+      noQuery(target.query);
+      const { contentType, body } = await metricsText();
+      return { status: 200, body, headers: { 'content-type': contentType } };
+    })
+    .on('POST', '/v1/authorizations', ORDER_SERVICE, async ({ body, target }) => {
+      noQuery(target.query);
+      if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new AuthcapError('validation_error', 'request body must be a JSON object');
+      const b = body as Record<string, unknown>;
       // With a signature it is a pre-signed authorization; without, a draft for the payer to sign.
       if (b.signature !== undefined || b.authorization !== undefined) {
-        return ok(201, await client.createPresignedAuthorization({
-          orderId: b.orderId as string, primaryType: b.primaryType, authorization: b.authorization, signature: b.signature, domain: b.domain,
-        }));
+        const presigned = parseWith(schemas.presignedBody, body, 'the body');
+        return ok(201, await client.createPresignedAuthorization(presigned));
       }
-      return ok(201, await client.createAuthorization({
-        orderId: b.orderId as string, payer: b.payer as string, amount: b.amount as string,
-        validForSeconds: b.validForSeconds as number | undefined,
-      }));
+      const draft = parseWith(schemas.draftBody, body, 'the body');
+      return ok(201, await client.createAuthorization(draft));
     })
-    .on('GET', '/v1/authorizations', async (_, __, url) => {
-      const q = url.searchParams;
-      const limit = q.get('limit');
-      const data = await client.list({
-        orderId: q.get('orderId') ?? undefined,
-        state: q.get('state') ?? undefined,
-        payer: q.get('payer') ?? undefined,
-        limit: limit === null ? undefined : Number(limit),
-      });
-      return ok(200, { data });
+    .on('GET', '/v1/authorizations', ANY_ROLE, async ({ target }) => {
+      const q = parseWith(schemas.listQuery, Object.fromEntries(target.query), 'the query');
+      const page = await client.listPage({ ...q, limit: q.limit === undefined ? undefined : Number(q.limit) });
+      return ok(200, page);
     })
-    .on('GET', '/v1/authorizations/:id', async ({ id }) => ok(200, await client.getAuthorization(id!)))
-    .on('POST', '/v1/authorizations/:id/signature', async ({ id }, input) =>
-      ok(200, await client.submitSignature(id!, body(input).signature as string)))
-    .on('POST', '/v1/authorizations/:id/capture', async ({ id }) => {
-      const outcome = await client.capture(id!, { waitMs: options.captureWaitMs });
+    .on('GET', '/v1/authorizations/:id', ANY_ROLE, async ({ params, target }) => {
+      noQuery(target.query);
+      return ok(200, await client.getAuthorization(idOf(params)));
+    })
+    .on('POST', '/v1/authorizations/:id/signature', ORDER_SERVICE, async ({ params, body, target }) => {
+      noQuery(target.query);
+      const { signature } = parseWith(schemas.signatureBody, body, 'the body');
+      return ok(200, await client.submitSignature(idOf(params), signature));
+    })
+    .on('POST', '/v1/authorizations/:id/capture', ORDER_SERVICE, async ({ params, body, target }) => {
+      noQuery(target.query);
+      parseWith(schemas.emptyBody, body, 'the body');
+      const outcome = await client.capture(idOf(params), { waitMs: options.captureWaitMs });
       return ok(outcome.settled ? 200 : 202, outcome.authorization);
     })
-    .on('POST', '/v1/authorizations/:id/cancel', async ({ id }, input) =>
-      ok(200, await client.cancel(id!, body(input).signature as string)))
-    .on('POST', '/v1/authorizations/:id/void', async ({ id }, input) => {
-      const b = body(input);
-      return ok(200, await client.voidAuthorization(id!, { reason: b.reason as string, by: b.by as string | undefined }));
+    .on('POST', '/v1/authorizations/:id/cancel', ORDER_SERVICE, async ({ params, body, target }) => {
+      noQuery(target.query);
+      const { signature } = parseWith(schemas.cancelBody, body, 'the body');
+      const outcome = await client.cancelWithOutcome(idOf(params), signature, { waitMs: options.captureWaitMs });
+      return ok(outcome.settled ? 200 : 202, outcome.authorization);
+    })
+    .on('POST', '/v1/authorizations/:id/void', ANY_ROLE, async ({ params, body, target, caller }) => {
+      noQuery(target.query);
+      const { reason, by } = parseWith(schemas.voidBody, body, 'the body');
+      // Who voided is on the record: the name given, else the role of the key that did it.
+      return ok(200, await client.voidAuthorization(idOf(params), { reason, by: by ?? (caller?.role === 'operator' ? 'operator' : 'merchant') }));
     });
+  return router;
+}
+
+async function nodeReady(rpcUrl: string | undefined): Promise<{ ok: boolean; detail?: string }> {
+  if (!rpcUrl) return { ok: true, detail: 'no node configured for this API' };
+  try {
+    const res = await fetch(rpcUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_blockNumber', params: [] }),
+      signal: AbortSignal.timeout(2_000),
+    });
+    const answer = (await res.json()) as { result?: string };
+    return answer.result ? { ok: true } : { ok: false, detail: 'the node gave no block number' };
+  } catch (err) {
+    return { ok: false, detail: `the node did not answer: ${(err as Error).message}` };
+  }
 }
 
 export function createApiServer(options: ApiOptions): Server {
   const router = createApiRouter(options);
-  const expected = options.apiKey ? Buffer.from(`Bearer ${options.apiKey}`) : undefined;
-  return createServer((req, res) => {
-    if (expected && req.url?.startsWith('/v1')) {
-      const given = Buffer.from(req.headers.authorization ?? '');
-      if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
-        const response = errorResponse(new AuthcapError('unauthorized', 'missing or wrong API key'));
-        res.writeHead(response.status, { 'content-type': 'application/json' }).end(JSON.stringify(response.body));
-        return;
-      }
-    }
-    void router.handle(req, res);
-  });
+  const server = createServer((req, res) => void router.handle(req, res));
+  // Slow or stuck clients must not hold sockets for ever.
+  server.requestTimeout = 60_000;
+  server.headersTimeout = 10_000;
+  return server;
 }
 
 /** Listens on 127.0.0.1 by default: the dev stack is not meant to be reachable from elsewhere. */

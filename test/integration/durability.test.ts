@@ -2,7 +2,7 @@
 // failed before its fix. They run on chains of their own (test/support/isolatedChain.ts) so they
 // can inject node faults and pause mining without disturbing the other suites.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { encodeFunctionData, parseGwei, type Hex } from 'viem';
+import { encodeFunctionData, type Hex } from 'viem';
 import { AuthcapError } from '../../domain/errors.js';
 import { relayerWorkflowId } from '../../domain/relay.js';
 import { tokenAbi } from '../../domain/tokenAbi.js';
@@ -81,22 +81,36 @@ describe('the relayer and the capture path', () => {
     await temporal.connection.close();
   });
 
-  it('a capture that reverts onchain (payer blacklisted in the same block) can be retried and captures', { timeout: 120_000 }, async () => {
+  it('a capture that reverts onchain (payer blacklisted in the same block) can be retried and captures', { timeout: 180_000 }, async () => {
     const payer = chain.payers[1]!;
     const stored = await storedOn(chain, 1, '2');
     await chain.setMining(false);
-    const pending = chain.client.capture(stored.id, { waitMs: 60_000 }).then((outcome) => ({ outcome }), (error: unknown) => ({ error }));
+    const pending = chain.client.capture(stored.id, { waitMs: 120_000 }).then((outcome) => ({ outcome }), (error: unknown) => ({ error }));
     // Wait until the relayer's transaction is in the pool, then blacklist the payer ahead of it in the same block.
-    await eventually(
+    const queued = await eventually(
       async () => (await chain.publicClient.getTransactionCount({ address: chain.merchant.address, blockTag: 'pending' })) -
         (await chain.publicClient.getTransactionCount({ address: chain.merchant.address, blockTag: 'latest' })),
-      (queued) => queued > 0,
+      (n) => n > 0,
+      90_000,
     );
+    if (queued !== 1) {
+      const outcome = await Promise.race([pending, sleep(1_000).then(() => 'still waiting')]);
+      expect.fail(`expected the capture in the pool, found ${queued}; the capture answered ${JSON.stringify(outcome)}`);
+    }
+    // Deterministic ordering: take our capture out of the pool, mine the blacklist, put ours back.
+    const pool = await chain.publicClient.request({ method: 'txpool_content' as never }) as { pending: Record<string, Record<string, { hash: Hex }>> };
+    const ours = Object.entries(pool.pending).find(([from]) => from.toLowerCase() === chain.merchant.address.toLowerCase())![1];
+    const captureHash = Object.values(ours)[0]!.hash;
+    const raw = await chain.publicClient.request({ method: 'eth_getRawTransactionByHash' as never, params: [captureHash] as never }) as Hex;
+    await chain.publicClient.request({ method: 'anvil_dropTransaction' as never, params: [captureHash] as never });
     await chain.ownerWallet.writeContract({
-      address: chain.tokenAddress, abi: tokenAbi, functionName: 'blacklist', args: [payer.address],
-      maxPriorityFeePerGas: parseGwei('50'), maxFeePerGas: parseGwei('100'), account: chain.ownerWallet.account!, chain: undefined,
+      address: chain.tokenAddress, abi: tokenAbi, functionName: 'blacklist', args: [payer.address], account: chain.ownerWallet.account!, chain: undefined,
     });
+    await chain.testClient.mine({ blocks: 1 });
+    await chain.publicClient.request({ method: 'eth_sendRawTransaction' as never, params: [raw] as never });
     await chain.setMining(true);
+    const receipt = await chain.publicClient.waitForTransactionReceipt({ hash: captureHash });
+    expect(receipt.status).toBe('reverted');
     const first = await pending;
     expect('error' in first).toBe(true);
     const error = (first as { error: AuthcapError }).error;

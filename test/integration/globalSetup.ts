@@ -11,6 +11,7 @@ declare module 'vitest' {
   export interface ProvidedContext {
     devJson: DevJson;
     stateDir: string;
+    codecKeys: string;
   }
 }
 
@@ -20,7 +21,7 @@ let stateDir: string | undefined;
 export async function setup(project: TestProject): Promise<void> {
   stateDir = mkdtempSync(join(tmpdir(), 'authcap-test-'));
   // The suite must not pick up a developer's cluster or chain from the environment.
-  for (const name of ['TEMPORAL_ADDRESS', 'RPC_URL', 'TOKEN_ADDRESS', 'MERCHANT_PRIVATE_KEY', 'AUTHCAP_API_KEY']) delete process.env[name];
+  for (const name of ['TEMPORAL_ADDRESS', 'RPC_URL', 'TOKEN_ADDRESS', 'MERCHANT_PRIVATE_KEY', 'AUTHCAP_API_KEY', 'AUTHCAP_CODEC_KEYS', 'AUTHCAP_CODEC_KEY_FILE', 'AUTHCAP_CODEC']) delete process.env[name];
   // Reconcile often so tests see outside consumption quickly; the product default is 15 s.
   process.env.AUTHCAP_RECONCILE_SECONDS = '2';
   stack = await startStack({
@@ -35,6 +36,8 @@ export async function setup(project: TestProject): Promise<void> {
     log: (line) => console.log(line),
   });
   project.provide('devJson', stack.devJson);
+  // Test files run in their own processes: they need the payload keys to read what the workers wrote.
+  project.provide('codecKeys', process.env.AUTHCAP_CODEC_KEYS ?? '');
   project.provide('stateDir', stateDir);
 }
 

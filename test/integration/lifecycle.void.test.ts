@@ -95,7 +95,7 @@ describe('void by an operator', () => {
     expect(after.state).toBe('voided');
     expect(after.void).toMatchObject({ reason: 'fraud review', by: 'alice' });
 
-    const shown = await runCli(['get', '--order', orderId]);
+    const shown = await runCli(['get', '--order', orderId, '--json']);
     expect(shown.code).toBe(0);
     expect(JSON.parse(shown.stdout)).toMatchObject({ id: s.id, state: 'voided', void: { reason: 'fraud review', by: 'alice' } });
 

@@ -9,6 +9,7 @@ import { createPublicClient, createWalletClient, defineChain, http, type Hex } f
 import { privateKeyToAccount } from 'viem/accounts';
 import { tokenAbi } from '../../domain/tokenAbi.js';
 import { startWatcher } from '../../worker/watcher.js';
+import { connectTemporal } from '../support/temporal.js';
 import { api, dev, newOrderId, payer, walletSign } from '../support/api.js';
 
 // Payer 11's authorizations here; the token owner relays the "outside" cancellations.
@@ -61,7 +62,7 @@ describe('the log watcher', () => {
   });
 
   beforeAll(async () => {
-    client = new Client({ connection: await Connection.connect({ address: dev().temporalAddress }), namespace: dev().temporalNamespace });
+    client = await connectTemporal();
   });
   afterAll(async () => {
     await client?.connection.close();

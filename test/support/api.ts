@@ -4,20 +4,40 @@ import { createPublicClient, http, type Address, type Hex } from 'viem';
 import { SignTypedDataVersion, signTypedData } from '@metamask/eth-sig-util';
 import { tokenAbi } from '../../domain/tokenAbi.js';
 
-export const dev = () => inject('devJson');
+export const dev = () => {
+  // The suite's payload keys, for every client this test process makes (library, CLI, workers).
+  const keys = inject('codecKeys');
+  if (keys && !process.env.AUTHCAP_CODEC_KEYS) process.env.AUTHCAP_CODEC_KEYS = keys;
+  return inject('devJson');
+};
 
 export interface ApiResult<T = any> {
   status: number;
   body: T;
+  headers?: Headers;
 }
 
-export async function api<T = any>(method: string, path: string, body?: unknown): Promise<ApiResult<T>> {
+export interface ApiCallOptions {
+  /** Another key than the order-service one in dev.json; null sends none. */
+  key?: string | null;
+  headers?: Record<string, string>;
+}
+
+export async function api<T = any>(method: string, path: string, body?: unknown, options: ApiCallOptions = {}): Promise<ApiResult<T>> {
+  const key = options.key === undefined ? dev().apiKey : options.key;
   const res = await fetch(`${dev().apiUrl}${path}`, {
     method,
-    headers: { 'content-type': 'application/json' },
+    headers: { 'content-type': 'application/json', ...(key ? { authorization: `Bearer ${key}` } : {}), ...options.headers },
     body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
   });
-  return { status: res.status, body: (await res.json()) as T };
+  const text = await res.text();
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    parsed = text;
+  }
+  return { status: res.status, body: parsed as T, headers: res.headers } as ApiResult<T>;
 }
 
 let orderCounter = 0;

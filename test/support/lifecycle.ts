@@ -5,7 +5,7 @@ import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { expect, vi } from 'vitest';
+import { expect, inject, vi } from 'vitest';
 import { createWalletClient, defineChain, http, toHex, type Address, type Hex, type TransactionReceipt } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { Wallet } from 'ethers';
@@ -217,7 +217,8 @@ export async function ethersSign(primaryType: PrimaryType, domain: TokenDomain, 
 const execFileAsync = promisify(execFile);
 
 export async function runCli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const env = { ...process.env, TEMPORAL_ADDRESS: dev().temporalAddress, TEMPORAL_NAMESPACE: dev().temporalNamespace };
+  const d = dev();
+  const env = { ...process.env, TEMPORAL_ADDRESS: d.temporalAddress, TEMPORAL_NAMESPACE: d.temporalNamespace, AUTHCAP_KEYS_FILE: `${inject('stateDir')}/api-keys.json` };
   try {
     const { stdout, stderr } = await execFileAsync(process.execPath, ['bin/authcap.mjs', ...args], { cwd: repoRoot, env, timeout: 30_000 });
     return { code: 0, stdout, stderr };

@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { bundleWorkflowCode, Worker } from '@temporalio/worker';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils.js';
+import { EncryptionCodec, parseCodecKeys } from '../../runtime/codec.js';
 
 const dir = fileURLToPath(new URL('../replay/histories', import.meta.url));
 const files = readdirSync(dir).filter((f) => f.endsWith('.json')).sort();
@@ -24,8 +25,10 @@ describe('replay of recorded workflow histories', () => {
       logger: { trace() {}, debug() {}, info() {}, warn() {}, error() {}, log() {} } as never,
     });
     const histories = files.map((file) => ({ workflowId: file, history: historyFromJSON(JSON.parse(readFileSync(join(dir, file), 'utf8'))) }));
+    const keys = readFileSync(join(dir, 'codec-keys.txt'), 'utf8').trim();
+    const dataConverter = keys ? { payloadCodecs: [new EncryptionCodec(parseCodecKeys(keys))] } : undefined;
     const failures: string[] = [];
-    for await (const result of Worker.runReplayHistories({ workflowBundle }, histories)) {
+    for await (const result of Worker.runReplayHistories({ workflowBundle, dataConverter }, histories)) {
       if (result.error) failures.push(`${result.workflowId}: ${result.error.message}`);
     }
     expect(failures).toEqual([]);

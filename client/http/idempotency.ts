@@ -1,0 +1,115 @@
+// Idempotency-Key for POSTs, as Stripe does it: the same key and the same request replay the first
+// answer (even after the authorization moved on); the same key with another request is refused.
+// Kept in files under one directory: durable across restarts and shared by every API process on
+// the host. The interface is small so a Postgres or Redis store can take its place.
+import { createHash } from 'node:crypto';
+import { mkdirSync, openSync, closeSync, readFileSync, readdirSync, renameSync, statSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
+
+export interface StoredResponse {
+  status: number;
+  body: unknown;
+}
+
+export type IdempotencyClaim =
+  | { kind: 'new'; complete(response: StoredResponse): void; release(): void }
+  | { kind: 'replay'; response: StoredResponse }
+  | { kind: 'reused' }
+  | { kind: 'in_progress' };
+
+export interface IdempotencyStore {
+  claim(scope: string, key: string, fingerprint: string): IdempotencyClaim;
+}
+
+interface Entry {
+  fingerprint: string;
+  createdAt: number;
+  response?: StoredResponse;
+}
+
+/** Answers are kept this long (Stripe keeps them 24 h). */
+const KEEP_MS = 24 * 3600 * 1000;
+/** A pending claim older than this belonged to an API process that died mid-request. */
+const STALE_PENDING_MS = 120 * 1000;
+
+export class FileIdempotencyStore implements IdempotencyStore {
+  private lastSweep = 0;
+
+  constructor(private readonly dir: string) {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+  }
+
+  claim(scope: string, key: string, fingerprint: string): IdempotencyClaim {
+    this.sweep();
+    const file = join(this.dir, `${createHash('sha256').update(`${scope}\u0000${key}`).digest('hex')}.json`);
+    const entry: Entry = { fingerprint, createdAt: Date.now() };
+    if (!this.create(file, entry)) {
+      const existing = this.read(file);
+      const expired = !existing || Date.now() - existing.createdAt > KEEP_MS;
+      const abandoned = existing && !existing.response && Date.now() - existing.createdAt > STALE_PENDING_MS;
+      if (!expired && !abandoned) {
+        if (existing.fingerprint !== fingerprint) return { kind: 'reused' };
+        return existing.response ? { kind: 'replay', response: existing.response } : { kind: 'in_progress' };
+      }
+      this.write(file, entry);
+    }
+    return {
+      kind: 'new',
+      complete: (response) => this.write(file, { ...entry, response }),
+      release: () => {
+        try {
+          unlinkSync(file);
+        } catch {
+          // already gone
+        }
+      },
+    };
+  }
+
+  /** Atomic claim: only one process creates the file. */
+  private create(file: string, entry: Entry): boolean {
+    try {
+      const fd = openSync(file, 'wx', 0o600);
+      writeSync(fd, JSON.stringify(entry));
+      closeSync(fd);
+      return true;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
+      throw err;
+    }
+  }
+
+  private read(file: string): Entry | undefined {
+    try {
+      return JSON.parse(readFileSync(file, 'utf8')) as Entry;
+    } catch {
+      return undefined;
+    }
+  }
+
+  private write(file: string, entry: Entry): void {
+    const staging = `${file}.${process.pid}.tmp`;
+    writeFileSync(staging, JSON.stringify(entry), { mode: 0o600 });
+    renameSync(staging, file);
+  }
+
+  /** Drops expired answers now and then, so the directory does not grow without bound. */
+  private sweep(): void {
+    const now = Date.now();
+    if (now - this.lastSweep < 10 * 60 * 1000) return;
+    this.lastSweep = now;
+    for (const name of readdirSync(this.dir)) {
+      const file = join(this.dir, name);
+      try {
+        if (now - statSync(file).mtimeMs > KEEP_MS) unlinkSync(file);
+      } catch {
+        // raced with another process
+      }
+    }
+  }
+}
+
+/** What makes two requests "the same": method, path and the body as parsed JSON. */
+export function fingerprintOf(method: string, path: string, body: unknown): string {
+  return createHash('sha256').update(`${method} ${path}\n${JSON.stringify(body ?? null)}`).digest('hex');
+}

@@ -1,0 +1,84 @@
+// The OpenAPI 3.1 document, generated from the router's routes and the very schemas that check
+// requests (zod's JSON Schema output is OpenAPI 3.1's schema dialect), so it cannot drift.
+import { z } from 'zod';
+import { errorCodes } from '../../domain/errors.js';
+import type { ApiRole } from '../apiKeys.js';
+import type { Schemas } from './schemas.js';
+
+type RouteInfo = { method: string; path: string; roles: readonly ApiRole[] | 'public' };
+
+function jsonSchema(schema: z.ZodType): Record<string, unknown> {
+  const { $schema: _ignored, ...rest } = z.toJSONSchema(schema, { unrepresentable: 'any' }) as Record<string, unknown>;
+  return rest;
+}
+
+const bodies: Record<string, (s: Schemas) => z.ZodType> = {
+  'POST /v1/authorizations': (s) => z.union([s.draftBody, s.presignedBody]),
+  'POST /v1/authorizations/:id/signature': (s) => s.signatureBody,
+  'POST /v1/authorizations/:id/cancel': (s) => s.cancelBody,
+  'POST /v1/authorizations/:id/void': (s) => s.voidBody,
+  'POST /v1/authorizations/:id/capture': (s) => s.emptyBody,
+};
+
+const summaries: Record<string, string> = {
+  'GET /healthz': 'Liveness: the API process answers.',
+  'GET /readyz': 'Readiness: Temporal reachable, a worker polling, the node answering.',
+  'GET /openapi.json': 'This document.',
+  'GET /metrics': 'Prometheus metrics of this API process.',
+  'POST /v1/authorizations': 'Draft an authorization for the payer to sign, or store one signed elsewhere.',
+  'GET /v1/authorizations': 'List authorizations by order, payer or state, newest first, with paging.',
+  'GET /v1/authorizations/:id': 'The authorization as it stands.',
+  'POST /v1/authorizations/:id/signature': "Store the payer's signature over the drafted typed data.",
+  'POST /v1/authorizations/:id/capture': 'Capture now (200 captured, 202 still capturing after the wait).',
+  'POST /v1/authorizations/:id/cancel': "Relay the payer's CancelAuthorization signature.",
+  'POST /v1/authorizations/:id/void': 'Void offchain: nothing is ever submitted afterwards.',
+};
+
+export function openApiDocument(routes: RouteInfo[], schemas: Schemas): Record<string, unknown> {
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const route of routes) {
+    const key = `${route.method} ${route.path}`;
+    const openApiPath = route.path.replace(/:([a-zA-Z]+)/g, '{$1}');
+    const parameters: unknown[] = [];
+    if (route.path.includes(':id')) parameters.push({ name: 'id', in: 'path', required: true, schema: { type: 'string' } });
+    if (key === 'GET /v1/authorizations') {
+      for (const [name, field] of Object.entries(schemas.listQuery.shape)) parameters.push({ name, in: 'query', required: false, schema: jsonSchema(field as z.ZodType) });
+    }
+    if (route.method === 'POST') parameters.push({ name: 'Idempotency-Key', in: 'header', required: false, schema: { type: 'string', maxLength: 255 } });
+    const body = bodies[key];
+    paths[openApiPath] = {
+      ...paths[openApiPath],
+      [route.method.toLowerCase()]: {
+        summary: summaries[key] ?? key,
+        ...(route.roles === 'public' ? { security: [] } : { 'x-authcap-roles': route.roles }),
+        ...(parameters.length ? { parameters } : {}),
+        ...(body ? { requestBody: { required: true, content: { 'application/json': { schema: jsonSchema(body(schemas)) } } } } : {}),
+        responses: {
+          '200': { description: 'OK' },
+          default: { description: 'An error', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
+        },
+      },
+    };
+  }
+  return {
+    openapi: '3.1.0',
+    info: { title: 'authcap API', version: '1', description: 'Take a payer\'s signed EIP-3009 authorization now, capture it later: exactly once.' },
+    security: [{ bearer: [] }],
+    paths,
+    components: {
+      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'An API key: `authcap keys create --role order-service|operator`.' } },
+      schemas: {
+        Error: {
+          type: 'object',
+          properties: {
+            error: {
+              type: 'object',
+              required: ['code', 'message'],
+              properties: { code: { type: 'string', enum: Object.keys(errorCodes) }, message: { type: 'string' }, details: { type: 'object' } },
+            },
+          },
+        },
+      },
+    },
+  };
+}

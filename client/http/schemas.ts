@@ -1,0 +1,131 @@
+// One schema per route for what callers send, with zod: its types flow into the handlers, and
+// z.toJSONSchema turns the same schemas into the OpenAPI document, so docs and checks cannot drift.
+import { z } from 'zod';
+import { getAddress, isAddress, zeroAddress } from 'viem';
+import { authorizationStates } from '../../domain/authorization.js';
+import { AuthcapError } from '../../domain/errors.js';
+
+const UINT256_LIMIT = 2n ** 256n;
+
+/** Printable ASCII without leading/trailing spaces: safe in workflow ids, visibility queries and logs. */
+export const orderIdSchema = z.string().min(1).max(200)
+  .regex(/^[\x21-\x7E](?:[\x20-\x7E]*[\x21-\x7E])?$/, 'must be printable ASCII without control characters or leading/trailing spaces')
+  .describe("The merchant's order id; one open authorization per order.");
+
+/** Checksummed (EIP-55) or all one case: a wrong checksum is a mistyped address. */
+export const addressSchema = z.string().regex(/^0x[0-9a-fA-F]{40}$/, 'must be a 20-byte hex address (0x followed by 40 hex digits)')
+  .refine((value) => {
+    if (!/^0x[0-9a-fA-F]{40}$/.test(value)) return true;
+    const digits = value.slice(2);
+    return digits === digits.toLowerCase() || digits === digits.toUpperCase() || isAddress(value, { strict: true });
+  }, 'has an invalid EIP-55 checksum; check the address or send it in lower case');
+
+export const amountSchema = z.string().superRefine((value, ctx) => {
+  const match = /^(\d{1,78})(?:\.(\d+))?$/.exec(value);
+  if (!match) {
+    ctx.addIssue({ code: 'custom', message: /^-/.test(value.trim()) ? 'must be positive (greater than zero)' : `"${value.slice(0, 40)}" is not a decimal amount such as "12.50" (no spaces, no exponent)` });
+    return;
+  }
+  const fraction = match[2] ?? '';
+  if (fraction.length > 6) {
+    ctx.addIssue({ code: 'custom', message: `has ${fraction.length} decimal places; the token has 6` });
+    return;
+  }
+  const minor = BigInt(match[1]!) * 10n ** 6n + BigInt(fraction.padEnd(6, '0') || '0');
+  if (minor === 0n) ctx.addIssue({ code: 'custom', message: 'must be positive (greater than zero)' });
+  else if (minor >= UINT256_LIMIT) ctx.addIssue({ code: 'custom', message: 'must be below 2^256 minor units' });
+}).describe('Token amount as a decimal string (at most 6 decimals), e.g. "12.50".');
+
+const uintSchema = z.string().regex(/^\d{1,78}$/, 'must be a decimal string of an unsigned integer')
+  .refine((value) => !/^\d{1,78}$/.test(value) || BigInt(value) < UINT256_LIMIT, 'must be below 2^256');
+
+const bytes32Schema = z.string().regex(/^0x[0-9a-fA-F]{64}$/, 'must be 32 bytes as 0x-prefixed hex');
+
+export const signatureSchema = z.string().superRefine((value, ctx) => {
+  if (!/^0x(?:[0-9a-fA-F]{2})*$/.test(value)) ctx.addIssue({ code: 'custom', message: 'must be 0x-prefixed hex bytes' });
+  else if (value.length < 2 + 128) ctx.addIssue({ code: 'custom', message: `is ${(value.length - 2) / 2} bytes; a wallet signature has at least 64` });
+  else if (value.length > 2 + 4096) ctx.addIssue({ code: 'custom', message: 'is longer than 2048 bytes' });
+})
+  .describe('The signature bytes from eth_signTypedData_v4 (65 bytes, or 64 in EIP-2098 form, or an ERC-1271 wallet signature).');
+
+export interface SchemaOptions {
+  /** Addresses that may never pay: the zero address is always refused; the token and the merchant when known. */
+  forbiddenPayers?: { address: string; why: string }[];
+}
+
+export function createSchemas(options: SchemaOptions = {}) {
+  const forbidden = [{ address: zeroAddress, why: 'the zero address' }, ...(options.forbiddenPayers ?? [])]
+    .map((entry) => ({ ...entry, address: entry.address.toLowerCase() }));
+  const payerSchema = addressSchema.superRefine((value, ctx) => {
+    const hit = forbidden.find((entry) => entry.address === value.toLowerCase());
+    if (hit) ctx.addIssue({ code: 'custom', message: `cannot be ${hit.why}` });
+  });
+
+  const draftBody = z.object({
+    orderId: orderIdSchema,
+    payer: payerSchema.describe('The payer who will sign.'),
+    amount: amountSchema,
+    validForSeconds: z.number().int().min(1).max(2_592_000).optional().describe('A shorter window than the default, in seconds.'),
+  }).strict();
+
+  const domainSchema = z.object({
+    name: z.string().min(1).max(100),
+    version: z.string().min(1).max(20),
+    chainId: z.union([z.number().int().positive(), z.string().regex(/^\d{1,20}$/)]),
+    verifyingContract: addressSchema,
+  }).strict();
+
+  const presignedBody = z.object({
+    orderId: orderIdSchema,
+    primaryType: z.enum(['ReceiveWithAuthorization', 'TransferWithAuthorization']),
+    authorization: z.object({
+      from: payerSchema,
+      to: addressSchema,
+      value: uintSchema,
+      validAfter: uintSchema,
+      validBefore: uintSchema,
+      nonce: bytes32Schema,
+    }).strict(),
+    signature: signatureSchema,
+    domain: domainSchema.optional(),
+  }).strict();
+
+  return {
+    draftBody,
+    presignedBody,
+    signatureBody: z.object({ signature: signatureSchema }).strict(),
+    cancelBody: z.object({ signature: signatureSchema.describe("The payer's CancelAuthorization signature over cancellationTypedData.") }).strict(),
+    voidBody: z.object({
+      reason: z.string().max(500).refine((value) => value.trim().length > 0, 'is required').describe('Why the authorization is voided.'),
+      by: z.string().max(100).refine((value) => value.trim().length > 0, 'must not be blank').optional().describe('Who voids it.'),
+    }).strict(),
+    emptyBody: z.object({}).strict(),
+    listQuery: z.object({
+      orderId: orderIdSchema.optional(),
+      state: z.enum(authorizationStates).optional(),
+      payer: addressSchema.optional(),
+      limit: z.string().regex(/^\d{1,3}$/, 'must be a whole number').refine((v) => Number(v) >= 1 && Number(v) <= 100, 'must be from 1 to 100').optional(),
+      pageToken: z.string().regex(/^[A-Za-z0-9_-]{1,4096}$/, 'is not one this API returned').optional(),
+    }).strict(),
+    noQuery: z.object({}).strict(),
+  };
+}
+
+export type Schemas = ReturnType<typeof createSchemas>;
+
+/** Parses with a schema; the first problem becomes a validation_error naming the field. */
+export function parseWith<T extends z.ZodType>(schema: T, input: unknown, where: string): z.infer<T> {
+  const result = schema.safeParse(input);
+  if (result.success) return result.data;
+  const issue = result.error.issues[0]!;
+  if (issue.code === 'unrecognized_keys') {
+    const field = [...issue.path, ...issue.keys.slice(0, 1)].join('.');
+    throw new AuthcapError('validation_error', `${where} has an unknown field: ${field}`, { field });
+  }
+  const field = issue.path.join('.') || where;
+  const missing = issue.code === 'invalid_type' && /received undefined/.test(issue.message);
+  const message = missing ? 'is required' : issue.code === 'invalid_type' ? `must be a ${issue.expected}` : issue.message;
+  throw new AuthcapError('validation_error', `${field} ${message.replace(/^Invalid input: /, '')}`, { field });
+}
+
+export { getAddress };

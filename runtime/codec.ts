@@ -1,0 +1,135 @@
+// The payload codec: every payload authcap sends through Temporal (workflow inputs, activity
+// arguments and results, update arguments, the memo) is sealed with AES-256-GCM, so the payer's
+// signature, a payment credential, never sits in clear text in history or in the server's database.
+// Keys rotate: the key id travels in each payload's metadata; one key seals, all listed keys open.
+import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Payload, PayloadCodec } from '@temporalio/common';
+
+export const ENCRYPTED_ENCODING = 'binary/encrypted';
+const ENCODING_KEY = 'encoding';
+const KEY_ID_KEY = 'encryption-key-id';
+const IV_BYTES = 12;
+const TAG_BYTES = 16;
+
+export interface CodecKeys {
+  /** The key id that seals new payloads. */
+  active: string;
+  keys: Map<string, Buffer>;
+}
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+export class EncryptionCodec implements PayloadCodec {
+  constructor(private readonly keys: CodecKeys) {
+    if (!keys.keys.has(keys.active)) throw new Error(`codec: the active key ${keys.active} is not among the keys`);
+  }
+
+  async encode(payloads: Payload[]): Promise<Payload[]> {
+    const key = this.keys.keys.get(this.keys.active)!;
+    return payloads.map((payload) => {
+      const iv = randomBytes(IV_BYTES);
+      const cipher = createCipheriv('aes-256-gcm', key, iv);
+      // The whole payload (its metadata too) is sealed: the inner encoding says how to read it back.
+      const plain = Buffer.from(JSON.stringify(toJson(payload)), 'utf8');
+      const sealed = Buffer.concat([iv, cipher.update(plain), cipher.final(), cipher.getAuthTag()]);
+      return {
+        metadata: { [ENCODING_KEY]: encoder.encode(ENCRYPTED_ENCODING), [KEY_ID_KEY]: encoder.encode(this.keys.active) },
+        data: sealed,
+      };
+    });
+  }
+
+  async decode(payloads: Payload[]): Promise<Payload[]> {
+    return payloads.map((payload) => {
+      // Plain payloads (the Temporal UI's JSON signal, older histories) pass through as they are.
+      if (decoder.decode(payload.metadata?.[ENCODING_KEY] ?? new Uint8Array()) !== ENCRYPTED_ENCODING) return payload;
+      const keyId = decoder.decode(payload.metadata?.[KEY_ID_KEY] ?? new Uint8Array());
+      const key = this.keys.keys.get(keyId);
+      if (!key) throw new Error(`codec: no key with id "${keyId}" to decrypt this payload (add it to AUTHCAP_CODEC_KEYS)`);
+      const data = Buffer.from(payload.data ?? new Uint8Array());
+      if (data.length < IV_BYTES + TAG_BYTES) throw new Error('codec: an encrypted payload is too short');
+      const decipher = createDecipheriv('aes-256-gcm', key, data.subarray(0, IV_BYTES));
+      decipher.setAuthTag(data.subarray(data.length - TAG_BYTES));
+      const plain = Buffer.concat([decipher.update(data.subarray(IV_BYTES, data.length - TAG_BYTES)), decipher.final()]);
+      return fromJson(JSON.parse(plain.toString('utf8')) as JsonPayload);
+    });
+  }
+}
+
+interface JsonPayload {
+  metadata: Record<string, string>;
+  data: string;
+}
+
+function toJson(payload: Payload): JsonPayload {
+  const metadata: Record<string, string> = {};
+  for (const [k, v] of Object.entries(payload.metadata ?? {})) metadata[k] = Buffer.from(v).toString('base64');
+  return { metadata, data: Buffer.from(payload.data ?? new Uint8Array()).toString('base64') };
+}
+
+function fromJson(json: JsonPayload): Payload {
+  const metadata: Record<string, Uint8Array> = {};
+  for (const [k, v] of Object.entries(json.metadata)) metadata[k] = new Uint8Array(Buffer.from(v, 'base64'));
+  return { metadata, data: new Uint8Array(Buffer.from(json.data, 'base64')) };
+}
+
+/**
+ * `kid:base64key,kid:base64key`: the first seals, all open. Each key is 32 random bytes
+ * (`openssl rand -base64 32`).
+ */
+export function parseCodecKeys(spec: string): CodecKeys {
+  const keys = new Map<string, Buffer>();
+  let active: string | undefined;
+  for (const part of spec.split(',').map((p) => p.trim()).filter(Boolean)) {
+    const at = part.indexOf(':');
+    if (at <= 0) throw new Error('AUTHCAP_CODEC_KEYS must look like "kid1:<base64 key>,kid0:<base64 key>"');
+    const id = part.slice(0, at);
+    const key = Buffer.from(part.slice(at + 1), 'base64');
+    if (key.length !== 32) throw new Error(`codec key ${id} must be 32 bytes (base64), got ${key.length}`);
+    keys.set(id, key);
+    active ??= id;
+  }
+  if (!active) throw new Error('AUTHCAP_CODEC_KEYS lists no key');
+  return { active, keys };
+}
+
+/** A key file: {"active": "kid1", "keys": {"kid1": "<base64>", "kid0": "<base64>"}}. */
+export function readCodecKeyFile(file: string): CodecKeys {
+  const parsed = JSON.parse(readFileSync(file, 'utf8')) as { active: string; keys: Record<string, string> };
+  const spec = [parsed.active, ...Object.keys(parsed.keys).filter((k) => k !== parsed.active)]
+    .map((id) => `${id}:${parsed.keys[id]}`).join(',');
+  return parseCodecKeys(spec);
+}
+
+/**
+ * The codec from the environment: AUTHCAP_CODEC_KEYS or AUTHCAP_CODEC_KEY_FILE. Without keys a
+ * process refuses to start unless AUTHCAP_CODEC=off says plain payloads are wanted (never in production).
+ */
+export function codecFromEnv(env: NodeJS.ProcessEnv = process.env): EncryptionCodec | undefined {
+  if (env.AUTHCAP_CODEC_KEYS) return new EncryptionCodec(parseCodecKeys(env.AUTHCAP_CODEC_KEYS));
+  if (env.AUTHCAP_CODEC_KEY_FILE) return new EncryptionCodec(readCodecKeyFile(env.AUTHCAP_CODEC_KEY_FILE));
+  return undefined;
+}
+
+export function requireCodec(env: NodeJS.ProcessEnv = process.env): EncryptionCodec | undefined {
+  const codec = codecFromEnv(env);
+  if (!codec && env.AUTHCAP_CODEC !== 'off') {
+    throw new Error('authcap: no payload encryption key. Set AUTHCAP_CODEC_KEYS (or AUTHCAP_CODEC_KEY_FILE); AUTHCAP_CODEC=off runs without encryption (tests only).');
+  }
+  return codec;
+}
+
+/** The dev stack's key, made once and kept (0600) so histories stay readable across restarts. */
+export function ensureDevCodecKeys(stateDir: string): string {
+  const file = join(stateDir, 'codec-keys.json');
+  if (!existsSync(file)) {
+    mkdirSync(stateDir, { recursive: true, mode: 0o700 });
+    writeFileSync(file, `${JSON.stringify({ active: 'dev1', keys: { dev1: randomBytes(32).toString('base64') } }, null, 2)}\n`, { mode: 0o600 });
+  }
+  chmodSync(file, 0o600);
+  const keys = readCodecKeyFile(file);
+  return [...keys.keys].sort(([a], [b]) => (a === keys.active ? -1 : b === keys.active ? 1 : 0)).map(([id, key]) => `${id}:${key.toString('base64')}`).join(',');
+}

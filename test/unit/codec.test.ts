@@ -1,0 +1,98 @@
+// The payload codec on its own: AES-256-GCM with a fresh IV per payload, key ids for rotation,
+// tampering detected, plain payloads (the Temporal UI's JSON) passed through.
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { defaultPayloadConverter } from '@temporalio/common';
+import { EncryptionCodec, ensureDevCodecKeys, parseCodecKeys, requireCodec } from '../../runtime/codec.js';
+import { startCodecServer } from '../../runtime/codecServer.js';
+
+const key = () => randomBytes(32).toString('base64');
+const payload = (value: unknown) => defaultPayloadConverter.toPayload(value)!;
+
+describe('EncryptionCodec', () => {
+  const keys = `k2:${key()},k1:${key()}`;
+  const codec = new EncryptionCodec(parseCodecKeys(keys));
+
+  it('round-trips, seals with a new IV each time, and names the key', async () => {
+    const plain = payload({ signature: '0xdeadbeef' });
+    const [a] = await codec.encode([plain]);
+    const [b] = await codec.encode([plain]);
+    expect(Buffer.from(a!.data!).toString('latin1')).not.toContain('deadbeef');
+    expect(Buffer.from(a!.data!).equals(Buffer.from(b!.data!))).toBe(false);
+    expect(new TextDecoder().decode(a!.metadata!['encryption-key-id'])).toBe('k2');
+    const [back] = await codec.decode([a!]);
+    expect(defaultPayloadConverter.fromPayload(back!)).toEqual({ signature: '0xdeadbeef' });
+  });
+
+  it('after rotation, old payloads still open; a dropped key is a clear error', async () => {
+    const [old] = await codec.encode([payload('history')]);
+    const rotated = new EncryptionCodec(parseCodecKeys(`k3:${key()},${keys}`));
+    expect(defaultPayloadConverter.fromPayload((await rotated.decode([old!]))[0]!)).toBe('history');
+    const [fresh] = await rotated.encode([payload('new')]);
+    expect(new TextDecoder().decode(fresh!.metadata!['encryption-key-id'])).toBe('k3');
+    const without = new EncryptionCodec(parseCodecKeys(`k9:${key()}`));
+    await expect(without.decode([old!])).rejects.toThrow(/no key with id "k2"/);
+  });
+
+  it('detects tampering', async () => {
+    const [sealed] = await codec.encode([payload({ amount: '1' })]);
+    const data = Buffer.from(sealed!.data!);
+    data[20] = data[20]! ^ 1;
+    await expect(codec.decode([{ ...sealed!, data }])).rejects.toThrow();
+  });
+
+  it('passes plain payloads through (the Temporal UI sends JSON signals)', async () => {
+    const plain = payload({ reason: 'from the UI' });
+    expect(await codec.decode([plain])).toEqual([plain]);
+  });
+
+  it('refuses to run without keys unless AUTHCAP_CODEC=off, and rejects malformed keys', () => {
+    expect(() => requireCodec({})).toThrow(/AUTHCAP_CODEC_KEYS/);
+    expect(requireCodec({ AUTHCAP_CODEC: 'off' })).toBeUndefined();
+    expect(() => parseCodecKeys('k1:short')).toThrow(/32 bytes/);
+    expect(() => parseCodecKeys('nokey')).toThrow(/kid1/);
+  });
+
+  it('keeps the dev key in a 0600 file, the same across restarts', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'authcap-codec-'));
+    const first = ensureDevCodecKeys(dir);
+    expect(ensureDevCodecKeys(dir)).toBe(first);
+    expect(statSync(join(dir, 'codec-keys.json')).mode & 0o777).toBe(0o600);
+  });
+});
+
+describe('codec server', () => {
+  it('decodes and encodes with the token, 401 without, lets the CORS preflight through', async () => {
+    const codec = new EncryptionCodec(parseCodecKeys(`k1:${key()}`));
+    const token = randomBytes(24).toString('base64url');
+    const server = await startCodecServer({ port: 0, codec, token, allowedOrigins: ['http://127.0.0.1:8233'] });
+    try {
+      const wire = (p: ReturnType<typeof payload>) => ({
+        metadata: Object.fromEntries(Object.entries(p.metadata!).map(([k, v]) => [k, Buffer.from(v).toString('base64')])),
+        data: Buffer.from(p.data!).toString('base64'),
+      });
+      const post = (path: string, body: unknown, headers: Record<string, string> = {}) =>
+        fetch(`${server.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+      const encoded = await post('/encode', { payloads: [wire(payload({ secret: 'x' }))] }, { authorization: `Bearer ${token}` });
+      expect(encoded.status).toBe(200);
+      const { payloads } = (await encoded.json()) as { payloads: unknown[] };
+      expect((await post('/decode', { payloads })).status).toBe(401);
+      expect((await post('/decode', { payloads }, { authorization: 'Bearer nope' })).status).toBe(401);
+      const decoded = await post(`/${token}/decode`, { payloads });
+      expect(decoded.status).toBe(200);
+      const data = ((await decoded.json()) as { payloads: { data: string }[] }).payloads[0]!.data;
+      expect(JSON.parse(Buffer.from(data, 'base64').toString())).toEqual({ secret: 'x' });
+      const preflight = await fetch(`${server.url}/decode`, {
+        method: 'OPTIONS', headers: { origin: 'http://127.0.0.1:8233', 'access-control-request-headers': 'authorization,x-namespace' },
+      });
+      expect(preflight.status).toBe(204);
+      expect(preflight.headers.get('access-control-allow-origin')).toBe('http://127.0.0.1:8233');
+      expect(preflight.headers.get('access-control-allow-headers')).toContain('x-namespace');
+    } finally {
+      await server.close();
+    }
+  });
+});

@@ -1,0 +1,97 @@
+// The worker's side of telemetry: the sinks workflow code reports to (domain/telemetry.ts), turned
+// into Prometheus metrics, and a /metrics endpoint. Sinks are not called during replay, so a
+// transition counts once even when a workflow is replayed after a crash.
+import { createServer, type Server } from 'node:http';
+import { Counter, Gauge, Histogram } from 'prom-client';
+import type { InjectedSinks } from '@temporalio/worker';
+import type { AuthcapSinks } from '../domain/telemetry.js';
+import { metricsText, registry } from '../runtime/metrics.js';
+import { authorizationStates } from '../domain/authorization.js';
+
+const transitions = new Counter({
+  name: 'authcap_authorization_transitions_total',
+  help: 'Authorization state changes seen by this worker, by from and to state.',
+  labelNames: ['from', 'to'] as const,
+  registers: [registry],
+});
+
+const byState = new Gauge({
+  name: 'authcap_authorizations',
+  help: 'Authorizations by state, as entered and left through this worker since it started (open states can go negative across workers; sum over workers).',
+  labelNames: ['state'] as const,
+  registers: [registry],
+});
+for (const state of authorizationStates) byState.set({ state }, 0);
+
+const captureSeconds = new Histogram({
+  name: 'authcap_capture_seconds',
+  help: 'Capture latency from submission: to preconfirmed (log in the pending view) and to captured (confirmation depth).',
+  labelNames: ['stage'] as const,
+  buckets: [0.1, 0.25, 0.5, 0.75, 1, 1.5, 2, 3, 5, 10, 30, 60],
+  registers: [registry],
+});
+
+const relayerQueue = new Gauge({
+  name: 'authcap_relayer_queue_depth',
+  help: 'Transactions waiting in the merchant relayer, and in flight (sent, not yet mined).',
+  labelNames: ['kind'] as const,
+  registers: [registry],
+});
+
+export function telemetrySinks(): InjectedSinks<AuthcapSinks> {
+  return {
+    telemetry: {
+      transition: {
+        fn: (_info, t) => {
+          transitions.inc({ from: t.from, to: t.to });
+          byState.dec({ state: t.from });
+          byState.inc({ state: t.to });
+        },
+        callDuringReplay: false,
+      },
+      captureConfirmed: {
+        fn: (_info, timing) => {
+          if (timing.preconfirmedMs !== null) captureSeconds.observe({ stage: 'preconfirmed' }, timing.preconfirmedMs / 1000);
+          captureSeconds.observe({ stage: 'captured' }, timing.capturedMs / 1000);
+        },
+        callDuringReplay: false,
+      },
+      relayerQueue: {
+        fn: (_info, depth) => {
+          relayerQueue.set({ kind: 'queued' }, depth.queued);
+          relayerQueue.set({ kind: 'inflight' }, depth.inflight);
+        },
+        callDuringReplay: false,
+      },
+    },
+  };
+}
+
+/** JSON-RPC calls and errors by method, counted by the chain context's transport. */
+export const rpcCalls = new Counter({
+  name: 'authcap_rpc_calls_total',
+  help: 'JSON-RPC calls this worker made to the node, by method.',
+  labelNames: ['method'] as const,
+  registers: [registry],
+});
+
+export const rpcErrors = new Counter({
+  name: 'authcap_rpc_errors_total',
+  help: 'JSON-RPC calls that failed, by method.',
+  labelNames: ['method'] as const,
+  registers: [registry],
+});
+
+/** GET /metrics on its own port (AUTHCAP_WORKER_METRICS_PORT). */
+export async function startMetricsServer(port: number, host = '127.0.0.1'): Promise<{ url: string; server: Server }> {
+  const server = createServer((req, res) => {
+    if (req.url !== '/metrics') return void res.writeHead(404).end();
+    void metricsText().then(({ contentType, body }) => res.writeHead(200, { 'content-type': contentType }).end(body));
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => resolve());
+  });
+  const address = server.address();
+  return { url: `http://${host}:${typeof address === 'object' && address ? address.port : port}/metrics`, server };
+}
