@@ -21,6 +21,18 @@ export default defineConfig({
           hookTimeout: 120_000,
         },
       },
+      {
+        test: {
+          name: 'faults',
+          include: ['test/faults/**/*.test.ts'],
+          // Each case runs its own Temporal server, anvil, worker and API processes: one case at a time
+          // on a 2-core machine. FAULTS_FULL=1 (npm run test:faults) runs the long forms.
+          globalSetup: ['test/faults/summary.ts'],
+          fileParallelism: false,
+          testTimeout: 600_000,
+          hookTimeout: 300_000,
+        },
+      },
     ],
   },
 });

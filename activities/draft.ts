@@ -3,6 +3,7 @@ import { toHex, type Address, type Hex } from 'viem';
 import type { DraftResult } from '../domain/activityContract.js';
 import type { AuthorizationPrimaryType } from '../domain/eip3009.js';
 import { readTokenDomain } from './tokenDomain.js';
+import { nonceSearchKey } from './nonceKey.js';
 import type { ChainContext } from './chainContext.js';
 
 /** The spec's window: valid from a minute before signing, for the configured validity after it. */
@@ -22,9 +23,11 @@ export function createDraftActivity(ctx: ChainContext, deps: { now?: () => numbe
     const issuedAt = now();
     // A merchant may ask for a shorter window than the configured one, never a longer one.
     const validFor = Math.min(request.validForSeconds ?? ctx.validitySeconds, ctx.validitySeconds);
+    const nonce = randomNonce();
     return {
       domain,
       fromBlock: head.toString(),
+      nonceKey: nonceSearchKey(request.payer, nonce),
       authorization: {
         from: request.payer,
         to: ctx.merchant,
@@ -32,7 +35,7 @@ export function createDraftActivity(ctx: ChainContext, deps: { now?: () => numbe
         validAfter: String(issuedAt - VALID_AFTER_SKEW_SECONDS),
         validBefore: String(issuedAt + validFor),
         // 32 random bytes from the OS, generated here because workflow code must stay deterministic.
-        nonce: randomNonce(),
+        nonce,
       },
     };
   };

@@ -6,6 +6,7 @@ import type { ChainContext } from './chainContext.js';
 import { readTokenDomain, sameDomain } from './tokenDomain.js';
 import { createVerifyActivity } from './verify.js';
 import { tokenAbi } from '../domain/tokenAbi.js';
+import { nonceSearchKey } from './nonceKey.js';
 
 export function createPresignedActivity(ctx: ChainContext, now: () => number = () => Math.floor(Date.now() / 1000)) {
   const verify = createVerifyActivity(ctx);
@@ -14,7 +15,7 @@ export function createPresignedActivity(ctx: ChainContext, now: () => number = (
     authorization: AuthorizationMessage;
     signature: Hex;
     domain?: TokenDomain;
-  }): Promise<{ domain: TokenDomain; check: SignatureCheck; fromBlock: string }> {
+  }): Promise<{ domain: TokenDomain; check: SignatureCheck; fromBlock: string; nonceKey: string }> {
     const { from, nonce, validBefore } = request.authorization;
     const [domain, head, consumed] = await Promise.all([
       readTokenDomain(ctx),
@@ -22,7 +23,8 @@ export function createPresignedActivity(ctx: ChainContext, now: () => number = (
       ctx.publicClient.readContract({ address: ctx.tokenAddress, abi: tokenAbi, functionName: 'authorizationState', args: [from, nonce], blockTag: 'pending' }),
     ]);
     const fromBlock = head.toString();
-    const refuse = (code: SignatureCheck['code'], reason: string) => ({ domain, fromBlock, check: { valid: false, code, reason } });
+    const nonceKey = nonceSearchKey(from, nonce);
+    const refuse = (code: SignatureCheck['code'], reason: string) => ({ domain, fromBlock, nonceKey, check: { valid: false, code, reason } });
     if (request.domain && !sameDomain(request.domain, domain)) {
       return refuse('domain_mismatch',
         `signed for ${request.domain.name} v${request.domain.version} on chain ${request.domain.chainId} at ${request.domain.verifyingContract}; ` +
@@ -39,6 +41,6 @@ export function createPresignedActivity(ctx: ChainContext, now: () => number = (
     }
     // Already used or canceled onchain: it can never pay this order (and must not mark it paid).
     if (consumed) return refuse('nonce_already_used', `the nonce ${nonce} of ${from} is already used or canceled onchain`);
-    return { domain, fromBlock, check: await verify({ domain, primaryType: request.primaryType, authorization: request.authorization, signature: request.signature }) };
+    return { domain, fromBlock, nonceKey, check: await verify({ domain, primaryType: request.primaryType, authorization: request.authorization, signature: request.signature }) };
   };
 }

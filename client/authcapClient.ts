@@ -216,7 +216,17 @@ export class AuthcapClient {
    */
   async capture(id: string, options: { waitMs?: number } = {}): Promise<CaptureOutcome> {
     const handle = this.handle(id);
-    return this.boundedCommand(id, handle, 'capture', () => handle.startUpdate(captureUpdate, { waitForStage: WorkflowUpdateStage.ACCEPTED }), options.waitMs);
+    try {
+      return await this.boundedCommand(id, handle, 'capture', () => handle.startUpdate(captureUpdate, { waitForStage: WorkflowUpdateStage.ACCEPTED }), options.waitMs);
+    } catch (err) {
+      // Capturing what is captured, or already being captured, is the same request arriving again
+      // (a retry after a timeout, a second worker of the order service): answer with where it stands.
+      if (!(err instanceof AuthcapError) || err.code !== 'invalid_state') throw err;
+      const current = await this.getAuthorization(id);
+      if (current.state === 'captured') return { authorization: current, settled: true };
+      if (current.state === 'capturing') return { authorization: current, settled: false };
+      throw err;
+    }
   }
 
   /** Relays the payer's CancelAuthorization signature; resolves once the cancellation is onchain (or the wait ends). */

@@ -10,6 +10,8 @@ export interface DraftResult {
   authorization: AuthorizationMessage;
   /** The chain's head when the authorization was made: no log of its nonce can be older. */
   fromBlock: string;
+  /** The AuthorizationNonce search attribute's value (a digest: the nonce itself stays encrypted). */
+  nonceKey: string;
 }
 
 export interface CaptureRequest {
@@ -88,7 +90,7 @@ export interface AuthorizationActivities {
     authorization: AuthorizationMessage;
     signature: Hex;
     domain?: TokenDomain;
-  }): Promise<{ domain: TokenDomain; check: SignatureCheck; fromBlock: string }>;
+  }): Promise<{ domain: TokenDomain; check: SignatureCheck; fromBlock: string; nonceKey: string }>;
   /** Checks the payer's CancelAuthorization(authorizer, nonce) signature on the token's domain. */
   verifyCancelSignature(request: CancelRequest & { domain: TokenDomain }): Promise<SignatureCheck>;
   /** Checks the nonce is unused and simulates cancelAuthorization; returns the call to relay. */

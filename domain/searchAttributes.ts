@@ -7,7 +7,10 @@ export const PayerAttribute = defineSearchAttributeKey('Payer', SearchAttributeT
 export const AuthorizationStateAttribute = defineSearchAttributeKey('AuthorizationState', SearchAttributeType.KEYWORD);
 export const AmountMinorAttribute = defineSearchAttributeKey('AmountMinor', SearchAttributeType.INT);
 export const ValidBeforeAttribute = defineSearchAttributeKey('ValidBefore', SearchAttributeType.DATETIME);
-/** The EIP-3009 nonce (public onchain once used): how the log watcher finds the workflow that owns a log. */
+/**
+ * A digest of (payer, nonce), not the nonce itself: search attributes are never encrypted, and an
+ * unused nonce is part of a payment credential. The log watcher computes the same digest from a log.
+ */
 export const AuthorizationNonceAttribute = defineSearchAttributeKey('AuthorizationNonce', SearchAttributeType.KEYWORD);
 
 export const searchAttributeKeys = [

@@ -8,6 +8,7 @@ import { dirname } from 'node:path';
 import { Client } from '@temporalio/client';
 import { createPublicClient, webSocket, type Address, type Chain, type PublicClient, type Transport } from 'viem';
 import { AuthorizationNonceAttribute, PayerAttribute } from '../domain/searchAttributes.js';
+import { nonceSearchKey } from '../activities/nonceKey.js';
 import { LogReader, type DecodedLog } from '../activities/rpc/logReader.js';
 import { authorizationCanceledTopic, authorizationUsedTopic } from '../activities/nonceState.js';
 import { WORKFLOW_TYPE, nonceActivitySignal } from '../workflows/messages.js';
@@ -57,7 +58,7 @@ export function startWatcher(options: WatcherOptions): Watcher {
     if (handled.length > 10_000) handled.splice(0, handled.length - 10_000);
     const payer = `0x${entry.topics[1]!.slice(26)}`.toLowerCase();
     const nonce = entry.topics[2]!.toLowerCase();
-    const query = `WorkflowType = '${WORKFLOW_TYPE}' AND ${AuthorizationNonceAttribute.name} = "${nonce}" AND ExecutionStatus = 'Running'`;
+    const query = `WorkflowType = '${WORKFLOW_TYPE}' AND ${AuthorizationNonceAttribute.name} = "${nonceSearchKey(payer, nonce)}" AND ExecutionStatus = 'Running'`;
     for await (const execution of options.client.workflow.list({ query })) {
       const attrs = execution.typedSearchAttributes;
       const owner = String(attrs.get(PayerAttribute) ?? '').toLowerCase();

@@ -81,22 +81,24 @@ export async function authorizationWorkflow(input: AuthorizationWorkflowInput): 
 
   const policy: WorkerPolicy = resumed?.policy ?? { ...(await reads.workerPolicy()), ...('policyOverrides' in input ? input.policyOverrides : {}) };
   if (presigned) {
-    const { domain, check, fromBlock } = await reads.checkPresignedAuthorization(presigned);
+    const { domain, check, fromBlock, nonceKey } = await reads.checkPresignedAuthorization(presigned);
     window.fromBlock = fromBlock;
     // One (payer, nonce) pays one order: a payload authcap already holds is refused, never stored twice.
-    const claimed = check.valid && (await claimNonce(input.orderId, presigned.authorization));
+    const claimed = check.valid && (await claimNonce(input.orderId, presigned.authorization, nonceKey));
     const verdict = check.valid && !claimed
       ? { valid: false, code: 'nonce_already_held' as const, reason: 'this signed authorization already belongs to another order' }
       : check;
     lifecycle.send({ type: 'PRESIGNED_CHECKED', domain, authorization: presigned.authorization, signature: presigned.signature, check: verdict });
+    if (lifecycle.state === 'stored') lifecycle.indexNonce(nonceKey);
   } else if (draftRequest) {
     const draft = await reads.draftAuthorization({ ...draftRequest, primaryType: lifecycle.context.primaryType });
     window.fromBlock = draft.fromBlock;
     if (lifecycle.can({ type: 'DRAFTED', ...draft })) {
       lifecycle.send({ type: 'DRAFTED', domain: draft.domain, authorization: draft.authorization });
+      lifecycle.indexNonce(draft.nonceKey);
       // The payer will sign this exact nonce: claim it so the signed payload cannot be posted again
       // as a pre-signed authorization for another order.
-      await claimNonce(input.orderId, draft.authorization);
+      await claimNonce(input.orderId, draft.authorization, draft.nonceKey);
     }
   }
 

@@ -112,14 +112,15 @@ export class Lifecycle {
       telemetry.transition({ orderId: this.context.orderId, from, to, event: event.type });
     }
     if ((command.type === 'DRAFTED' || command.type === 'PRESIGNED_CHECKED') && this.context.authorization) {
-      const { validBefore, nonce } = this.context.authorization;
-      upsertSearchAttributes([
-        { key: ValidBeforeAttribute, value: new Date(Number(validBefore) * 1000) },
-        { key: AuthorizationNonceAttribute, value: nonce.toLowerCase() },
-      ]);
+      upsertSearchAttributes([{ key: ValidBeforeAttribute, value: new Date(Number(this.context.authorization.validBefore) * 1000) }]);
     }
     if (command.type === 'CAPTURE_CONFIRMED') this.reportCaptureTiming();
     this.publish();
+  }
+
+  /** What the log watcher searches by: a digest of (payer, nonce), computed by the activity that made it. */
+  indexNonce(nonceKey: string): void {
+    upsertSearchAttributes([{ key: AuthorizationNonceAttribute, value: nonceKey }]);
   }
 
   describeState(): string {

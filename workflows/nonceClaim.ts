@@ -9,8 +9,9 @@ import type { AuthorizationMessage } from '../domain/eip3009.js';
 /** Kept a little past validBefore: block time may trail the clock. */
 const MARGIN_MS = 60 * 60 * 1000;
 
-export function nonceClaimId(authorization: Pick<AuthorizationMessage, 'from' | 'nonce'>): string {
-  return `nonce-${authorization.from.toLowerCase()}-${authorization.nonce.toLowerCase()}`;
+/** The claim's id: the (payer, nonce) digest, never the nonce itself (workflow ids are not encrypted). */
+export function nonceClaimId(nonceKey: string): string {
+  return `nonce-${nonceKey}`;
 }
 
 export async function nonceClaimWorkflow(claim: { orderId: string; validBefore: string }): Promise<{ orderId: string }> {
@@ -20,10 +21,10 @@ export async function nonceClaimWorkflow(claim: { orderId: string; validBefore: 
 }
 
 /** Claims the pair for this order; false when another authorization already holds it. */
-export async function claimNonce(orderId: string, authorization: AuthorizationMessage): Promise<boolean> {
+export async function claimNonce(orderId: string, authorization: AuthorizationMessage, nonceKey: string): Promise<boolean> {
   try {
     await startChild(nonceClaimWorkflow, {
-      workflowId: nonceClaimId(authorization),
+      workflowId: nonceClaimId(nonceKey),
       args: [{ orderId, validBefore: authorization.validBefore }],
       // The claim outlives this run (continue-as-new) and this attempt (void, expiry): the payment
       // stays with its first order until the token itself would refuse it.

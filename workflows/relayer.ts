@@ -42,6 +42,8 @@ export async function merchantRelayerWorkflow(state: RelayerState = { accountNon
   const queue: RelayRequest[] = [...(state.queue ?? [])];
 
   const reply = async (to: RelayRequest['replyTo'], result: RelayResult) => {
+    // A malformed run id would fail the relayer's workflow task (and stall every capture behind it).
+    if (!/^[0-9a-f-]{36}$/i.test(to?.runId ?? '')) return void log.warn('relay result not sent: malformed replyTo', { requestId: result.requestId });
     try {
       await getExternalWorkflowHandle(to.workflowId, to.runId).signal(relayResultSignal, result);
     } catch (err) {

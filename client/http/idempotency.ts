@@ -5,6 +5,7 @@
 import { createHash } from 'node:crypto';
 import { mkdirSync, openSync, closeSync, readFileSync, readdirSync, renameSync, statSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
+import { hostname } from 'node:os';
 
 export interface StoredResponse {
   status: number;
@@ -24,7 +25,19 @@ export interface IdempotencyStore {
 interface Entry {
   fingerprint: string;
   createdAt: number;
+  /** Who holds a pending claim: a claim of a process that died is taken over at once. */
+  owner?: { host: string; pid: number };
   response?: StoredResponse;
+}
+
+function ownerAlive(owner: Entry['owner']): boolean {
+  if (!owner || owner.host !== hostname()) return true;
+  try {
+    process.kill(owner.pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }
 
 /** Answers are kept this long (Stripe keeps them 24 h). */
@@ -42,11 +55,12 @@ export class FileIdempotencyStore implements IdempotencyStore {
   claim(scope: string, key: string, fingerprint: string): IdempotencyClaim {
     this.sweep();
     const file = join(this.dir, `${createHash('sha256').update(`${scope}\u0000${key}`).digest('hex')}.json`);
-    const entry: Entry = { fingerprint, createdAt: Date.now() };
+    const entry: Entry = { fingerprint, createdAt: Date.now(), owner: { host: hostname(), pid: process.pid } };
     if (!this.create(file, entry)) {
       const existing = this.read(file);
       const expired = !existing || Date.now() - existing.createdAt > KEEP_MS;
-      const abandoned = existing && !existing.response && Date.now() - existing.createdAt > STALE_PENDING_MS;
+      const abandoned = existing && !existing.response
+        && (Date.now() - existing.createdAt > STALE_PENDING_MS || !ownerAlive(existing.owner));
       if (!expired && !abandoned) {
         if (existing.fingerprint !== fingerprint) return { kind: 'reused' };
         return existing.response ? { kind: 'replay', response: existing.response } : { kind: 'in_progress' };

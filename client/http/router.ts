@@ -125,8 +125,9 @@ export class Router {
     } catch (err) {
       response = errorResponse(err);
     }
-    // An outage or a throttle is not an answer: the caller must be able to retry with the same key.
-    if (response.status >= 500 || response.status === 429) claim.release();
+    // An outage, a throttle or "still working on it" (202) is not a final answer: the caller must be
+    // able to retry with the same key and get the outcome.
+    if (response.status >= 500 || response.status === 429 || response.status === 202) claim.release();
     else claim.complete({ status: response.status, body: response.body });
     return { response, route: routeName };
   }

@@ -73,7 +73,7 @@ describe('the relayer and the capture path', () => {
       workflowId: relayerWorkflowId(chain.merchant.address),
       args: [{
         accountNonce: null, inflight: [], answered: [],
-        queue: [{ requestId: 'carried-1', replyTo: { workflowId: 'nobody', runId: 'none' }, to: chain.tokenAddress, data, gas: '100000', authorizer: chain.merchant.address, nonce: `0x${'00'.repeat(31)}02` as Hex }],
+        queue: [{ requestId: 'carried-1', replyTo: { workflowId: 'nobody', runId: '00000000-0000-4000-8000-000000000000' }, to: chain.tokenAddress, data, gas: '100000', authorizer: chain.merchant.address, nonce: `0x${'00'.repeat(31)}02` as Hex }],
       }],
     });
     const after = await eventually(() => chain.publicClient.getTransactionCount({ address: chain.merchant.address }), (n) => n > before);

@@ -10,6 +10,7 @@ import { privateKeyToAccount } from 'viem/accounts';
 import { tokenAbi } from '../../domain/tokenAbi.js';
 import { startWatcher } from '../../worker/watcher.js';
 import { connectTemporal } from '../support/temporal.js';
+import { nonceSearchKey } from '../../activities/nonceKey.js';
 import { api, dev, newOrderId, payer, walletSign } from '../support/api.js';
 
 // Payer 11's authorizations here; the token owner relays the "outside" cancellations.
@@ -85,7 +86,8 @@ describe('the log watcher', () => {
     const resource = await storedAuthorization();
     // Wait until the stack's own checks have the authorization's search attributes indexed.
     await until(async () => {
-      for await (const _ of client.workflow.list({ query: `AuthorizationNonce = "${resource.authorization.nonce}"` })) return true;
+      const key = nonceSearchKey(resource.authorization.from, resource.authorization.nonce);
+      for await (const _ of client.workflow.list({ query: `AuthorizationNonce = "${key}"` })) return true;
       return false;
     });
     // This watcher is down while the payer cancels elsewhere.

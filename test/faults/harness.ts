@@ -1,0 +1,127 @@
+// The fault suite's world: every part its own OS process on 127.0.0.1, so a case can kill any of
+// them — a Temporal dev server on a SQLite file (restartable), anvil with our token behind a JSON-RPC
+// fault proxy, worker processes and an API process — plus the audit every case ends with.
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createPublicClient, createTestClient, createWalletClient, defineChain, http, type Address, type Hex } from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
+import { ApiKeyStore } from '../../client/apiKeys.js';
+import { AuthcapClient } from '../../client/authcapClient.js';
+import { startAnvil, type Anvil } from '../../devstack/anvil.js';
+import { startApiProcess, startWorkerProcess } from '../../devstack/appProcesses.js';
+import { freePort, type ManagedProcess } from '../../devstack/process.js';
+import { startTemporalServer, type TemporalServer } from '../../devstack/temporalServer.js';
+import { deployDevToken, devAccounts } from '../../devstack/token.js';
+import { ensureDevCodecKeys } from '../../runtime/codec.js';
+import { loadTemporalSettings } from '../../runtime/temporal.js';
+import { startFaultProxy, type FaultProxy } from './faultProxy.js';
+
+export const FULL = process.env.FAULTS_FULL === '1';
+
+export interface World {
+  stateDir: string;
+  temporal: TemporalServer;
+  temporalPort: number;
+  anvil: Anvil;
+  proxy: FaultProxy;
+  tokenAddress: Address;
+  merchant: { address: Address; privateKey: Hex };
+  payers: { address: Address; privateKey: Hex }[];
+  owner: { address: Address; privateKey: Hex };
+  workers: ManagedProcess[];
+  api?: ManagedProcess;
+  apiUrl?: string;
+  apiKey?: string;
+  client: AuthcapClient;
+  publicClient: ReturnType<typeof createPublicClient>;
+  testClient: ReturnType<typeof createTestClient>;
+  ownerWallet: ReturnType<typeof createWalletClient>;
+  startWorker(): Promise<ManagedProcess>;
+  restartTemporal(): Promise<void>;
+  startApi(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export async function startWorld(options: { workers?: number; api?: boolean; validitySeconds?: number; payers?: number } = {}): Promise<World> {
+  const stateDir = mkdtempSync(join(tmpdir(), 'authcap-faults-'));
+  const codecKeys = ensureDevCodecKeys(stateDir);
+  process.env.AUTHCAP_CODEC_KEYS = codecKeys;
+  const temporalPort = await freePort();
+  const dbFile = join(stateDir, 'temporal.db');
+  const startTemporal = () => startTemporalServer({ port: temporalPort, dbFile, headless: true });
+  let temporal = await startTemporal();
+  const anvil = await startAnvil({ port: await freePort(), blockTimeSeconds: 0.2 });
+  const chain = defineChain({ id: anvil.chainId, name: 'faults', nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 }, rpcUrls: { default: { http: [anvil.rpcUrl] } } });
+  const accounts = devAccounts(options.payers ?? 16);
+  const tokenAddress = await deployDevToken({ rpcUrl: anvil.rpcUrl, chain, accounts });
+  const proxy = await startFaultProxy(anvil.rpcUrl);
+  const transport = http(anvil.rpcUrl);
+  const env: Record<string, string> = {
+    TEMPORAL_ADDRESS: temporal.address,
+    TEMPORAL_NAMESPACE: temporal.namespace,
+    RPC_URL: proxy.url,
+    TOKEN_ADDRESS: tokenAddress,
+    AUTHCAP_STATE_DIR: stateDir,
+    AUTHCAP_CODEC_KEYS: codecKeys,
+    AUTHCAP_RECONCILE_SECONDS: '2',
+    AUTHCAP_WATCH: '0',
+    AUTHCAP_VALIDITY_SECONDS: String(options.validitySeconds ?? 900),
+  };
+  const workers: ManagedProcess[] = [];
+  const startWorker = async () => {
+    const worker = await startWorkerProcess({ ...env, MERCHANT_PRIVATE_KEY: accounts.merchant.privateKey });
+    workers.push(worker);
+    return worker;
+  };
+  for (let i = 0; i < (options.workers ?? 1); i += 1) await startWorker();
+  const client = await AuthcapClient.connect(loadTemporalSettings({ address: temporal.address, namespace: temporal.namespace }));
+  const world: World = {
+    stateDir, temporal, temporalPort, anvil, proxy, tokenAddress, merchant: accounts.merchant, payers: accounts.payers, owner: accounts.tokenOwner,
+    workers, client,
+    publicClient: createPublicClient({ chain, transport, pollingInterval: 100 }) as never,
+    testClient: createTestClient({ chain, transport, mode: 'anvil' }) as never,
+    ownerWallet: createWalletClient({ chain, transport, account: privateKeyToAccount(accounts.tokenOwner.privateKey) }) as never,
+    startWorker,
+    async restartTemporal() {
+      await temporal.process.child.kill('SIGKILL');
+      await temporal.process.exited;
+      temporal = await startTemporal();
+      world.temporal = temporal;
+    },
+    async startApi() {
+      const keys = ApiKeyStore.open(join(stateDir, 'api-keys.json'), {});
+      world.apiKey ??= keys.create('order-service', 'faults').key;
+      const port = world.apiUrl ? Number(new URL(world.apiUrl).port) : await freePort();
+      world.api = await startApiProcess({ ...env, AUTHCAP_API_PORT: String(port), AUTHCAP_MERCHANT_ADDRESS: accounts.merchant.address });
+      world.apiUrl = `http://127.0.0.1:${port}`;
+    },
+    async stop() {
+      await client.close().catch(() => undefined);
+      await world.api?.stop().catch(() => undefined);
+      for (const worker of workers) await worker.stop().catch(() => undefined);
+      await proxy.close().catch(() => undefined);
+      await anvil.stop().catch(() => undefined);
+      await temporal.stop().catch(() => undefined);
+    },
+  };
+  if (options.api) await world.startApi();
+  return world;
+}
+
+/** SIGKILL: no goodbye, no cleanup — what a crashed host does. */
+export async function kill(proc: ManagedProcess): Promise<void> {
+  proc.child.kill('SIGKILL');
+  await proc.exited;
+}
+
+export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+export async function eventually<T>(read: () => Promise<T>, ok: (value: T) => boolean, timeoutMs: number): Promise<T> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await read().catch(() => undefined as T);
+    if ((value !== undefined && ok(value)) || Date.now() > until) return value;
+    await sleep(250);
+  }
+}
