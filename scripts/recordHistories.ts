@@ -6,18 +6,16 @@
 import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import { execFileSync } from 'node:child_process';
-import { resolveTemporalCli } from '../devstack/temporalCli.js';
+import proto from '@temporalio/proto';
 import { dataConverterFromEnv } from '../runtime/temporal.js';
 
 const out = join(import.meta.dirname, '..', 'test', 'replay', 'histories');
 const address = process.env.TEMPORAL_ADDRESS ?? '127.0.0.1:7233';
 const namespace = process.env.TEMPORAL_NAMESPACE ?? 'default';
-const cli = await resolveTemporalCli();
 const connection = await Connection.connect({ address });
 const client = new Client({ connection, namespace, dataConverter: dataConverterFromEnv() });
 mkdirSync(out, { recursive: true });
-for (const file of readdirSync(out)) if (file.endsWith('.json')) rmSync(join(out, file));
+for (const file of readdirSync(out)) if (file.endsWith('.json') || file.endsWith('.binpb')) rmSync(join(out, file));
 writeFileSync(join(out, 'codec-keys.txt'), `${process.env.AUTHCAP_CODEC_KEYS ?? ''}\n`);
 
 const wanted: [string, string][] = [
@@ -34,10 +32,10 @@ let written = 0;
 for (const [name, query] of wanted) {
   let n = 0;
   for await (const execution of client.workflow.list({ query, pageSize: 3 })) {
-    // The Temporal CLI's JSON is the format historyFromJSON reads (the SDKs' own recording tool).
-    const json = execFileSync(cli, ['workflow', 'show', '--workflow-id', execution.workflowId, '--run-id', execution.runId, '--output', 'json',
-      '--address', address, '--namespace', namespace], { maxBuffer: 64 * 1024 * 1024 }).toString();
-    writeFileSync(join(out, `${name}-${n}.json`), json);
+    // Binary protobuf, encoded and decoded by the very proto classes the SDK uses (its JSON helper
+    // trips over two protobufjs copies in the dependency tree).
+    const history = await client.workflow.getHandle(execution.workflowId, execution.runId).fetchHistory();
+    writeFileSync(join(out, `${name}-${n}.binpb`), proto.temporal.api.history.v1.History.encode(history as never).finish());
     written += 1;
     if (++n >= 2) break;
   }

@@ -226,3 +226,31 @@ describe('an API of its own: restart, rate limit, Temporal down', () => {
     expect((await api('GET', `/v1/authorizations/${s.id}`)).body.state).toBe('stored');
   }, 30_000);
 });
+
+describe('what the API tells about itself', () => {
+  it('serves an OpenAPI 3.1 document with every route, generated from the schemas', async () => {
+    const res = await api('GET', '/openapi.json');
+    expect(res.status).toBe(200);
+    expect(res.body.openapi).toBe('3.1.0');
+    for (const path of ['/v1/authorizations', '/v1/authorizations/{id}', '/v1/authorizations/{id}/capture', '/v1/authorizations/{id}/cancel',
+      '/v1/authorizations/{id}/void', '/v1/authorizations/{id}/signature', '/healthz', '/readyz', '/metrics']) {
+      expect(Object.keys(res.body.paths), path).toContain(path);
+    }
+    const create = res.body.paths['/v1/authorizations'].post.requestBody.content['application/json'].schema;
+    expect(JSON.stringify(create)).toContain('"additionalProperties":false');
+    expect(JSON.stringify(create)).toContain('orderId');
+  });
+
+  it('exposes Prometheus metrics: HTTP requests, transitions, capture latency, JSON-RPC calls', async () => {
+    const s = await stored(p, '0.12');
+    await api('POST', `/v1/authorizations/${s.id}/capture`);
+    const res = await fetch(`${dev().apiUrl}/metrics`, { headers: { authorization: `Bearer ${dev().operatorApiKey}` } });
+    expect(res.status).toBe(200);
+    const text = await res.text();
+    // The suite's worker runs in the API's process, so one registry shows both.
+    for (const name of ['authcap_http_requests_total', 'authcap_authorization_transitions_total', 'authcap_capture_seconds_bucket', 'authcap_rpc_calls_total', 'authcap_authorizations']) {
+      expect(text, name).toContain(name);
+    }
+    expect(text).toMatch(/authcap_authorization_transitions_total\{from="capturing",to="captured"\} [1-9]/);
+  });
+});

@@ -7,15 +7,15 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { bundleWorkflowCode, Worker } from '@temporalio/worker';
-import { historyFromJSON } from '@temporalio/common/lib/proto-utils.js';
+import proto from '@temporalio/proto';
 import { EncryptionCodec, parseCodecKeys } from '../../runtime/codec.js';
 
 const dir = fileURLToPath(new URL('../replay/histories', import.meta.url));
-const files = readdirSync(dir).filter((f) => f.endsWith('.json')).sort();
+const files = readdirSync(dir).filter((f) => f.endsWith('.binpb')).sort();
 
 describe('replay of recorded workflow histories', () => {
   it('has recorded histories of every path to replay', () => {
-    const kinds = new Set(files.map((f) => f.replace(/-\d+\.json$/, '')));
+    const kinds = new Set(files.map((f) => f.replace(/-\d+\.binpb$/, '')));
     for (const kind of ['captured', 'canceled', 'voided', 'expired', 'rejected', 'continued']) expect(kinds).toContain(kind);
   });
 
@@ -24,7 +24,7 @@ describe('replay of recorded workflow histories', () => {
       workflowsPath: fileURLToPath(new URL('../../workflows/index.ts', import.meta.url)),
       logger: { trace() {}, debug() {}, info() {}, warn() {}, error() {}, log() {} } as never,
     });
-    const histories = files.map((file) => ({ workflowId: file, history: historyFromJSON(JSON.parse(readFileSync(join(dir, file), 'utf8'))) }));
+    const histories = files.map((file) => ({ workflowId: file, history: proto.temporal.api.history.v1.History.decode(readFileSync(join(dir, file))) }));
     const keys = readFileSync(join(dir, 'codec-keys.txt'), 'utf8').trim();
     const dataConverter = keys ? { payloadCodecs: [new EncryptionCodec(parseCodecKeys(keys))] } : undefined;
     const failures: string[] = [];

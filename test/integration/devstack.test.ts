@@ -1,0 +1,77 @@
+// `npm start`'s stack as a newcomer gets it, on free ports: the worker and the API run as their own
+// processes, the state is private, dev.json carries both keys and the codec server, and reads keep
+// answering while the worker is down (they come from the memo, not from a workflow query).
+import { mkdtempSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SignTypedDataVersion, signTypedData } from '@metamask/eth-sig-util';
+import { freePort } from '../../devstack/process.js';
+import { startStack, type Stack } from '../../devstack/stack.js';
+
+describe('the dev stack (npm start) with separate processes', () => {
+  let stack: Stack;
+  let stateDir: string;
+  const saved: Record<string, string | undefined> = {};
+  beforeAll(async () => {
+    // Its own codec key and chain: clear what the suite's stack put in this process's environment.
+    for (const name of ['AUTHCAP_CODEC_KEYS', 'TEMPORAL_ADDRESS']) {
+      saved[name] = process.env[name];
+      delete process.env[name];
+    }
+    stateDir = join(mkdtempSync(join(tmpdir(), 'authcap-devstack-')), 'state');
+    stack = await startStack({
+      stateDir, apiPort: await freePort(), rpcPort: await freePort(), temporalPort: await freePort(), temporalUiPort: await freePort(),
+      persistent: true, separateProcesses: true, blockTimeSeconds: 0.2, log: () => undefined,
+    });
+  }, 240_000);
+  afterAll(async () => {
+    await stack?.stop();
+    for (const [name, value] of Object.entries(saved)) if (value === undefined) delete process.env[name]; else process.env[name] = value;
+  });
+
+  const call = (path: string, init: RequestInit = {}, key: string | null = stack.devJson.apiKey) =>
+    fetch(`${stack.devJson.apiUrl}${path}`, {
+      ...init, headers: { 'content-type': 'application/json', ...(key ? { authorization: `Bearer ${key}` } : {}), ...init.headers },
+    }).then(async (res) => ({ status: res.status, body: (await res.json()) as any }));
+
+  it('writes dev.json with both keys and the codec server, and keeps its state private', () => {
+    const dev = stack.devJson;
+    expect(dev.apiKey).toMatch(/^ak_/);
+    expect(dev.operatorApiKey).toMatch(/^ak_/);
+    expect(dev.codecUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/[A-Za-z0-9_-]+$/);
+    expect(stack.processes.worker?.child.pid).toBeGreaterThan(0);
+    expect(stack.processes.api?.child.pid).toBeGreaterThan(0);
+    const mode = (file: string) => statSync(join(stateDir, file)).mode & 0o777;
+    expect(mode('.')).toBe(0o700);
+    for (const file of ['dev.json', 'temporal.db', 'api-keys.json', 'codec-keys.json']) expect(mode(file), file).toBe(0o600);
+  });
+
+  it('requires the key (401), and the operator key cannot create (403)', async () => {
+    expect((await call('/v1/authorizations', {}, null)).status).toBe(401);
+    const payer = stack.devJson.payers[0]!;
+    const create = await call('/v1/authorizations', { method: 'POST', body: JSON.stringify({ orderId: `dev-${Date.now()}`, payer: payer.address, amount: '1' }) }, stack.devJson.operatorApiKey);
+    expect(create.status).toBe(403);
+  });
+
+  it('reads answer at once while the worker process is down', async () => {
+    const payer = stack.devJson.payers[1]!;
+    const created = await call('/v1/authorizations', { method: 'POST', body: JSON.stringify({ orderId: `dev-kill-${Date.now()}`, payer: payer.address, amount: '1.5' }) });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const signature = signTypedData({ privateKey: Buffer.from(payer.privateKey.slice(2), 'hex'), data: created.body.typedData, version: SignTypedDataVersion.V4 });
+    expect((await call(`/v1/authorizations/${created.body.id}/signature`, { method: 'POST', body: JSON.stringify({ signature }) })).status).toBe(200);
+
+    stack.processes.worker!.child.kill('SIGKILL');
+    await stack.processes.worker!.exited;
+    const started = Date.now();
+    const read = await call(`/v1/authorizations/${created.body.id}`);
+    expect(read.status).toBe(200);
+    expect(read.body.state).toBe('stored');
+    expect(Date.now() - started).toBeLessThan(1_000);
+    // Liveness is the API's own; readiness reports Temporal and the node as they are.
+    expect((await call('/healthz', {}, null)).status).toBe(200);
+    const ready = await call('/readyz', {}, null);
+    expect(ready.body.checks.temporal.ok).toBe(true);
+    expect(ready.body.checks.node.ok).toBe(true);
+  }, 120_000);
+});
