@@ -15,8 +15,20 @@ export function isDeadlineOrUnavailable(err: unknown): boolean {
   return code === 4 || code === 14 || /deadline exceeded|unavailable|ECONNREFUSED|connect/i.test(String((err as Error)?.message ?? ''));
 }
 
+/**
+ * The gRPC deadline, and a clock of our own beside it: under load a reconnecting channel can
+ * overrun its deadline by seconds, and the caller was promised an answer in time.
+ */
 export async function withDeadline<T>(temporal: Client, ms: number, fn: () => Promise<T>): Promise<T> {
-  return temporal.connection.withDeadline(Date.now() + ms, fn);
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(Object.assign(new Error('deadline exceeded'), { code: 4 })), ms + 250);
+  });
+  try {
+    return await Promise.race([temporal.connection.withDeadline(Date.now() + ms, fn), late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** A server call: its failure to answer in time is `temporal_unavailable` (503 with Retry-After). */
