@@ -7,6 +7,8 @@
 //   authcap keys create --role order-service|operator [--label L] | keys list | keys revoke <key id>
 // Connects with the same settings as the worker (TEMPORAL_ADDRESS, namespace, TLS, API key, and
 // AUTHCAP_CODEC_KEYS to read the encrypted payloads); `keys` works on the key file alone.
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import Table from 'cli-table3';
 import { AuthcapError } from '../domain/errors.js';
@@ -110,6 +112,9 @@ export async function main(argv: string[], out: Out = console.log, err: Out = co
       err(`unknown command ${command}\n${usage}`);
       return 2;
     }
+    // Beside `npm start` the dev stack's own key file is the key (a deployment sets AUTHCAP_CODEC_KEYS).
+    const devKeys = join(process.env.AUTHCAP_STATE_DIR ?? '.authcap', 'codec-keys.json');
+    if (!process.env.AUTHCAP_CODEC_KEYS && !process.env.AUTHCAP_CODEC_KEY_FILE && existsSync(devKeys)) process.env.AUTHCAP_CODEC_KEY_FILE = devKeys;
     requireCodec();
     const client = await AuthcapClient.connect();
     try {
