@@ -43,7 +43,7 @@ export interface World {
   stop(): Promise<void>;
 }
 
-export async function startWorld(options: { workers?: number; api?: boolean; validitySeconds?: number; payers?: number } = {}): Promise<World> {
+export async function startWorld(options: { workers?: number; api?: boolean; validitySeconds?: number; payers?: number; env?: Record<string, string> } = {}): Promise<World> {
   const stateDir = mkdtempSync(join(tmpdir(), 'authcap-faults-'));
   const codecKeys = ensureDevCodecKeys(stateDir);
   process.env.AUTHCAP_CODEC_KEYS = codecKeys;
@@ -67,6 +67,7 @@ export async function startWorld(options: { workers?: number; api?: boolean; val
     AUTHCAP_RECONCILE_SECONDS: '2',
     AUTHCAP_WATCH: '0',
     AUTHCAP_VALIDITY_SECONDS: String(options.validitySeconds ?? 900),
+    ...options.env,
   };
   const workers: ManagedProcess[] = [];
   const startWorker = async () => {

@@ -43,13 +43,16 @@ export async function setup(project: TestProject): Promise<void> {
 
 export async function teardown(): Promise<void> {
   // AUTHCAP_RECORD_HISTORIES=1 refreshes the replay tests' histories from this run (see scripts/recordHistories.ts).
-  if (process.env.AUTHCAP_RECORD_HISTORIES === '1' && stack) {
-    const { execFileSync } = await import('node:child_process');
-    execFileSync(process.execPath, ['--import', 'tsx', 'scripts/recordHistories.ts'], {
-      env: { ...process.env, TEMPORAL_ADDRESS: stack.devJson.temporalAddress, TEMPORAL_NAMESPACE: stack.devJson.temporalNamespace },
-      stdio: 'inherit',
-    });
+  try {
+    if (process.env.AUTHCAP_RECORD_HISTORIES === '1' && stack) {
+      const { execFileSync } = await import('node:child_process');
+      execFileSync(process.execPath, ['--import', 'tsx', 'scripts/recordHistories.ts'], {
+        env: { ...process.env, TEMPORAL_ADDRESS: stack.devJson.temporalAddress, TEMPORAL_NAMESPACE: stack.devJson.temporalNamespace },
+        stdio: 'inherit',
+      });
+    }
+  } finally {
+    await stack?.stop();
   }
-  await stack?.stop();
   if (stateDir) rmSync(stateDir, { recursive: true, force: true });
 }
