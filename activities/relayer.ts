@@ -14,6 +14,8 @@ import { classifyRpcError } from './rpc/rpcErrors.js';
 const FEE_BUMP_PERCENT = 125n;
 /** Never pay more than this many bumps (1.25^5 ≈ 3×): past it, wait, or let the deadline decide. */
 export const MAX_FEE_BUMPS = 5;
+/** Blocks on top of a mined transaction before the relayer stops watching it (reorg safety). */
+export const SETTLE_DEPTH = 64n;
 
 export function createRelayerActivities(ctx: ChainContext): RelayerActivities {
   const account = ctx.walletClient.account;
@@ -85,12 +87,19 @@ export function createRelayerActivities(ctx: ChainContext): RelayerActivities {
   async function inspectInflight(request: { inflight: InflightTransaction[]; now: number; stuckAfterMs: number }): Promise<InflightReport> {
     const report: InflightReport = { settled: [], resent: [], abandoned: [] };
     if (request.inflight.length === 0) return report;
-    const mined = await ctx.publicClient.getTransactionCount({ address: ctx.merchant, blockTag: 'latest' });
+    // A transaction is forgotten only once it is buried SETTLE_DEPTH blocks deep: one that a reorg
+    // takes away must still be watched, so the dropped-transaction path below sends it again.
+    const head = await ctx.publicClient.getBlockNumber({ cacheTime: 0 });
+    const [buried, mined] = await Promise.all([
+      head > SETTLE_DEPTH ? ctx.publicClient.getTransactionCount({ address: ctx.merchant, blockNumber: head - SETTLE_DEPTH }) : Promise.resolve(0),
+      ctx.publicClient.getTransactionCount({ address: ctx.merchant, blockNumber: head }),
+    ]);
     for (const tx of request.inflight) {
-      if (tx.accountNonce < mined) {
+      if (tx.accountNonce < buried) {
         report.settled.push(tx.requestId);
         continue;
       }
+      if (tx.accountNonce < mined) continue;
       if (request.now - tx.sentAt < request.stuckAfterMs) continue;
       const known = await isKnown(tx.hash);
       if (known && (tx.bumps ?? 0) >= MAX_FEE_BUMPS) continue;
