@@ -17,7 +17,7 @@ import {
 } from '../workflows/messages.js';
 import { parseResourceId, resourceId, workflowIdForOrder } from './ids.js';
 import { toAuthcapError } from './temporalErrors.js';
-import { serverCall, workerCall, withDeadline } from './temporalCalls.js';
+import { closeWhenSettled, serverCall, workerCall, withDeadline } from './temporalCalls.js';
 import { tracingPluginFromEnv } from '../runtime/tracing.js';
 import { parseAmount, parseOrderId, parsePresigned, parseState, parseValidFor, type PresignedRequest } from './requests.js';
 
@@ -91,7 +91,7 @@ export class AuthcapClient {
   }
 
   async close(): Promise<void> {
-    await this.temporal.connection.close();
+    await closeWhenSettled(this.temporal);
   }
 
   /** Drafts a new authorization for the payer to sign; resolves once its typed data exists. */

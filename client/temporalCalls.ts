@@ -25,10 +25,40 @@ export async function withDeadline<T>(temporal: Client, ms: number, fn: () => Pr
     timer = setTimeout(() => reject(Object.assign(new Error('deadline exceeded'), { code: 4 })), ms + 250);
   });
   try {
-    return await Promise.race([temporal.connection.withDeadline(Date.now() + ms, fn), late]);
+    return await Promise.race([track(temporal, temporal.connection.withDeadline(Date.now() + ms, fn)), late]);
   } finally {
     clearTimeout(timer);
   }
+}
+
+/**
+ * Calls our own clock gave up on can still sit in the gRPC library's retry backoff (up to ~6 s,
+ * then one last attempt that fails on its deadline). Closing the channel under such a call makes
+ * the retry timer throw "Channel has been shut down" as an uncaught exception, so a client closes
+ * only once they have all settled.
+ */
+const inFlight = new WeakMap<Client, Set<Promise<unknown>>>();
+/** How long the retry interceptor's longest backoff (5 s + 20 % jitter) can keep a call alive. */
+const LONGEST_RETRY_BACKOFF_MS = 6_500;
+
+function track<T>(temporal: Client, call: Promise<T>): Promise<T> {
+  let calls = inFlight.get(temporal);
+  if (!calls) inFlight.set(temporal, (calls = new Set()));
+  const settled = call.then(() => undefined, () => undefined);
+  calls.add(settled);
+  void settled.then(() => calls.delete(settled));
+  return call;
+}
+
+/** Waits (bounded) for calls still retrying inside the gRPC library, then closes the connection. */
+export async function closeWhenSettled(temporal: Client): Promise<void> {
+  const calls = [...(inFlight.get(temporal) ?? [])];
+  if (calls.length > 0) {
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([Promise.allSettled(calls), new Promise((r) => (timer = setTimeout(r, LONGEST_RETRY_BACKOFF_MS + 1_000)))]);
+    clearTimeout(timer);
+  }
+  await temporal.connection.close();
 }
 
 /** A server call: its failure to answer in time is `temporal_unavailable` (503 with Retry-After). */

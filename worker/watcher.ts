@@ -148,7 +148,8 @@ export function startWatcher(options: WatcherOptions): Watcher {
     void (async () => {
       while (!stopped && (mode as string) === 'subscription') {
         await new Promise((r) => setTimeout(r, (options.pollIntervalMs ?? 1_000) * 5));
-        await catchUp().catch((err) => log(`watcher: sweep failed: ${(err as Error).message}`));
+        // A sweep cut short by stop() (the node going away with it) is not worth a line.
+        await catchUp().catch((err) => stopped || log(`watcher: sweep failed: ${(err as Error).message}`));
       }
     })();
   })();

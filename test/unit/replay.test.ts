@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { bundleWorkflowCode, Worker } from '@temporalio/worker';
+import { telemetrySinks } from '../../worker/telemetry.js';
 import proto from '@temporalio/proto';
 import { EncryptionCodec, parseCodecKeys } from '../../runtime/codec.js';
 
@@ -28,7 +29,7 @@ describe('replay of recorded workflow histories', () => {
     const keys = readFileSync(join(dir, 'codec-keys.txt'), 'utf8').trim();
     const dataConverter = keys ? { payloadCodecs: [new EncryptionCodec(parseCodecKeys(keys))] } : undefined;
     const failures: string[] = [];
-    for await (const result of Worker.runReplayHistories({ workflowBundle, dataConverter }, histories)) {
+    for await (const result of Worker.runReplayHistories({ workflowBundle, dataConverter, sinks: telemetrySinks() }, histories)) {
       if (result.error) failures.push(`${result.workflowId}: ${result.error.message}`);
     }
     expect(failures).toEqual([]);
