@@ -76,7 +76,7 @@ export async function createChainContext(config: ChainConfig): Promise<ChainCont
     pollingIntervalMs,
     logs: new LogReader(publicClient),
     rpcMetrics,
-    reconcileIntervalSeconds: config.reconcileIntervalSeconds ?? 15,
+    reconcileIntervalSeconds: config.reconcileIntervalSeconds ?? 0,
     maxValiditySeconds: config.maxValiditySeconds ?? DEFAULT_MAX_VALIDITY_SECONDS,
     historyLimit: config.historyLimit ?? DEFAULT_HISTORY_LIMIT,
   };

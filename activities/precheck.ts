@@ -11,17 +11,26 @@ export function createPrecheckActivity(ctx: ChainContext) {
   /** Reads the `pending` (preconfirmed) view, the freshest state a capture will meet. */
   return async function precheckCapture(request: CaptureRequest): Promise<CapturePrecheckFacts> {
     const { from, nonce } = request.authorization;
-    const read = { address: ctx.tokenAddress, abi: tokenAbi, blockTag: 'pending' } as const;
-    const [authorizationUsed, payerBalance, paused, payerBlacklisted, merchantBlacklisted, block, merchantGasBalance] =
-      await Promise.all([
-        ctx.publicClient.readContract({ ...read, functionName: 'authorizationState', args: [from, nonce] }),
-        ctx.publicClient.readContract({ ...read, functionName: 'balanceOf', args: [from] }),
-        ctx.publicClient.readContract({ ...read, functionName: 'paused' }),
-        ctx.publicClient.readContract({ ...read, functionName: 'isBlacklisted', args: [from] }),
-        ctx.publicClient.readContract({ ...read, functionName: 'isBlacklisted', args: [ctx.merchant] }),
-        ctx.publicClient.getBlock({ blockTag: 'pending' }),
-        ctx.publicClient.getBalance({ address: ctx.merchant, blockTag: 'pending' }),
-      ]);
+    const token = { address: ctx.tokenAddress, abi: tokenAbi } as const;
+    // The five token reads travel as one eth_call (a deployless multicall: no Multicall3 needs to be
+    // deployed), beside the pending block and the merchant's gas balance: three node calls, one view.
+    const [reads, block, merchantGasBalance] = await Promise.all([
+      ctx.publicClient.multicall({
+        contracts: [
+          { ...token, functionName: 'authorizationState', args: [from, nonce] },
+          { ...token, functionName: 'balanceOf', args: [from] },
+          { ...token, functionName: 'paused' },
+          { ...token, functionName: 'isBlacklisted', args: [from] },
+          { ...token, functionName: 'isBlacklisted', args: [ctx.merchant] },
+        ],
+        allowFailure: false,
+        deployless: true,
+        blockTag: 'pending',
+      }),
+      ctx.publicClient.getBlock({ blockTag: 'pending' }),
+      ctx.publicClient.getBalance({ address: ctx.merchant, blockTag: 'pending' }),
+    ]);
+    const [authorizationUsed, payerBalance, paused, payerBlacklisted, merchantBlacklisted] = reads;
     // Priced from the pending block already read (twice its base fee plus a tip, as wallets do)
     // rather than a separate fee estimate: two fewer calls per capture.
     const maxFeePerGas = (block.baseFeePerGas ?? 0n) * 2n + PRIORITY_FEE_ALLOWANCE;

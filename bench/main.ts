@@ -1,105 +1,249 @@
-// `npm run bench`: capture latency, throughput and JSON-RPC calls per capture, measured on the real
-// stack (Temporal dev server, anvil with 0.2 s blocks, our token) on free ports. Speed is measured
-// here, never asserted by tests.
-//   BENCH_SEQUENTIAL (default 10)  captures one after another: latency and calls per capture
-//   BENCH_BURST      (default 100) captures at once: throughput, and nonce/duplicate checks
+// `npm run bench [-- --quick]`: authcap against two baselines on one anvil chain and token, in the
+// configuration `npm start` runs (worker and API as their own processes, watcher and periodic checks
+// on, the API's own capture wait, callers polling GET). Speed is measured here, never by tests.
+//   baseline A  a bare viem script: sign, send receiveWithAuthorization, poll receipt and depth at 20 ms
+//   baseline B  x402's exact-scheme facilitator (@x402/evm): verify and settle a TransferWithAuthorization
+// Writes bench/results/<time>.json, latest.json, latest.md and latest.svg; exits 1 if the run's
+// exactly-once audit fails.
 import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpus, platform, release, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
-import { SignTypedDataVersion, signTypedData } from '@metamask/eth-sig-util';
-import { createPublicClient, http, type Hex } from 'viem';
+import { createPublicClient, http, parseEther, toHex, type Hex } from 'viem';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { freePort } from '../devstack/process.js';
 import { startStack, type Stack } from '../devstack/stack.js';
+import { tokenAbi } from '../domain/tokenAbi.js';
+import { AuthcapApi, type Payer } from './authcapFlows.js';
+import { createBareBaseline } from './baselines/bareCapture.js';
+import { createX402Baseline } from './baselines/x402Facilitator.js';
+import { auditExactlyOnce, merchantNonce } from './exactlyOnce.js';
+import { UsageSampler, type UsageByProcess } from './processUsage.js';
+import { phase } from './progress.js';
+import { targetsOf, writeResults } from './report.js';
+import type { BenchResults, ConcurrencyRow, RpcCost } from './results.js';
+import { distribution, perUnit, pool, ratio, total } from './stats.js';
+import { temporalCostOf } from './temporalCost.js';
+import { rpcCallsByMethod } from './workerCounters.js';
 
-const SEQUENTIAL = Number(process.env.BENCH_SEQUENTIAL ?? 10);
-const BURST = Number(process.env.BENCH_BURST ?? 100);
+const quick = process.argv.includes('--quick');
+const plan = quick
+  ? { sequential: 20, sequentialB: 10, sweep: [[1, 10], [10, 40], [50, 100]], creates: 300, stores: 100, burstCallers: 100, open: 1_000, idleSeconds: 20 }
+  : { sequential: 50, sequentialB: 30, sweep: [[1, 30], [10, 200], [50, 400], [200, 600]], creates: 1_000, stores: 300, burstCallers: 100, open: 10_000, idleSeconds: 60 };
+const openOverride = process.env.BENCH_OPEN ? Number(process.env.BENCH_OPEN) : undefined;
+if (openOverride !== undefined) plan.open = openOverride;
 
-function sign(typedData: unknown, privateKey: Hex): Hex {
-  return signTypedData({ privateKey: Buffer.from(privateKey.slice(2), 'hex'), data: typedData as never, version: SignTypedDataVersion.V4 }) as Hex;
-}
+const startedAt = new Date();
+const started = performance.now();
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
-}
-
-async function main(): Promise<void> {
-  // Only capture traffic should reach the counters: no watcher, no periodic checks during the run.
-  process.env.AUTHCAP_WATCH = '0';
-  process.env.AUTHCAP_RECONCILE_SECONDS = '3600';
+async function main(): Promise<number> {
+  // The shipped configuration; the only addition is the worker's metrics port, which the bench reads.
+  process.env.AUTHCAP_WORKER_METRICS_PORT = String(await freePort());
   const stateDir = mkdtempSync(join(tmpdir(), 'authcap-bench-'));
-  console.log('bench: starting the stack (Temporal dev server, anvil 0.2 s blocks, worker, API)…');
+  process.stderr.write('bench: starting the stack as npm start does (Temporal dev server, anvil 0.2 s blocks, worker and API processes)…\n');
   const stack: Stack = await startStack({
     stateDir, apiPort: await freePort(), rpcPort: await freePort(), temporalPort: await freePort(), temporalUiPort: await freePort(),
-    persistent: false, headless: true, blockTimeSeconds: 0.2, captureWaitMs: 120_000, log: () => undefined,
+    persistent: false, headless: true, blockTimeSeconds: 0.2, separateProcesses: true, log: () => undefined,
   });
   try {
-    const dev = stack.devJson;
-    const call = async (method: string, path: string, body?: unknown) => {
-      const res = await fetch(`${dev.apiUrl}${path}`, { method, headers: { 'content-type': 'application/json', authorization: `Bearer ${dev.apiKey}` }, body: body === undefined ? undefined : JSON.stringify(body) });
-      return { status: res.status, body: (await res.json()) as any };
-    };
-    const prepare = async (n: number, label: string) =>
-      Promise.all(Array.from({ length: n }, async (_, i) => {
-        const payer = dev.payers[i % dev.payers.length]!;
-        const created = await call('POST', '/v1/authorizations', { orderId: `${label}-${Date.now()}-${i}`, payer: payer.address, amount: '0.01' });
-        await call('POST', `/v1/authorizations/${created.body.id}/signature`, { signature: sign(created.body.typedData, payer.privateKey) });
-        return created.body.id as string;
-      }));
-
-    // 1. One at a time: latency and the node round trips each capture costs.
-    const sequentialIds = await prepare(SEQUENTIAL, 'seq');
-    const before = stack.worker!.rpcMetrics.snapshot();
-    const latencies: number[] = [];
-    for (const id of sequentialIds) {
-      const t0 = performance.now();
-      const res = await call('POST', `/v1/authorizations/${id}/capture`);
-      latencies.push(performance.now() - t0);
-      if (res.body.state !== 'captured') throw new Error(`capture ${id} ended ${res.body.state}: ${JSON.stringify(res.body.error ?? res.body.lastError)}`);
-    }
-    const after = stack.worker!.rpcMetrics.snapshot();
-    latencies.sort((a, b) => a - b);
-    const perCapture = (after.calls - before.calls) / SEQUENTIAL;
-    const tripsPerCapture = (after.roundTrips - before.roundTrips) / SEQUENTIAL;
-    const byMethod = Object.fromEntries(
-      Object.entries(after.byMethod).map(([m, n]) => [m, +((n - (before.byMethod[m] ?? 0)) / SEQUENTIAL).toFixed(1)]).filter(([, n]) => Number(n) > 0),
-    );
-
-    // 2. All at once: throughput through one merchant key.
-    const burstIds = await prepare(BURST, 'burst');
-    const merchantNonceBefore = await createPublicClient({ transport: http(dev.rpcUrl) }).getTransactionCount({ address: dev.merchantAddress });
-    const t0 = performance.now();
-    const results = await Promise.all(burstIds.map((id) => call('POST', `/v1/authorizations/${id}/capture`)));
-    const burstMs = performance.now() - t0;
-    const captured = results.filter((r) => r.body.state === 'captured');
-    const hashes = new Set(captured.map((r) => r.body.capture.transactionHash));
-    const merchantNonceAfter = await createPublicClient({ transport: http(dev.rpcUrl) }).getTransactionCount({ address: dev.merchantAddress });
-
-    const report = {
-      sequential: {
-        captures: SEQUENTIAL,
-        latencyMs: { p50: Math.round(percentile(latencies, 50)), p95: Math.round(percentile(latencies, 95)), max: Math.round(latencies.at(-1)!) },
-        jsonRpcCallsPerCapture: +perCapture.toFixed(1),
-        httpRoundTripsPerCapture: +tripsPerCapture.toFixed(1),
-        callsPerCaptureByMethod: byMethod,
-      },
-      burst: {
-        captures: BURST,
-        captured: captured.length,
-        distinctTransactions: hashes.size,
-        merchantTransactionsSent: merchantNonceAfter - merchantNonceBefore,
-        wallMs: Math.round(burstMs),
-        capturesPerSecond: +((captured.length / burstMs) * 1000).toFixed(1),
-      },
-    };
-    console.log(JSON.stringify(report, null, 2));
-    if (captured.length !== BURST || hashes.size !== BURST || report.burst.merchantTransactionsSent !== BURST) {
-      throw new Error('burst: not every capture landed exactly once');
-    }
+    return await run(stack);
   } finally {
     await stack.stop();
     rmSync(stateDir, { recursive: true, force: true });
   }
 }
 
-await main();
-process.exit(0);
+async function run(stack: Stack): Promise<number> {
+  const dev = stack.devJson;
+  const metricsUrl = `http://127.0.0.1:${process.env.AUTHCAP_WORKER_METRICS_PORT}/metrics`;
+  const sampler = new UsageSampler({
+    worker: stack.processes.worker?.child.pid, api: stack.processes.api?.child.pid,
+    temporal: stack.processes.temporal?.child.pid, anvil: stack.processes.anvil?.child.pid,
+  });
+  const chain = createPublicClient({ transport: http(dev.rpcUrl) });
+  const api = new AuthcapApi(dev.apiUrl, dev.apiKey);
+  const payers: Payer[] = dev.payers;
+  const payerAt = (i: number) => payers[i % payers.length]!;
+  const fromBlock = await chain.getBlockNumber();
+  const merchantNonceBefore = await merchantNonce(dev.rpcUrl, dev.merchantAddress);
+  const captureHashes: Hex[] = [];
+  const domain = {
+    name: await chain.readContract({ address: dev.tokenAddress, abi: tokenAbi, functionName: 'name' }),
+    version: await chain.readContract({ address: dev.tokenAddress, abi: tokenAbi, functionName: 'version' }),
+    chainId: dev.chainId, verifyingContract: dev.tokenAddress,
+  };
+  const fundedKey = async () => {
+    const key = generatePrivateKey();
+    await chain.request({ method: 'anvil_setBalance' as never, params: [privateKeyToAccount(key).address, toHex(parseEther('1000'))] as never });
+    return key;
+  };
+  const bare = createBareBaseline({ rpcUrl: dev.rpcUrl, chainId: dev.chainId, tokenAddress: dev.tokenAddress, domain, submitterKey: await fundedKey(), confirmations: 1 });
+
+  const measureIdle = async (open: number, seconds: number) => {
+    const p = phase(`idle, ${open} open`, seconds);
+    const before = await rpcCallsByMethod(metricsUrl);
+    sampler.start();
+    for (let s = 0; s < seconds; s++) { await sleep(1_000); p.tick(); }
+    const usage = await sampler.stop();
+    const byMethod = perUnit(before, await rpcCallsByMethod(metricsUrl), seconds);
+    p.done(`worker ${usage.worker?.cpuPercent}% CPU ${usage.worker?.rssMb} MB, Temporal ${usage.temporal?.cpuPercent}%, ${total(byMethod)} node calls/s`);
+    return { open, seconds, rpcPerSecond: { byMethod, total: total(byMethod) }, usage };
+  };
+  const idle: BenchResults['idle'] = [await measureIdle(0, quick ? 10 : 30)];
+
+  // Latency one capture at a time: the floor, the x402 facilitator, authcap.
+  let p = phase('baseline A, one at a time', plan.sequential);
+  const aBefore = bare.rpcCalls();
+  const aRuns = [];
+  for (let i = 0; i < plan.sequential; i++) { aRuns.push(await bare.capture(payerAt(i), 10_000n)); p.tick(); }
+  const aRpc = perUnit(aBefore, bare.rpcCalls(), plan.sequential);
+  const aLatency = { preconfirmed: distribution(aRuns.map((r) => r.preconfirmedMs)), captured: distribution(aRuns.map((r) => r.capturedMs)) };
+  p.done(`captured p50 ${aLatency.captured.p50} ms, ${total(aRpc)} node calls each`);
+
+  let bLatency: BenchResults['latency']['baselineB'];
+  let bRpc: RpcCost | null = null;
+  p = phase('baseline B (x402), one at a time', plan.sequentialB);
+  try {
+    const x402 = await createX402Baseline({ rpcUrl: dev.rpcUrl, chainId: dev.chainId, tokenAddress: dev.tokenAddress, facilitatorKey: await fundedKey(), payTo: privateKeyToAccount(await fundedKey()).address });
+    const before = x402.rpcCalls();
+    const runs = [];
+    for (let i = 0; i < plan.sequentialB; i++) { runs.push(await x402.pay(payerAt(i), 10_000n)); p.tick(); }
+    const byMethod = perUnit(before, x402.rpcCalls(), plan.sequentialB);
+    bRpc = { byMethod, total: total(byMethod) };
+    bLatency = { settled: distribution(runs.map((r) => r.ms)) };
+    p.done(`settled p50 ${bLatency.settled.p50} ms, ${bRpc.total} node calls each`);
+  } catch (err) {
+    bLatency = { error: (err as Error).message.split('\n')[0]! };
+    p.done(`failed: ${bLatency.error}`);
+  }
+
+  p = phase('authcap, one at a time', plan.sequential);
+  const prepared = [];
+  for (let i = 0; i < plan.sequential; i++) {
+    const created = await api.create(payerAt(i), 'bench-seq');
+    await api.store(payerAt(i), created);
+    prepared.push(created.id);
+  }
+  const cBefore = await rpcCallsByMethod(metricsUrl);
+  const cRuns = [];
+  for (const id of prepared) {
+    const wallStart = Date.now();
+    const captured = await api.capture(id);
+    captureHashes.push(captured.body.capture.transactionHash);
+    cRuns.push({ captured: captured.ms, preconfirmed: Math.max(0, Date.parse(captured.body.capture.preconfirmedAt ?? captured.body.capture.confirmedAt) - wallStart) });
+    p.tick();
+  }
+  const cRpc = perUnit(cBefore, await rpcCallsByMethod(metricsUrl), plan.sequential);
+  const cLatency = { preconfirmed: distribution(cRuns.map((r) => r.preconfirmed)), captured: distribution(cRuns.map((r) => r.captured)) };
+  const { cost: temporalPerAuthorization, captureProfileMs } = await temporalCostOf(dev.temporalAddress, dev.temporalNamespace, prepared.slice(0, 10));
+  p.done(`captured p50 ${cLatency.captured.p50} ms (${ratio(cLatency.captured.p50, aLatency.captured.p50)}× A), ${total(cRpc)} node calls each`);
+
+  // Throughput against concurrency: the floor and whole authcap lifecycles through the API.
+  const concurrency: ConcurrencyRow[] = [];
+  for (const [c, n] of plan.sweep as [number, number][]) {
+    p = phase(`concurrency ${c}: baseline A`, n);
+    let t0 = performance.now();
+    const aRows = await pool(Array.from({ length: n }, (_, i) => i), c, async (i) => { const r = await bare.capture(payerAt(i), 10_000n); p.tick(); return r; });
+    const aSeconds = (performance.now() - t0) / 1000;
+    p.done();
+    p = phase(`concurrency ${c}: authcap lifecycle`, n);
+    const getsBefore = api.getLatencies.length;
+    sampler.start();
+    t0 = performance.now();
+    const rows = await pool(Array.from({ length: n }, (_, i) => i), c, async (i) => { const r = await api.lifecycle(payerAt(i), `bench-c${c}`); p.tick(); return r; });
+    const seconds = (performance.now() - t0) / 1000;
+    const usage: UsageByProcess = await sampler.stop();
+    captureHashes.push(...rows.map((r) => r.transactionHash));
+    const captured = distribution(rows.map((r) => r.captureToCapturedMs));
+    const aCaptured = distribution(aRows.map((r) => r.capturedMs));
+    const row: ConcurrencyRow = {
+      concurrency: c, authorizations: n,
+      baselineA: { capturesPerSecond: round(n / aSeconds), captured: aCaptured },
+      authcap: {
+        lifecyclesPerSecond: round(n / seconds), capturedFromRequest: captured,
+        preconfirmedFromRequest: distribution(rows.map((r) => r.captureToPreconfirmedMs)),
+        lifecycle: distribution(rows.map((r) => r.lifecycleMs)), get: distribution(api.getLatencies.slice(getsBefore)),
+        ratioToA: { throughput: ratio(n / seconds, n / aSeconds), capturedP50: ratio(captured.p50, aCaptured.p50), capturedP95: ratio(captured.p95, aCaptured.p95) },
+      },
+      usage,
+    };
+    concurrency.push(row);
+    p.done(`${row.authcap.lifecyclesPerSecond} lifecycles/s (A: ${row.baselineA.capturesPerSecond} captures/s), capture p50 ${captured.p50} ms`);
+  }
+
+  // Creates, and create + sign, at concurrency 50; the stored ones then feed a capture burst.
+  p = phase('creates at concurrency 50', plan.creates);
+  let t0 = performance.now();
+  const createTimes: number[] = [];
+  await pool(Array.from({ length: plan.creates }, (_, i) => i), 50, async (i) => {
+    const s = performance.now(); await api.create(payerAt(i), 'bench-open'); createTimes.push(performance.now() - s); p.tick();
+  });
+  const creates = { concurrency: 50, n: plan.creates, perSecond: round(plan.creates / ((performance.now() - t0) / 1000)), latency: distribution(createTimes) };
+  p.done(`${creates.perSecond}/s, p95 ${creates.latency.p95} ms`);
+
+  p = phase('create + sign at concurrency 50', plan.stores);
+  t0 = performance.now();
+  const storeTimes: number[] = [];
+  const stored = await pool(Array.from({ length: plan.stores }, (_, i) => i), 50, async (i) => {
+    const s = performance.now(); const created = await api.create(payerAt(i), 'bench-burst'); await api.store(payerAt(i), created); storeTimes.push(performance.now() - s); p.tick(); return created.id;
+  });
+  const createAndSign = { concurrency: 50, n: plan.stores, perSecond: round(plan.stores / ((performance.now() - t0) / 1000)), latency: distribution(storeTimes) };
+  p.done(`${createAndSign.perSecond}/s, p95 ${createAndSign.latency.p95} ms`);
+
+  p = phase(`capture burst, ${plan.burstCallers} callers polling GET`, stored.length);
+  const getsBefore = api.getLatencies.length;
+  t0 = performance.now();
+  const burst = await pool(stored, plan.burstCallers, async (id) => { const r = await api.capture(id); p.tick(); return r; });
+  const burstSeconds = (performance.now() - t0) / 1000;
+  captureHashes.push(...burst.map((r) => r.body.capture.transactionHash));
+  const captureBurst = {
+    callers: plan.burstCallers, n: stored.length, capturesPerSecond: round(stored.length / burstSeconds),
+    captured: distribution(burst.map((r) => r.ms)), get: distribution(api.getLatencies.slice(getsBefore)),
+  };
+  p.done(`${captureBurst.capturesPerSecond} captures/s, GET p95 ${captureBurst.get.p95} ms`);
+
+  // Open authorizations waiting: top the drafts up to the plan's number, then watch the stack idle.
+  const more = Math.max(0, plan.open - plan.creates);
+  p = phase(`opening ${more} more drafts`, more);
+  await pool(Array.from({ length: more }, (_, i) => i), 50, async (i) => { await api.create(payerAt(i), 'bench-open'); p.tick(); });
+  p.done();
+  await sleep(5_000);
+  idle.push(await measureIdle(plan.creates + more, plan.idleSeconds));
+
+  p = phase('exactly-once audit', 1);
+  const exactlyOnce = await auditExactlyOnce({ rpcUrl: dev.rpcUrl, tokenAddress: dev.tokenAddress, fromBlock, authcapCaptureHashes: captureHashes, merchantNonceBefore, merchant: dev.merchantAddress });
+  p.done(exactlyOnce.ok ? `ok: ${exactlyOnce.authcapCaptures} captures, ${exactlyOnce.merchantTransactions} merchant transactions, no nonce used twice` : `FAILED: ${JSON.stringify(exactlyOnce)}`);
+
+  const results: Omit<BenchResults, 'targets'> = {
+    version: 1, mode: quick ? 'quick' : 'full', startedAt: startedAt.toISOString(), durationSeconds: Math.round((performance.now() - started) / 1000),
+    command: `npm run bench${quick ? ' -- --quick' : ''}`, machine: machine(),
+    configuration: 'npm start defaults: Temporal dev server, anvil 0.2 s blocks, 1 confirmation, worker and API processes, watcher on, periodic checks every 15 s, API capture wait 15 s, payload codec on',
+    latency: {
+      baselineA: aLatency, baselineB: bLatency, authcap: cLatency,
+      ratioToA: {
+        preconfirmed: { p50: ratio(cLatency.preconfirmed.p50, aLatency.preconfirmed.p50), p95: ratio(cLatency.preconfirmed.p95, aLatency.preconfirmed.p95), p99: ratio(cLatency.preconfirmed.p99, aLatency.preconfirmed.p99) },
+        captured: { p50: ratio(cLatency.captured.p50, aLatency.captured.p50), p95: ratio(cLatency.captured.p95, aLatency.captured.p95), p99: ratio(cLatency.captured.p99, aLatency.captured.p99) },
+      },
+    },
+    rpcPerCapture: { baselineA: { byMethod: aRpc, total: total(aRpc) }, baselineB: bRpc, authcap: { byMethod: cRpc, total: total(cRpc) }, authcapIdlePerSecond: idle[0]!.rpcPerSecond },
+    temporalPerAuthorization, captureProfileMs, concurrency, creates, createAndSign, captureBurst, idle, exactlyOnce,
+  };
+  const full: BenchResults = { ...results, targets: targetsOf(results) };
+  const written = await writeResults(full);
+  process.stderr.write(`bench: wrote ${written.join(', ')}\n`);
+  return exactlyOnce.ok ? 0 : 1;
+}
+
+function round(v: number): number {
+  return Math.round(v * 10) / 10;
+}
+
+function machine(): BenchResults['machine'] {
+  return { cpus: cpus().length, model: cpus()[0]?.model ?? 'unknown', memoryGb: Math.round(totalmem() / 1e9), node: process.version, platform: `${platform()} ${release()}` };
+}
+
+process.exitCode = await main().catch((err) => {
+  console.error('bench failed:', err);
+  return 1;
+});
+process.exit();

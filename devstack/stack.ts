@@ -66,7 +66,8 @@ export interface Stack {
   client: AuthcapClient;
   /** The in-process worker; undefined when it runs as its own process. */
   worker?: AuthcapWorker;
-  processes: { worker?: ManagedProcess; api?: ManagedProcess };
+  /** The processes the stack started (absent when it runs in-process or uses an external service). */
+  processes: { worker?: ManagedProcess; api?: ManagedProcess; temporal?: ManagedProcess; anvil?: ManagedProcess };
   stop(): Promise<void>;
 }
 
@@ -102,6 +103,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     const codecUrl = codecServer ? `${codecServer.url}/${codecToken}` : '';
 
     // Temporal: a cluster named by envconfig (TEMPORAL_ADDRESS…), else the embedded dev server.
+    const processes: Stack['processes'] = {};
     let temporal: TemporalSettings;
     let temporalUiUrl: string | null = null;
     if (process.env.TEMPORAL_ADDRESS) {
@@ -117,6 +119,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
         log,
       });
       stops.push(() => server.stop());
+      processes.temporal = server.process;
       for (const file of dbFile ? [dbFile, `${dbFile}-wal`, `${dbFile}-shm`] : []) if (existsSync(file)) chmodSync(file, 0o600);
       temporal = loadTemporalSettings({ address: server.address, namespace: server.namespace });
       temporalUiUrl = server.uiUrl;
@@ -126,13 +129,12 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     const external = Boolean(process.env.RPC_URL && process.env.TOKEN_ADDRESS && process.env.MERCHANT_PRIVATE_KEY);
     const chainConfig = external
       ? chainConfigFromEnv()
-      : await startDevChain(options, stops);
+      : await startDevChain(options, stops, processes);
     const accounts = devAccounts();
     const merchantAddress = privateKeyToAccount(chainConfig.merchantPrivateKey).address;
 
     const keyStore = ApiKeyStore.open(join(options.stateDir, 'api-keys.json'));
     const { apiKey, operatorApiKey } = createDevKeys(keyStore);
-    const processes: Stack['processes'] = {};
     let worker: AuthcapWorker | undefined;
     let apiUrl: string;
     const client = await AuthcapClient.connect(temporal);
@@ -231,13 +233,14 @@ function devSecret(stateDir: string, name: string): string {
   return readFileSync(file, 'utf8').trim();
 }
 
-async function startDevChain(options: StackOptions, stops: (() => Promise<void>)[]) {
+async function startDevChain(options: StackOptions, stops: (() => Promise<void>)[], processes: Stack['processes']) {
   const anvil: Anvil = await startAnvil({
     port: options.rpcPort,
     blockTimeSeconds: options.blockTimeSeconds ?? 0.2,
     stateFile: options.persistent ? join(options.stateDir, 'anvil-state.json') : undefined,
   });
   stops.push(() => anvil.stop());
+  processes.anvil = anvil.process;
   const accounts = devAccounts();
   const chain = defineChain({
     id: anvil.chainId,

@@ -64,7 +64,7 @@ export type CancelConfirmation =
 
 /** Settings of the worker that shape a workflow's schedule. Read once per workflow, kept in history. */
 export interface WorkerPolicy {
-  /** How often an open authorization re-reads the chain for a nonce consumed by someone else. */
+  /** How often an open authorization re-reads the chain for a nonce consumed by someone else; 0: only when the watcher nudges it, and at its deadline. */
   reconcileIntervalSeconds: number;
   /** The longest window a pre-signed authorization may have (AUTHCAP_MAX_VALIDITY_SECONDS). */
   maxValiditySeconds: number;

@@ -16,10 +16,23 @@ export function chainConfigFromEnv(env: NodeJS.ProcessEnv = process.env): ChainC
     confirmations: env.AUTHCAP_CONFIRMATIONS === 'safe' || env.AUTHCAP_CONFIRMATIONS === 'finalized'
       ? env.AUTHCAP_CONFIRMATIONS
       : positiveInt(env.AUTHCAP_CONFIRMATIONS, 1, 'AUTHCAP_CONFIRMATIONS'),
-    reconcileIntervalSeconds: positiveInt(env.AUTHCAP_RECONCILE_SECONDS, 15, 'AUTHCAP_RECONCILE_SECONDS'),
+    reconcileIntervalSeconds: reconcileInterval(env),
     maxValiditySeconds: positiveInt(env.AUTHCAP_MAX_VALIDITY_SECONDS, 7 * 24 * 3600, 'AUTHCAP_MAX_VALIDITY_SECONDS'),
     historyLimit: positiveInt(env.AUTHCAP_HISTORY_LIMIT, 2_000, 'AUTHCAP_HISTORY_LIMIT'),
   };
+}
+
+/**
+ * How often an open authorization re-reads the chain by itself. Off by default: the log watcher reads
+ * each block once for every open authorization and nudges the one whose nonce moved, and each reads
+ * the chain at its deadline, so waiting costs nothing however many are open. With the watcher off
+ * (AUTHCAP_WATCH=0) nobody would nudge, so the per-authorization check comes back at 15 s.
+ */
+function reconcileInterval(env: NodeJS.ProcessEnv): number {
+  const raw = env.AUTHCAP_RECONCILE_SECONDS;
+  if (raw === 'off' || raw === '0') return 0;
+  const watcherOff = env.AUTHCAP_WATCH === '0' || env.AUTHCAP_WATCH === 'false';
+  return positiveInt(raw, watcherOff ? 15 : 0, 'AUTHCAP_RECONCILE_SECONDS');
 }
 
 function positiveInt(raw: string | undefined, fallback: number, name: string): number {

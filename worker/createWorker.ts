@@ -63,6 +63,9 @@ export async function createAuthcapWorker(options: AuthcapWorkerOptions): Promis
     activities: createActivities(chain, { requestRelay }),
     dataConverter: options.temporal.dataConverter,
     sinks: telemetrySinks(),
+    // Open authorizations mostly wait on a timer: bound the cache so memory does not grow with them
+    // (an evicted one is replayed from its short history when a message or its deadline arrives).
+    maxCachedWorkflows: workflowCacheSize(),
     // Tracing bundles its workflow interceptors: only when this worker bundles the workflows itself.
     plugins: options.workflowBundle ? [] : [tracingPluginFromEnv('authcap-worker')].filter((p) => p !== undefined),
     ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : { workflowsPath }),
@@ -91,4 +94,11 @@ export async function createAuthcapWorker(options: AuthcapWorkerOptions): Promis
       await connection.close();
     },
   };
+}
+
+export function workflowCacheSize(env: NodeJS.ProcessEnv = process.env): number {
+  const raw = env.AUTHCAP_WORKFLOW_CACHE_SIZE;
+  const value = raw === undefined || raw === '' ? 250 : Number(raw);
+  if (!Number.isSafeInteger(value) || value < 1) throw new Error(`AUTHCAP_WORKFLOW_CACHE_SIZE must be a positive whole number, got "${raw}"`);
+  return value;
 }

@@ -102,8 +102,9 @@ export async function authorizationWorkflow(input: AuthorizationWorkflowInput): 
     }
   }
 
-  // Until the deadline (a durable timer at validBefore, not polling), look at the chain every so
-  // often: the payer may cancel elsewhere, or someone may settle a TransferWithAuthorization.
+  // Until the deadline (a durable timer at validBefore, not polling), wait for the watcher's nudge:
+  // the payer may cancel elsewhere, or someone may settle a TransferWithAuthorization. A periodic
+  // re-read of its own happens only when the worker asks for one (reconcileIntervalSeconds > 0).
   const validBefore = lifecycle.context.authorization ? Number(lifecycle.context.authorization.validBefore) * 1000 : Date.now();
   while (!lifecycle.isFinal) {
     const untilDeadline = validBefore - Date.now();
@@ -112,7 +113,8 @@ export async function authorizationWorkflow(input: AuthorizationWorkflowInput): 
       if (lifecycle.isFinal) break;
       continue;
     }
-    const settled = await condition(() => lifecycle.isFinal || checkRequested, Math.min(untilDeadline, policy.reconcileIntervalSeconds * 1000));
+    const period = policy.reconcileIntervalSeconds > 0 ? policy.reconcileIntervalSeconds * 1000 : untilDeadline;
+    const settled = await condition(() => lifecycle.isFinal || checkRequested, Math.min(untilDeadline, period));
     checkRequested = false;
     if (!lifecycle.isFinal && lifecycle.isResting && Date.now() < validBefore) await untilSettled(() => reconcile(lifecycle, window), 1);
     else if (settled && !lifecycle.isFinal) await condition(() => lifecycle.isResting || lifecycle.isFinal);

@@ -1,0 +1,102 @@
+// authcap as an order service uses it: over the HTTP API with an order-service key, signing as the
+// payer's wallet would (eth-sig-util, not the code that verifies), and polling GET as a checkout
+// page does. Nothing here reaches around the API.
+import { randomUUID } from 'node:crypto';
+import { SignTypedDataVersion, signTypedData } from '@metamask/eth-sig-util';
+import type { Address, Hex } from 'viem';
+
+export interface Payer { address: Address; privateKey: Hex }
+
+export interface ApiAnswer { status: number; body: any; ms: number }
+
+export interface LifecycleTiming {
+  id: string;
+  /** POST /v1/authorizations answered 201. */
+  createMs: number;
+  /** create + the payer's signature stored. */
+  storedMs: number;
+  /** POST …/capture sent → the capture's AuthorizationUsed log seen in the pending view. */
+  captureToPreconfirmedMs: number;
+  /** POST …/capture sent → captured (answered, or seen by polling GET). */
+  captureToCapturedMs: number;
+  /** create → captured. */
+  lifecycleMs: number;
+  transactionHash: Hex;
+}
+
+export class AuthcapApi {
+  readonly getLatencies: number[] = [];
+
+  constructor(private readonly url: string, private readonly key: string) {}
+
+  async call(method: string, path: string, body?: unknown): Promise<ApiAnswer> {
+    const started = performance.now();
+    const res = await fetch(`${this.url}${path}`, {
+      method,
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${this.key}` },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const answer = { status: res.status, body: (await res.json()) as any, ms: performance.now() - started };
+    if (method === 'GET') this.getLatencies.push(answer.ms);
+    return answer;
+  }
+
+  async create(payer: Payer, label: string): Promise<{ id: string; typedData: unknown }> {
+    const res = await this.call('POST', '/v1/authorizations', { orderId: `${label}-${randomUUID()}`, payer: payer.address, amount: '0.01' });
+    if (res.status !== 201) throw new Error(`create answered ${res.status}: ${JSON.stringify(res.body)}`);
+    return { id: res.body.id, typedData: res.body.typedData };
+  }
+
+  async store(payer: Payer, created: { id: string; typedData: unknown }): Promise<void> {
+    const signature = signTypedData({ privateKey: Buffer.from(payer.privateKey.slice(2), 'hex'), data: created.typedData as never, version: SignTypedDataVersion.V4 });
+    const res = await this.call('POST', `/v1/authorizations/${created.id}/signature`, { signature });
+    if (res.status !== 200 || res.body.state !== 'stored') throw new Error(`signature answered ${res.status}: ${JSON.stringify(res.body)}`);
+  }
+
+  /**
+   * Captures and waits for `captured` as a real caller does: the POST answers when the capture is
+   * final (or 202 past its wait); meanwhile, and after a 202, the caller polls GET every 250 ms.
+   */
+  async capture(id: string, pollMs = 250): Promise<{ ms: number; body: any }> {
+    const started = performance.now();
+    let done: any;
+    let failed: unknown;
+    let answered = false;
+    const post = this.call('POST', `/v1/authorizations/${id}/capture`).then((res) => {
+      answered = true;
+      if (res.body.state === 'captured') done ??= { at: performance.now(), body: res.body };
+      else if (res.status !== 202 && res.status !== 200) failed = new Error(`capture answered ${res.status}: ${JSON.stringify(res.body)}`);
+    }, (err) => { answered = true; failed = err; });
+    while (!done) {
+      const tick = new Promise((r) => setTimeout(r, pollMs));
+      await (answered ? tick : Promise.race([post, tick]));
+      if (done || failed) break;
+      const res = await this.call('GET', `/v1/authorizations/${id}`);
+      if (res.body.state === 'captured') done ??= { at: performance.now(), body: res.body };
+      else if (['canceled', 'voided', 'expired', 'rejected'].includes(res.body.state)) failed = new Error(`authorization ${id} ended ${res.body.state}`);
+    }
+    if (failed && !done) throw failed;
+    await post;
+    return { ms: done.at - started, body: done.body };
+  }
+
+  async lifecycle(payer: Payer, label: string): Promise<LifecycleTiming> {
+    const started = performance.now();
+    const created = await this.create(payer, label);
+    const createMs = performance.now() - started;
+    await this.store(payer, created);
+    const storedMs = performance.now() - started;
+    const wallStart = Date.now();
+    const captured = await this.capture(created.id);
+    const preconfirmedAt = Date.parse(captured.body.capture.preconfirmedAt ?? captured.body.capture.confirmedAt);
+    return {
+      id: created.id,
+      createMs,
+      storedMs,
+      captureToPreconfirmedMs: Math.max(0, preconfirmedAt - wallStart),
+      captureToCapturedMs: captured.ms,
+      lifecycleMs: performance.now() - started,
+      transactionHash: captured.body.capture.transactionHash,
+    };
+  }
+}

@@ -1,0 +1,118 @@
+// A run's figures as JSON, a Markdown table (for the README) and an SVG chart of latency and
+// throughput against concurrency (vega-lite, rendered headless to SVG), under bench/results/.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { markdownTable } from 'markdown-table';
+import * as vega from 'vega';
+import * as vegaLite from 'vega-lite';
+import type { BenchResults, Target } from './results.js';
+
+const dir = fileURLToPath(new URL('./results/', import.meta.url));
+
+/** Issue 9's targets, each judged against this run's own figures. */
+export function targetsOf(r: Omit<BenchResults, 'targets'>): Target[] {
+  const b = 'settled' in r.latency.baselineB ? r.rpcPerCapture.baselineB?.total : undefined;
+  const top = r.concurrency.at(-1);
+  const idle = r.idle.at(-1)!;
+  const idleCpu = (idle.usage.worker?.cpuPercent ?? 0) + (idle.usage.temporal?.cpuPercent ?? 0);
+  const t = (name: string, target: string, got: string, met: boolean): Target => ({ name, target, got, met });
+  return [
+    t('capture p50 vs floor', '≤ 1.3× A', `${r.latency.ratioToA.captured.p50}× (${r.latency.authcap.captured.p50} vs ${r.latency.baselineA.captured.p50} ms)`, (r.latency.ratioToA.captured.p50 ?? Infinity) <= 1.3),
+    t('capture p95 vs floor', '≤ 1.5× A', `${r.latency.ratioToA.captured.p95}× (${r.latency.authcap.captured.p95} vs ${r.latency.baselineA.captured.p95} ms)`, (r.latency.ratioToA.captured.p95 ?? Infinity) <= 1.5),
+    t('node calls per capture', `≤ 5 and ≤ B (${b ?? 'n/a'})`, String(r.rpcPerCapture.authcap.total), r.rpcPerCapture.authcap.total <= 5 && (b === undefined || r.rpcPerCapture.authcap.total <= b)),
+    t('creates at concurrency 50', '≥ 50/s, p95 < 1 s', `${r.creates.perSecond}/s, p95 ${r.creates.latency.p95} ms`, r.creates.perSecond >= 50 && r.creates.latency.p95 < 1_000),
+    t('create + sign at concurrency 50', '≥ 30/s, p95 < 1 s', `${r.createAndSign.perSecond}/s, p95 ${r.createAndSign.latency.p95} ms`, r.createAndSign.perSecond >= 30 && r.createAndSign.latency.p95 < 1_000),
+    t(`captures with ${r.captureBurst.callers} callers polling GET`, '≥ 40/s', `${r.captureBurst.capturesPerSecond}/s`, r.captureBurst.capturesPerSecond >= 40),
+    t('GET p95 under that load', '≤ 50 ms', `${r.captureBurst.get.p95} ms`, r.captureBurst.get.p95 <= 50),
+    t(`idle with ${idle.open} open: worker RSS`, '< 300 MB', `${idle.usage.worker?.rssMb} MB`, (idle.usage.worker?.rssMb ?? Infinity) < 300),
+    t(`idle with ${idle.open} open: worker + Temporal CPU`, '< 10 % of a core', `${Math.round(idleCpu * 10) / 10} %`, idleCpu < 10),
+    t(`idle with ${idle.open} open: node calls/s`, 'as with none open', `${idle.rpcPerSecond.total}/s (none open: ${r.idle[0]!.rpcPerSecond.total}/s)`, idle.rpcPerSecond.total <= r.idle[0]!.rpcPerSecond.total * 1.5 + 1),
+    ...(top ? [t(`lifecycles at concurrency ${top.concurrency}`, 'reported', `${top.authcap.lifecyclesPerSecond}/s (A ${top.baselineA.capturesPerSecond}/s)`, true)] : []),
+  ];
+}
+
+export function markdownOf(r: BenchResults): string {
+  const d = (x: { p50: number; p95: number; p99: number }) => `${x.p50} / ${x.p95} / ${x.p99}`;
+  const b = 'settled' in r.latency.baselineB ? r.latency.baselineB.settled : undefined;
+  const lines = [
+    `Run ${r.startedAt} (\`${r.command}\`, ${r.mode}, ${r.durationSeconds} s) on ${r.machine.cpus} × ${r.machine.model}, ${r.machine.memoryGb} GB, Node ${r.machine.node}.`,
+    `Configuration: ${r.configuration}.`,
+    '',
+    '**One capture at a time** (ms, p50 / p95 / p99; ratio to baseline A from the same run)',
+    '',
+    markdownTable([
+      ['', 'request → preconfirmed', 'request → captured', 'node calls per capture'],
+      ['A: bare viem script', d(r.latency.baselineA.preconfirmed), d(r.latency.baselineA.captured), String(r.rpcPerCapture.baselineA.total)],
+      ['B: x402 facilitator (verify + settle)', '—', b ? d(b) : `failed: ${(r.latency.baselineB as { error: string }).error}`, String(r.rpcPerCapture.baselineB?.total ?? '—')],
+      ['authcap (POST capture, API + Temporal)', d(r.latency.authcap.preconfirmed), d(r.latency.authcap.captured), String(r.rpcPerCapture.authcap.total)],
+      ['authcap ÷ A', `${r.latency.ratioToA.preconfirmed.p50}× / ${r.latency.ratioToA.preconfirmed.p95}× / ${r.latency.ratioToA.preconfirmed.p99}×`, `${r.latency.ratioToA.captured.p50}× / ${r.latency.ratioToA.captured.p95}× / ${r.latency.ratioToA.captured.p99}×`, String(round(r.rpcPerCapture.authcap.total / r.rpcPerCapture.baselineA.total))],
+    ]),
+    '',
+    `authcap's node calls per capture by method: ${Object.entries(r.rpcPerCapture.authcap.byMethod).map(([m, n]) => `${m} ${n}`).join(', ')} (the worker's idle background alone: ${r.rpcPerCapture.authcapIdlePerSecond.total}/s).`,
+    `Temporal per authorization (create → captured, authorization workflow only): ${r.temporalPerAuthorization.workflowTasks} workflow tasks, ${r.temporalPerAuthorization.activities} activities, ${r.temporalPerAuthorization.updates} updates, ${r.temporalPerAuthorization.signals} signals, ${r.temporalPerAuthorization.historyEvents} history events.`,
+    `Where a capture's time goes (ms, mean, from the workflow's history): ${Object.entries(r.captureProfileMs).map(([k, v]) => `${k} ${v}`).join('; ')}.`,
+    '',
+    '**Against concurrency** (authcap: whole lifecycles through the API, callers polling GET every 250 ms)',
+    '',
+    markdownTable([
+      ['concurrency', 'n', 'A captures/s', 'authcap lifecycles/s', 'ratio', 'authcap capture p50 / p95 ms', 'A capture p50 / p95 ms', 'GET p95 ms', 'CPU % worker / API / Temporal / anvil'],
+      ...r.concurrency.map((c) => [String(c.concurrency), String(c.authorizations), String(c.baselineA.capturesPerSecond), String(c.authcap.lifecyclesPerSecond), `${c.authcap.ratioToA.throughput}×`,
+        `${c.authcap.capturedFromRequest.p50} / ${c.authcap.capturedFromRequest.p95}`, `${c.baselineA.captured.p50} / ${c.baselineA.captured.p95}`, String(c.authcap.get.p95),
+        ['worker', 'api', 'temporal', 'anvil'].map((p) => c.usage[p]?.cpuPercent ?? '—').join(' / ')]),
+    ]),
+    '',
+    '**Targets (issue 9)**',
+    '',
+    markdownTable([['target', 'wanted', 'got', 'met'], ...r.targets.map((t) => [t.name, t.target, t.got, t.met ? 'yes' : '**no**'])]),
+    '',
+    '**Idle** (open authorizations waiting; CPU % of one core, RSS MB)',
+    '',
+    markdownTable([
+      ['open', 'node calls/s', 'worker', 'API', 'Temporal', 'anvil'],
+      ...r.idle.map((i) => [String(i.open), String(i.rpcPerSecond.total), ...['worker', 'api', 'temporal', 'anvil'].map((p) => i.usage[p] ? `${i.usage[p]!.cpuPercent} % / ${i.usage[p]!.rssMb} MB` : '—')]),
+    ]),
+    '',
+    `Exactly-once audit: ${r.exactlyOnce.ok ? 'passed' : '**FAILED**'}: ${r.exactlyOnce.authcapCaptures} authcap captures, ${r.exactlyOnce.merchantTransactions} merchant transactions, ${r.exactlyOnce.duplicateNonces} nonces used twice, ${r.exactlyOnce.authcapCapturesWithoutLog} captures without a log.`,
+  ];
+  return `${lines.join('\n')}\n`;
+}
+
+export async function chartOf(r: BenchResults): Promise<string> {
+  const rows = r.concurrency.flatMap((c) => [
+    { concurrency: c.concurrency, who: 'A: bare script', throughput: c.baselineA.capturesPerSecond, p50: c.baselineA.captured.p50, p95: c.baselineA.captured.p95 },
+    { concurrency: c.concurrency, who: 'authcap lifecycle', throughput: c.authcap.lifecyclesPerSecond, p50: c.authcap.capturedFromRequest.p50, p95: c.authcap.capturedFromRequest.p95 },
+  ]);
+  const x = { field: 'concurrency', type: 'quantitative', scale: { type: 'log' }, title: 'concurrent callers' } as const;
+  const color = { field: 'who', type: 'nominal', title: null } as const;
+  const spec = vegaLite.compile({
+    $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
+    title: `authcap vs the floor (${r.mode} run, ${r.startedAt.slice(0, 10)})`,
+    data: { values: rows },
+    hconcat: [
+      { width: 300, height: 220, title: 'request → captured, p50 (solid) and p95 (dashed), ms', layer: [
+        { mark: { type: 'line', point: true }, encoding: { x, y: { field: 'p50', type: 'quantitative', title: 'ms' }, color } },
+        { mark: { type: 'line', strokeDash: [4, 3] }, encoding: { x, y: { field: 'p95', type: 'quantitative' }, color } },
+      ] },
+      { width: 300, height: 220, title: 'throughput, per second', mark: { type: 'line', point: true },
+        encoding: { x, y: { field: 'throughput', type: 'quantitative', title: 'per second' }, color } },
+    ],
+  } as never).spec;
+  return new vega.View(vega.parse(spec), { renderer: 'none' }).toSVG();
+}
+
+export async function writeResults(r: BenchResults): Promise<string[]> {
+  mkdirSync(dir, { recursive: true });
+  const stamp = r.startedAt.replace(/[:.]/g, '-');
+  const files: [string, string][] = [
+    [`${r.mode}-${stamp}.json`, `${JSON.stringify(r, null, 2)}\n`],
+    [`latest-${r.mode}.json`, `${JSON.stringify(r, null, 2)}\n`],
+    [`latest-${r.mode}.md`, markdownOf(r)],
+    [`latest-${r.mode}.svg`, await chartOf(r)],
+  ];
+  for (const [name, text] of files) writeFileSync(`${dir}${name}`, text);
+  return files.map(([name]) => `bench/results/${name}`);
+}
+
+function round(v: number): number {
+  return Math.round(v * 10) / 10;
+}

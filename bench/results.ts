@@ -1,0 +1,52 @@
+// The shape of one bench run, as written to bench/results/*.json.
+import type { TemporalCost } from './temporalCost.js';
+import type { Distribution } from './stats.js';
+import type { UsageByProcess } from './processUsage.js';
+import type { ExactlyOnceFindings } from './exactlyOnce.js';
+
+export interface RpcCost { byMethod: Record<string, number>; total: number }
+
+export interface ConcurrencyRow {
+  concurrency: number;
+  authorizations: number;
+  baselineA: { capturesPerSecond: number; captured: Distribution };
+  authcap: {
+    /** Whole lifecycles (create → sign → store → capture → captured) finished per second. */
+    lifecyclesPerSecond: number;
+    capturedFromRequest: Distribution;
+    preconfirmedFromRequest: Distribution;
+    lifecycle: Distribution;
+    get: Distribution;
+    ratioToA: { throughput: number | null; capturedP50: number | null; capturedP95: number | null };
+  };
+  usage: UsageByProcess;
+}
+
+export interface Target { name: string; target: string; got: string; met: boolean }
+
+export interface BenchResults {
+  version: 1;
+  mode: 'quick' | 'full';
+  startedAt: string;
+  durationSeconds: number;
+  command: string;
+  machine: { cpus: number; model: string; memoryGb: number; node: string; platform: string };
+  configuration: string;
+  latency: {
+    baselineA: { preconfirmed: Distribution; captured: Distribution };
+    baselineB: { settled: Distribution } | { error: string };
+    authcap: { preconfirmed: Distribution; captured: Distribution };
+    ratioToA: { preconfirmed: Record<'p50' | 'p95' | 'p99', number | null>; captured: Record<'p50' | 'p95' | 'p99', number | null> };
+  };
+  rpcPerCapture: { baselineA: RpcCost; baselineB: RpcCost | null; authcap: RpcCost; authcapIdlePerSecond: RpcCost };
+  temporalPerAuthorization: TemporalCost;
+  /** Where one capture's time goes (ms, mean over the sequential captures), from workflow history. */
+  captureProfileMs: Record<string, number>;
+  concurrency: ConcurrencyRow[];
+  creates: { concurrency: number; n: number; perSecond: number; latency: Distribution };
+  createAndSign: { concurrency: number; n: number; perSecond: number; latency: Distribution };
+  captureBurst: { callers: number; n: number; capturesPerSecond: number; captured: Distribution; get: Distribution };
+  idle: { open: number; seconds: number; rpcPerSecond: RpcCost; usage: UsageByProcess }[];
+  exactlyOnce: ExactlyOnceFindings;
+  targets: Target[];
+}
