@@ -7,7 +7,7 @@ import { CAPTURE_GAS_LIMIT } from './precheck.js';
 import { authorizationCanceledTopic, authorizationUsedTopic, consumptionFromLog, createNonceStateActivity, logPairKey, nonceTopics, pairKey } from './nonceState.js';
 import type { OnchainConsumption } from '../domain/facts.js';
 import { captureFailureFromRevert, isRevert } from './revert.js';
-import { heartbeat, sleep, waitForDepth, waitForReceipt } from './heartbeat.js';
+import { untilNextBlock, waitForDepth, waitForReceipt } from './heartbeat.js';
 import { captureCall } from './tokenCalls.js';
 
 export { captureCall };
@@ -16,15 +16,16 @@ export function createCaptureActivities(ctx: ChainContext) {
   const readNonceState = createNonceStateActivity(ctx);
 
   async function prepareCapture(request: CaptureRequest): Promise<PrepareResult> {
-    const onchain = await readNonceState({ authorizer: request.authorization.from, nonce: request.authorization.nonce });
-    if (onchain.status !== 'unused') return { status: 'consumed', onchain };
     const call = captureCall(request, ctx.tokenAddress);
     try {
       // Simulating against `pending` catches every revert the token would raise, before paying gas.
+      // The precheck has just read the nonce as unused; only a refusal sends us to read its fate.
       await ctx.publicClient.simulateContract({ ...call, account: ctx.merchant, blockTag: 'pending' });
     } catch (err) {
-      if (isRevert(err)) return { status: 'failed', failure: captureFailureFromRevert(err) };
-      throw err;
+      if (!isRevert(err)) throw err;
+      const onchain = await readNonceState({ authorizer: request.authorization.from, nonce: request.authorization.nonce });
+      if (onchain.status !== 'unused') return { status: 'consumed', onchain };
+      return { status: 'failed', failure: captureFailureFromRevert(err) };
     }
     const data = encodeFunctionData({ abi: call.abi, functionName: call.functionName, args: call.args });
     return { status: 'ready', transaction: { to: ctx.tokenAddress, data, gas: CAPTURE_GAS_LIMIT.toString() } };
@@ -36,10 +37,11 @@ export function createCaptureActivities(ctx: ChainContext) {
    */
   async function awaitCaptureInclusion(request: CaptureRequest & { transactionHash: Hex }): Promise<CaptureInclusion> {
     const { from, nonce } = request.authorization;
-    const start = await ctx.publicClient.getBlockNumber({ cacheTime: 0 });
+    const start = ctx.heads.head ?? await ctx.publicClient.getBlockNumber({ cacheTime: 0 });
     // A few blocks back covers a capture mined between our submission and this first look.
     const fromBlock = start > 8n ? start - 8n : 0n;
     for (;;) {
+      const seen = ctx.heads.head;
       // The receipt first: once it exists its logs are the definitive answer. Reading logs first
       // would race a block sealed between the two calls.
       const receipt = await ctx.publicClient.getTransactionReceipt({ hash: request.transactionHash }).catch(() => undefined);
@@ -70,8 +72,8 @@ export function createCaptureActivities(ctx: ChainContext) {
           if (stillUnused) return { status: 'failed', failure: { code: 'authorization_expired', message: `the capture was not mined before validBefore ${request.authorization.validBefore}` } };
         }
       }
-      heartbeat();
-      await sleep(ctx.pollingIntervalMs);
+      // Look again when the next block is announced; the pending view is re-read at the polling interval.
+      await Promise.race([untilNextBlock(ctx, seen), new Promise((r) => setTimeout(r, ctx.pollingIntervalMs))]);
     }
   }
 

@@ -4,6 +4,7 @@ import {
   type Account, type Address, type Chain, type Hex, type PublicClient, type Transport, type WalletClient,
 } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
+import { HeadFeed } from './rpc/headFeed.js';
 import { LogReader } from './rpc/logReader.js';
 import { RpcMetrics, instrumentedHttp } from './rpc/rpcMetrics.js';
 
@@ -18,8 +19,10 @@ export interface ChainConfig {
    * capture's block (default 1), or `safe` / `finalized` to wait for the node's own finality tags.
    */
   confirmations: Confirmations;
-  /** How often waits poll the node, in ms. */
+  /** How often waits poll the node, in ms (when no block announcement wakes them first). */
   pollingIntervalMs?: number;
+  /** The node's WebSocket endpoint: new blocks are announced over it (AUTHCAP_WS_URL, default the RPC URL as ws). */
+  wsUrl?: string;
   /** How often open authorizations re-read the chain for outside consumption (AUTHCAP_RECONCILE_SECONDS). */
   reconcileIntervalSeconds?: number;
   /** The longest window accepted for a pre-signed authorization (AUTHCAP_MAX_VALIDITY_SECONDS, default 7 days). */
@@ -35,6 +38,9 @@ export const DEFAULT_MAX_VALIDITY_SECONDS = 7 * 24 * 3600;
 /** Well under Temporal's 51,200-event limit (and its 10,240 warning), so replays stay cheap. */
 export const DEFAULT_HISTORY_LIMIT = 2_000;
 
+/** Fees are re-read at most this often: about a block on a fast chain. */
+const FEES_FRESH_MS = 1_000;
+
 export interface ChainContext {
   publicClient: PublicClient<Transport, Chain>;
   walletClient: WalletClient<Transport, Chain, Account>;
@@ -44,6 +50,10 @@ export interface ChainContext {
   confirmations: Confirmations;
   pollingIntervalMs: number;
   logs: LogReader;
+  /** New blocks as the node announces them, shared by every wait in this worker. */
+  heads: HeadFeed;
+  /** Fees for the merchant's transactions, read at most once a second for all of them. */
+  feesPerGas(): Promise<{ maxFeePerGas: bigint; maxPriorityFeePerGas: bigint }>;
   rpcMetrics: RpcMetrics;
   reconcileIntervalSeconds: number;
   maxValiditySeconds: number;
@@ -66,6 +76,15 @@ export async function createChainContext(config: ChainConfig): Promise<ChainCont
   const account = privateKeyToAccount(config.merchantPrivateKey);
   const publicClient = createPublicClient({ chain, transport, pollingInterval: pollingIntervalMs });
   const walletClient = createWalletClient({ chain, transport, account });
+  let fees: { at: number; value: Promise<{ maxFeePerGas: bigint; maxPriorityFeePerGas: bigint }> } | undefined;
+  const feesPerGas = () => {
+    if (!fees || Date.now() - fees.at > FEES_FRESH_MS) {
+      const value = publicClient.estimateFeesPerGas().then((f) => ({ maxFeePerGas: f.maxFeePerGas, maxPriorityFeePerGas: f.maxPriorityFeePerGas }));
+      fees = { at: Date.now(), value };
+      value.catch(() => (fees = undefined));
+    }
+    return fees.value;
+  };
   return {
     publicClient,
     walletClient,
@@ -75,6 +94,8 @@ export async function createChainContext(config: ChainConfig): Promise<ChainCont
     confirmations: config.confirmations,
     pollingIntervalMs,
     logs: new LogReader(publicClient),
+    heads: new HeadFeed(chain, config.wsUrl),
+    feesPerGas,
     rpcMetrics,
     reconcileIntervalSeconds: config.reconcileIntervalSeconds ?? 0,
     maxValiditySeconds: config.maxValiditySeconds ?? DEFAULT_MAX_VALIDITY_SECONDS,

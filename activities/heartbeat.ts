@@ -23,16 +23,28 @@ export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
-/** Polls for a receipt, heartbeating so Temporal knows the wait is alive (and can cancel it). */
+/**
+ * Until the next block is announced (or, without announcements, the polling interval has passed):
+ * the moment a wait's answer can have changed. Heartbeats so Temporal knows the wait is alive.
+ */
+export async function untilNextBlock(ctx: ChainContext, seen: bigint | undefined): Promise<bigint | undefined> {
+  heartbeat();
+  // Nothing announced yet when the caller last looked: the first announcement (or the interval) will do.
+  if (seen === undefined) return ctx.heads.nextHead(-1n, ctx.pollingIntervalMs);
+  return ctx.heads.nextHead(seen, ctx.heads.fallbackMs(ctx.pollingIntervalMs));
+}
+
+/** Reads the receipt once per new block, heartbeating so Temporal knows the wait is alive (and can cancel it). */
 export async function waitForReceipt(ctx: ChainContext, hash: Hex): Promise<TransactionReceipt> {
   for (;;) {
+    // The head before the read: a block announced while the read was on its way wakes us at once.
+    const seen = ctx.heads.head;
     const receipt = await ctx.publicClient.getTransactionReceipt({ hash }).catch((err: Error) => {
       if (err.name === 'TransactionReceiptNotFoundError') return undefined;
       throw err;
     });
     if (receipt) return receipt;
-    heartbeat();
-    await sleep(ctx.pollingIntervalMs);
+    await untilNextBlock(ctx, seen);
   }
 }
 
@@ -43,7 +55,12 @@ export async function waitForReceipt(ctx: ChainContext, hash: Hex): Promise<Tran
 export async function waitForDepth(ctx: ChainContext, blockNumber: bigint): Promise<void> {
   for (;;) {
     if (typeof ctx.confirmations === 'number') {
-      if ((await ctx.publicClient.getBlockNumber({ cacheTime: 0 })) >= blockNumber + BigInt(ctx.confirmations)) return;
+      const target = blockNumber + BigInt(ctx.confirmations);
+      let head: bigint | undefined = await ctx.publicClient.getBlockNumber({ cacheTime: 0 });
+      // Announced blocks count without another read; a silent feed sends us back to the node.
+      while (head !== undefined && head < target) head = await untilNextBlock(ctx, head);
+      if (head !== undefined) return;
+      continue;
     } else {
       const final = await ctx.publicClient.getBlock({ blockTag: ctx.confirmations }).catch(() => undefined);
       if (final?.number !== undefined && final.number !== null && final.number >= blockNumber) return;

@@ -2,7 +2,7 @@
 // time. Only that workflow (one per merchant, single-threaded by Temporal) calls these, so nonces
 // never collide across captures or worker processes. A batch stops at its first refusal, so no
 // nonce is ever skipped: a gap would block every later capture.
-import { keccak256, type Hex } from 'viem';
+import { keccak256, type Hex, type LocalAccount } from 'viem';
 import type { BroadcastOutcome, InflightReport, InflightTransaction, RelayRequest, RelayerActivities } from '../domain/relay.js';
 import { tokenAbi } from '../domain/tokenAbi.js';
 import type { ChainContext } from './chainContext.js';
@@ -21,7 +21,8 @@ export function createRelayerActivities(ctx: ChainContext): RelayerActivities {
   const account = ctx.walletClient.account;
 
   async function sign(tx: { to: InflightTransaction['to']; data: Hex; gas: bigint; nonce: number; maxFeePerGas: bigint; maxPriorityFeePerGas: bigint }) {
-    const raw = await ctx.walletClient.signTransaction({ ...tx, chain: ctx.walletClient.chain, account });
+    // The local key signs directly: the wallet client would first ask the node for its chain id.
+    const raw = await (account as LocalAccount).signTransaction({ ...tx, chainId: ctx.walletClient.chain.id, type: 'eip1559' });
     return { raw, hash: keccak256(raw) };
   }
 
@@ -38,10 +39,11 @@ export function createRelayerActivities(ctx: ChainContext): RelayerActivities {
     // A retried attempt rebroadcasts exactly what it signed before, never a second set of transactions.
     let signed = lastHeartbeat<InflightTransaction[]>();
     if (!signed?.length) {
-      const chainNext = await relayerAccountNonce();
-      // The chain may be ahead (another tool used the key): never reuse a nonce it has seen.
-      const start = Math.max(request.startNonce, chainNext);
-      const fees = await ctx.publicClient.estimateFeesPerGas();
+      // The relayer workflow keeps the count (it re-reads the chain whenever nothing of ours is in
+      // flight). Should the chain be ahead (another tool used the key), the node answers "nonce too
+      // low" below and the batch is signed again from the chain's count.
+      const start = request.startNonce;
+      const fees = await ctx.feesPerGas();
       signed = [];
       for (const [i, item] of request.items.entries()) {
         const tx = { to: item.to, data: item.data, gas: BigInt(item.gas), nonce: start + i, maxFeePerGas: fees.maxFeePerGas, maxPriorityFeePerGas: fees.maxPriorityFeePerGas };
@@ -127,7 +129,7 @@ export function createRelayerActivities(ctx: ChainContext): RelayerActivities {
         report.resent.push({ ...tx, sentAt: request.now });
       } else {
         // Its account nonce must still be used, or every later transaction waits behind the gap.
-        const fees = await ctx.publicClient.estimateFeesPerGas();
+        const fees = await ctx.feesPerGas();
         const filler = await sign({ to: ctx.merchant, data: '0x', gas: 21_000n, nonce: tx.accountNonce, ...fees });
         await ctx.publicClient.sendRawTransaction({ serializedTransaction: filler.raw });
         report.abandoned.push({ requestId: tx.requestId, failure: { code: 'nonce_already_used', message: 'the authorization was consumed onchain while our transaction was dropped' } });

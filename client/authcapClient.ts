@@ -162,8 +162,18 @@ export class AuthcapClient {
       }
     }
     const handle = this.temporal.workflow.getHandle(workflowId, undefined, { firstExecutionRunId: runId });
-    const view = await this.update(handle, () => handle.executeUpdate(draftReadyUpdate));
-    return { id: resourceId(orderId, runId), ...view };
+    const id = resourceId(orderId, runId);
+    try {
+      const view = await this.update(handle, () => handle.executeUpdate(draftReadyUpdate));
+      return { id, ...view };
+    } catch (err) {
+      // A refused pre-signed authorization can end its workflow (rejected) before this update
+      // reaches it; the workflow's own record then says why.
+      if (!(err instanceof AuthcapError) || err.code !== 'not_found') throw err;
+      const ended = await this.getAuthorization(id);
+      if (ended.state === 'rejected' && ended.lastError) throw new AuthcapError(ended.lastError.code, ended.lastError.message);
+      return ended;
+    }
   }
 
   private refuseIfCaptured(orderId: string, run: WorkflowExecutionDescription): void {

@@ -10,6 +10,7 @@ export function chainConfigFromEnv(env: NodeJS.ProcessEnv = process.env): ChainC
   if (!/^0x[0-9a-fA-F]{64}$/.test(key)) throw new Error('MERCHANT_PRIVATE_KEY must be 32 bytes as 0x-prefixed hex');
   return {
     rpcUrl: env.RPC_URL as string,
+    wsUrl: env.AUTHCAP_WS_URL ?? (env.RPC_URL as string).replace(/^http/, 'ws'),
     tokenAddress: parseAddress(env.TOKEN_ADDRESS, 'TOKEN_ADDRESS') as Address,
     merchantPrivateKey: key as Hex,
     validitySeconds: positiveInt(env.AUTHCAP_VALIDITY_SECONDS, 900, 'AUTHCAP_VALIDITY_SECONDS'),

@@ -88,6 +88,7 @@ export async function createAuthcapWorker(options: AuthcapWorkerOptions): Promis
     },
     async shutdown() {
       await watcher?.stop();
+      chain.heads.stop();
       metrics?.server.close();
       if (worker.getState() === 'RUNNING') worker.shutdown();
       await running?.catch(() => undefined);

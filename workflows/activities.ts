@@ -1,5 +1,5 @@
 // Activity proxies with their timeouts and retry policies. Reads retry quickly; waits heartbeat.
-import { proxyActivities } from '@temporalio/workflow';
+import { patched, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 import type { AuthorizationActivities } from '../domain/activityContract.js';
 import { errorCodes } from '../domain/errors.js';
 
@@ -20,3 +20,27 @@ export const waits = proxyActivities<AuthorizationActivities>({
   heartbeatTimeout: '20 seconds',
   retry: { initialInterval: '500 milliseconds', maximumInterval: '10 seconds', nonRetryableErrorTypes },
 });
+
+const localReads = proxyLocalActivities<AuthorizationActivities>({
+  startToCloseTimeout: '30 seconds',
+  scheduleToCloseTimeout: '1 minute',
+  // Past a short while a retry waits on a timer in history rather than inside the workflow task.
+  localRetryThreshold: '2 seconds',
+  retry: { initialInterval: '200 milliseconds', maximumInterval: '5 seconds', nonRetryableErrorTypes },
+});
+
+/** Patch id: histories recorded before short reads ran as local activities. */
+export const LOCAL_READS_PATCH = 'short-reads-run-as-local-activities';
+
+/**
+ * The short chain reads (a few node calls, well under a second): run as local activities, inside the
+ * workflow task that asks for them, so each costs no extra server round trip or workflow task. They
+ * are reads, so running one again after a crash is harmless. Histories from before the change replay
+ * with the activities they recorded.
+ */
+export function shortReads(patchId: string = LOCAL_READS_PATCH): typeof reads {
+  return patched(patchId) ? localReads : reads;
+}
+
+/** Patch id: histories recorded before the relay request (an idempotent signal) ran as a local activity. */
+export const LOCAL_RELAY_REQUEST_PATCH = 'relay-request-runs-as-local-activity';

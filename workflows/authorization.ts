@@ -4,7 +4,7 @@
 import { allHandlersFinished, condition, continueAsNew, log, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { AuthorizationView, AuthorizationWorkflowInput, ResumedAuthorization } from '../domain/authorization.js';
 import type { WorkerPolicy } from '../domain/activityContract.js';
-import { reads } from './activities.js';
+import { shortReads } from './activities.js';
 import { Lifecycle, type PersistedLifecycle } from './lifecycle.js';
 import {
   cancelUpdate, captureUpdate, draftReadyUpdate, nonceActivitySignal, statusQuery, submitSignatureUpdate, voidSignal, voidUpdate, type VoidRequest,
@@ -79,9 +79,9 @@ export async function authorizationWorkflow(input: AuthorizationWorkflowInput): 
     checkRequested = true;
   });
 
-  const policy: WorkerPolicy = resumed?.policy ?? { ...(await reads.workerPolicy()), ...('policyOverrides' in input ? input.policyOverrides : {}) };
+  const policy: WorkerPolicy = resumed?.policy ?? { ...(await shortReads().workerPolicy()), ...('policyOverrides' in input ? input.policyOverrides : {}) };
   if (presigned) {
-    const { domain, check, fromBlock, nonceKey } = await reads.checkPresignedAuthorization(presigned);
+    const { domain, check, fromBlock, nonceKey } = await shortReads().checkPresignedAuthorization(presigned);
     window.fromBlock = fromBlock;
     // One (payer, nonce) pays one order: a payload authcap already holds is refused, never stored twice.
     const claimed = check.valid && (await claimNonce(input.orderId, presigned.authorization, nonceKey));
@@ -91,7 +91,7 @@ export async function authorizationWorkflow(input: AuthorizationWorkflowInput): 
     lifecycle.send({ type: 'PRESIGNED_CHECKED', domain, authorization: presigned.authorization, signature: presigned.signature, check: verdict });
     if (lifecycle.state === 'stored') lifecycle.indexNonce(nonceKey);
   } else if (draftRequest) {
-    const draft = await reads.draftAuthorization({ ...draftRequest, primaryType: lifecycle.context.primaryType });
+    const draft = await shortReads().draftAuthorization({ ...draftRequest, primaryType: lifecycle.context.primaryType });
     window.fromBlock = draft.fromBlock;
     if (lifecycle.can({ type: 'DRAFTED', ...draft })) {
       lifecycle.send({ type: 'DRAFTED', domain: draft.domain, authorization: draft.authorization });

@@ -7,7 +7,7 @@ import type { CaptureRequest } from '../domain/activityContract.js';
 import type { AuthorizationView } from '../domain/authorization.js';
 import { isErrorCode, type ErrorCode } from '../domain/errors.js';
 import type { CaptureFailure } from '../domain/facts.js';
-import { reads, waits } from './activities.js';
+import { shortReads, waits } from './activities.js';
 import type { Relay } from './relayClient.js';
 import type { Lifecycle } from './lifecycle.js';
 
@@ -63,7 +63,7 @@ function settledMeanwhile(lifecycle: Lifecycle, wanted: 'captured' | 'canceled')
 export async function submitSignature(lifecycle: Lifecycle, signature: Hex): Promise<AuthorizationView> {
   lifecycle.send({ type: 'SIGNATURE_SUBMITTED' });
   const { domain, authorization, primaryType } = lifecycle.context;
-  const check = await reads.verifyAuthorizationSignature({ domain: domain!, authorization: authorization!, primaryType, signature });
+  const check = await shortReads().verifyAuthorizationSignature({ domain: domain!, authorization: authorization!, primaryType, signature });
   lifecycle.send({ type: 'SIGNATURE_CHECKED', signature, check });
   if (lifecycle.state === 'stored') return lifecycle.view();
   if (!check.valid) throw failure(check.code ?? 'invalid_signature', check.reason ?? 'invalid signature');
@@ -78,7 +78,7 @@ export interface ChainWindow {
 export async function capture(lifecycle: Lifecycle, relay: Relay, window: ChainWindow): Promise<AuthorizationView> {
   lifecycle.send({ type: 'CAPTURE_REQUESTED' });
   const request = lifecycle.captureRequest();
-  const facts = await reads.precheckCapture(request);
+  const facts = await shortReads().precheckCapture(request);
   const early = settledMeanwhile(lifecycle, 'captured');
   if (early) return early;
   lifecycle.send({ type: 'PRECHECKED', facts });
@@ -89,7 +89,7 @@ export async function capture(lifecycle: Lifecycle, relay: Relay, window: ChainW
     throw lastErrorFailure(lifecycle);
   }
 
-  const prepared = await reads.prepareCapture(request);
+  const prepared = await shortReads().prepareCapture(request);
   if (prepared.status === 'failed') {
     lifecycle.send({ type: 'CAPTURE_FAILED', failure: prepared.failure });
     throw lastErrorFailure(lifecycle);
@@ -148,7 +148,7 @@ async function followCapture(lifecycle: Lifecycle, request: CaptureRequest, tran
 async function settleAfterDeadline(lifecycle: Lifecycle, window: ChainWindow): Promise<void> {
   const authorization = lifecycle.context.authorization!;
   try {
-    const onchain = await reads.readNonceState({ authorizer: authorization.from, nonce: authorization.nonce, fromBlock: window.fromBlock });
+    const onchain = await shortReads().readNonceState({ authorizer: authorization.from, nonce: authorization.nonce, fromBlock: window.fromBlock });
     if (onchain.status !== 'unused') lifecycle.send({ type: 'NONCE_CONSUMED_ONCHAIN', onchain });
     else lifecycle.send({ type: 'CAPTURE_FAILED', failure: { code: 'authorization_expired', message: 'the validity window closed before the capture was mined' } });
   } catch (err) {
@@ -160,7 +160,7 @@ export async function cancel(lifecycle: Lifecycle, relay: Relay, signature: Hex)
   lifecycle.send({ type: 'CANCEL_REQUESTED' });
   const { domain, authorization } = lifecycle.context;
   const request = { authorizer: authorization!.from, nonce: authorization!.nonce, signature };
-  const check = await reads.verifyCancelSignature({ ...request, domain: domain! });
+  const check = await shortReads().verifyCancelSignature({ ...request, domain: domain! });
   const early = settledMeanwhile(lifecycle, 'canceled');
   if (early) return early;
   lifecycle.send({ type: 'CANCEL_SIGNATURE_CHECKED', check });
@@ -168,7 +168,7 @@ export async function cancel(lifecycle: Lifecycle, relay: Relay, signature: Hex)
     if (!check.valid) throw failure(check.code ?? 'invalid_signature', check.reason ?? 'invalid cancellation signature');
     throw failure('invalid_state', `the authorization became ${lifecycle.state} while the cancellation was checked`);
   }
-  const prepared = await reads.prepareCancel(request);
+  const prepared = await shortReads().prepareCancel(request);
   if (prepared.status === 'consumed') {
     lifecycle.send({ type: 'NONCE_CONSUMED_ONCHAIN', onchain: prepared.onchain });
     return lifecycle.view();
@@ -198,7 +198,7 @@ export async function cancel(lifecycle: Lifecycle, relay: Relay, signature: Hex)
 export async function reconcile(lifecycle: Lifecycle, window: ChainWindow): Promise<void> {
   const authorization = lifecycle.context.authorization;
   if (!authorization) return;
-  const onchain = await reads.readNonceState({ authorizer: authorization.from, nonce: authorization.nonce, fromBlock: window.fromBlock });
+  const onchain = await shortReads().readNonceState({ authorizer: authorization.from, nonce: authorization.nonce, fromBlock: window.fromBlock });
   if (onchain.status !== 'unused' && lifecycle.can({ type: 'NONCE_CONSUMED_ONCHAIN', onchain })) {
     lifecycle.send({ type: 'NONCE_CONSUMED_ONCHAIN', onchain });
   }
@@ -210,7 +210,7 @@ export async function expireAtDeadline(lifecycle: Lifecycle, settled: () => Prom
   if (lifecycle.isFinal) return;
   const authorization = lifecycle.context.authorization;
   const onchain = authorization
-    ? await reads.readNonceState({ authorizer: authorization.from, nonce: authorization.nonce, fromBlock: window.fromBlock })
+    ? await shortReads().readNonceState({ authorizer: authorization.from, nonce: authorization.nonce, fromBlock: window.fromBlock })
     : ({ status: 'unused' } as const);
   lifecycle.send({ type: 'DEADLINE_REACHED', onchain });
 }

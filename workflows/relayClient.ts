@@ -6,7 +6,7 @@ const MAX_ASKS = 5;
 import type { Address, Hex } from 'viem';
 import type { PreparedTransaction } from '../domain/activityContract.js';
 import type { RelayResult } from '../domain/relay.js';
-import { reads } from './activities.js';
+import { LOCAL_RELAY_REQUEST_PATCH, shortReads } from './activities.js';
 import { relayResultSignal } from './messages.js';
 
 export type Relay = (
@@ -26,7 +26,8 @@ export function createRelayClient(): Relay {
     // Asked again each minute (a lost signal, a relayer mid-rollover), and not for ever: a command
     // must end. If the relayer sends it later after all, reconciliation reads the outcome.
     for (let asked = 0; asked < MAX_ASKS; asked += 1) {
-      await reads.requestRelay({ requestId, replyTo: { workflowId, runId }, ...transaction, ...consumes });
+      // A signal-with-start keyed by the request id: asking again is harmless, so it runs locally.
+      await shortReads(LOCAL_RELAY_REQUEST_PATCH).requestRelay({ requestId, replyTo: { workflowId, runId }, ...transaction, ...consumes });
       if (await condition(() => results.has(requestId), '1 minute')) return results.get(requestId)!;
     }
     throw ApplicationFailure.create({ type: 'chain_unavailable', nonRetryable: true, message: `the merchant's relayer did not answer in ${MAX_ASKS} minutes` });

@@ -18,6 +18,8 @@ export class HeadFeed {
   private unwatch: (() => void) | undefined;
   private started = false;
   private lastAnnouncedAt = 0;
+  private stopped = false;
+  private client: { transport: { getRpcClient(): Promise<{ close(): void }> } } | undefined;
 
   constructor(private readonly chain: Chain, private readonly wsUrl: string | undefined) {}
 
@@ -51,15 +53,28 @@ export class HeadFeed {
     });
   }
 
+  /** How long a wait should sleep before asking the node itself: longer while blocks are being announced. */
+  fallbackMs(pollingIntervalMs: number): number {
+    return this.latest !== undefined && Date.now() - this.lastAnnouncedAt < 2_000 ? Math.max(pollingIntervalMs, 1_000) : pollingIntervalMs;
+  }
+
   stop(): void {
-    this.unwatch?.();
-    this.unwatch = undefined;
+    this.stopped = true;
+    this.closeSubscription();
     for (const waiter of [...this.waiters]) waiter.resolve(undefined);
   }
 
-  private restart(): void {
+  /** Ends the subscription and closes its socket (viem would otherwise keep reconnecting it). */
+  private closeSubscription(): void {
     this.unwatch?.();
     this.unwatch = undefined;
+    const client = this.client;
+    this.client = undefined;
+    if (client) void client.transport.getRpcClient().then((rpc) => rpc.close(), () => undefined);
+  }
+
+  private restart(): void {
+    this.closeSubscription();
     this.started = false;
     this.lastAnnouncedAt = Date.now();
     this.start();
@@ -73,11 +88,12 @@ export class HeadFeed {
   }
 
   private start(): void {
-    if (this.started || !this.wsUrl) return;
+    if (this.started || this.stopped || !this.wsUrl) return;
     this.started = true;
     this.lastAnnouncedAt = Date.now();
     try {
-      const client = createPublicClient({ chain: this.chain, transport: webSocket(this.wsUrl, { retryCount: 0, reconnect: true }) });
+      const client = createPublicClient({ chain: this.chain, transport: webSocket(this.wsUrl, { retryCount: 0, reconnect: { attempts: 3, delay: 1_000 } }) });
+      this.client = client as unknown as typeof this.client;
       this.unwatch = client.watchBlockNumber({
         emitMissed: false,
         onBlockNumber: (head) => this.announce(head),

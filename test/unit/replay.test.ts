@@ -11,12 +11,14 @@ import { telemetrySinks } from '../../worker/telemetry.js';
 import proto from '@temporalio/proto';
 import { EncryptionCodec, parseCodecKeys } from '../../runtime/codec.js';
 
-const dir = fileURLToPath(new URL('../replay/histories', import.meta.url));
-const files = readdirSync(dir).filter((f) => f.endsWith('.binpb')).sort();
+const root = fileURLToPath(new URL('../replay/histories', import.meta.url));
+// One folder per recording (scripts/recordHistories.ts), each with the throwaway key that sealed it.
+const sets = readdirSync(root, { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => join(root, d.name)).sort();
+const files = sets.flatMap((dir) => readdirSync(dir).filter((f) => f.endsWith('.binpb')).sort().map((f) => ({ dir, file: f })));
 
 describe('replay of recorded workflow histories', () => {
   it('has recorded histories of every path to replay', () => {
-    const kinds = new Set(files.map((f) => f.replace(/-\d+\.binpb$/, '')));
+    const kinds = new Set(files.map(({ file }) => file.replace(/-\d+\.binpb$/, '')));
     for (const kind of ['captured', 'canceled', 'voided', 'expired', 'rejected', 'continued']) expect(kinds).toContain(kind);
   });
 
@@ -25,13 +27,16 @@ describe('replay of recorded workflow histories', () => {
       workflowsPath: fileURLToPath(new URL('../../workflows/index.ts', import.meta.url)),
       logger: { trace() {}, debug() {}, info() {}, warn() {}, error() {}, log() {} } as never,
     });
-    const histories = files.map((file) => ({ workflowId: file, history: proto.temporal.api.history.v1.History.decode(readFileSync(join(dir, file))) }));
-    const keys = readFileSync(join(dir, 'codec-keys.txt'), 'utf8').trim();
-    const dataConverter = keys ? { payloadCodecs: [new EncryptionCodec(parseCodecKeys(keys))] } : undefined;
     const failures: string[] = [];
-    for await (const result of Worker.runReplayHistories({ workflowBundle, dataConverter, sinks: telemetrySinks() }, histories)) {
-      if (result.error) failures.push(`${result.workflowId}: ${result.error.message}`);
+    for (const dir of sets) {
+      const histories = files.filter((f) => f.dir === dir).map(({ file }) => ({ workflowId: `${dir.split('/').pop()}/${file}`, history: proto.temporal.api.history.v1.History.decode(readFileSync(join(dir, file))) }));
+      const keys = readFileSync(join(dir, 'codec-keys.txt'), 'utf8').trim();
+      const dataConverter = keys ? { payloadCodecs: [new EncryptionCodec(parseCodecKeys(keys))] } : undefined;
+      for await (const result of Worker.runReplayHistories({ workflowBundle, dataConverter, sinks: telemetrySinks() }, histories)) {
+        if (result.error) failures.push(`${result.workflowId}: ${result.error.message}`);
+      }
     }
+    expect(files.length).toBeGreaterThan(0);
     expect(failures).toEqual([]);
   }, 120_000);
 });
