@@ -1,7 +1,7 @@
 // The chain-side dependencies every activity receives: clients, the token, the merchant key, policy.
 import {
   createPublicClient, createWalletClient, defineChain, http,
-  type Account, type Address, type Chain, type Hex, type PublicClient, type Transport, type WalletClient,
+  type Account, type Address, type Chain, type Hex, type LocalAccount, type PublicClient, type Transport, type WalletClient,
 } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { HeadFeed } from './rpc/headFeed.js';
@@ -12,6 +12,11 @@ export interface ChainConfig {
   rpcUrl: string;
   tokenAddress: Address;
   merchantPrivateKey: Hex;
+  /**
+   * More merchant keys (MERCHANT_PRIVATE_KEYS): each gets its own relayer, and new authorizations are
+   * spread over all of them, so captures per second grow with keys. Each key is also a payee.
+   */
+  merchantPrivateKeys?: Hex[];
   /** Seconds from drafting to validBefore (AUTHCAP_VALIDITY_SECONDS, default 900). */
   validitySeconds: number;
   /**
@@ -44,7 +49,15 @@ const FEES_FRESH_MS = 1_000;
 export interface ChainContext {
   publicClient: PublicClient<Transport, Chain>;
   walletClient: WalletClient<Transport, Chain, Account>;
+  /** The first merchant key's address (the only one unless MERCHANT_PRIVATE_KEYS names more). */
   merchant: Address;
+  /** Every merchant key's address, in configured order. */
+  merchants: Address[];
+  /** The local account of a merchant address (the first one when none is named). */
+  accountFor(merchant?: Address): LocalAccount;
+  isMerchant(address: string): boolean;
+  /** The merchant key a new authorization will pay (and be captured by): round robin over all keys. */
+  nextMerchant(): Address;
   tokenAddress: Address;
   validitySeconds: number;
   confirmations: Confirmations;
@@ -74,6 +87,10 @@ export async function createChainContext(config: ChainConfig): Promise<ChainCont
   // Retries are Temporal's job (activity retry policies), so the transport itself does not retry.
   const transport = instrumentedHttp(config.rpcUrl, rpcMetrics, { retryCount: 0 });
   const account = privateKeyToAccount(config.merchantPrivateKey);
+  const keys = [...new Set([config.merchantPrivateKey, ...(config.merchantPrivateKeys ?? [])].map((k) => k.toLowerCase() as Hex))];
+  const accounts = new Map(keys.map((k) => privateKeyToAccount(k)).map((a) => [a.address.toLowerCase(), a] as const));
+  const merchants = [...accounts.values()].map((a) => a.address);
+  let turn = 0;
   const publicClient = createPublicClient({ chain, transport, pollingInterval: pollingIntervalMs });
   const walletClient = createWalletClient({ chain, transport, account });
   let fees: { at: number; value: Promise<{ maxFeePerGas: bigint; maxPriorityFeePerGas: bigint }> } | undefined;
@@ -89,6 +106,14 @@ export async function createChainContext(config: ChainConfig): Promise<ChainCont
     publicClient,
     walletClient,
     merchant: account.address,
+    merchants,
+    accountFor: (merchant?: Address) => {
+      const found = accounts.get((merchant ?? account.address).toLowerCase());
+      if (!found) throw new Error(`${merchant} is not one of this worker's merchant keys`);
+      return found;
+    },
+    isMerchant: (address: string) => accounts.has(address.toLowerCase()),
+    nextMerchant: () => merchants[turn++ % merchants.length]!,
     tokenAddress: config.tokenAddress,
     validitySeconds: config.validitySeconds,
     confirmations: config.confirmations,

@@ -30,7 +30,7 @@ export function createDraftActivity(ctx: ChainContext, deps: { now?: () => numbe
       nonceKey: nonceSearchKey(request.payer, nonce),
       authorization: {
         from: request.payer,
-        to: ctx.merchant,
+        to: ctx.nextMerchant(),
         value: request.value,
         validAfter: String(issuedAt - VALID_AFTER_SKEW_SECONDS),
         validBefore: String(issuedAt + validFor),

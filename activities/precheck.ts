@@ -11,6 +11,8 @@ export function createPrecheckActivity(ctx: ChainContext) {
   /** Reads the `pending` (preconfirmed) view, the freshest state a capture will meet. */
   return async function precheckCapture(request: CaptureRequest): Promise<CapturePrecheckFacts> {
     const { from, nonce } = request.authorization;
+    // The payee is the key that will send the capture (receiveWithAuthorization requires it).
+    const merchant = ctx.isMerchant(request.authorization.to) ? request.authorization.to : ctx.merchant;
     const token = { address: ctx.tokenAddress, abi: tokenAbi } as const;
     // The five token reads travel as one eth_call (a deployless multicall: no Multicall3 needs to be
     // deployed), beside the pending block and the merchant's gas balance: three node calls, one view.
@@ -21,14 +23,14 @@ export function createPrecheckActivity(ctx: ChainContext) {
           { ...token, functionName: 'balanceOf', args: [from] },
           { ...token, functionName: 'paused' },
           { ...token, functionName: 'isBlacklisted', args: [from] },
-          { ...token, functionName: 'isBlacklisted', args: [ctx.merchant] },
+          { ...token, functionName: 'isBlacklisted', args: [merchant] },
         ],
         allowFailure: false,
         deployless: true,
         blockTag: 'pending',
       }),
       ctx.publicClient.getBlock({ blockTag: 'pending' }),
-      ctx.publicClient.getBalance({ address: ctx.merchant, blockTag: 'pending' }),
+      ctx.publicClient.getBalance({ address: merchant, blockTag: 'pending' }),
     ]);
     const [authorizationUsed, payerBalance, paused, payerBlacklisted, merchantBlacklisted] = reads;
     // Priced from the pending block already read (twice its base fee plus a tip, as wallets do)

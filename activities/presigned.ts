@@ -30,8 +30,8 @@ export function createPresignedActivity(ctx: ChainContext, now: () => number = (
         `signed for ${request.domain.name} v${request.domain.version} on chain ${request.domain.chainId} at ${request.domain.verifyingContract}; ` +
         `this merchant takes ${domain.name} v${domain.version} on chain ${domain.chainId} at ${domain.verifyingContract}`);
     }
-    if (!sameAddress(request.authorization.to, ctx.merchant)) {
-      return refuse('recipient_mismatch', `the authorization pays ${request.authorization.to}, not this merchant (${ctx.merchant})`);
+    if (!ctx.isMerchant(request.authorization.to)) {
+      return refuse('recipient_mismatch', `the authorization pays ${request.authorization.to}, not this merchant (${ctx.merchants.join(', ')})`);
     }
     if (BigInt(validBefore) <= BigInt(now())) {
       return refuse('authorization_expired', `validBefore ${validBefore} has already passed`);

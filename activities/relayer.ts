@@ -2,7 +2,7 @@
 // time. Only that workflow (one per merchant, single-threaded by Temporal) calls these, so nonces
 // never collide across captures or worker processes. A batch stops at its first refusal, so no
 // nonce is ever skipped: a gap would block every later capture.
-import { keccak256, type Hex, type LocalAccount } from 'viem';
+import { keccak256, type Address, type Hex, type LocalAccount } from 'viem';
 import type { BroadcastOutcome, InflightReport, InflightTransaction, RelayRequest, RelayerActivities } from '../domain/relay.js';
 import { tokenAbi } from '../domain/tokenAbi.js';
 import type { ChainContext } from './chainContext.js';
@@ -18,11 +18,9 @@ export const MAX_FEE_BUMPS = 5;
 export const SETTLE_DEPTH = 64n;
 
 export function createRelayerActivities(ctx: ChainContext): RelayerActivities {
-  const account = ctx.walletClient.account;
-
-  async function sign(tx: { to: InflightTransaction['to']; data: Hex; gas: bigint; nonce: number; maxFeePerGas: bigint; maxPriorityFeePerGas: bigint }) {
+  async function sign(account: LocalAccount, tx: { to: InflightTransaction['to']; data: Hex; gas: bigint; nonce: number; maxFeePerGas: bigint; maxPriorityFeePerGas: bigint }) {
     // The local key signs directly: the wallet client would first ask the node for its chain id.
-    const raw = await (account as LocalAccount).signTransaction({ ...tx, chainId: ctx.walletClient.chain.id, type: 'eip1559' });
+    const raw = await account.signTransaction({ ...tx, chainId: ctx.walletClient.chain.id, type: 'eip1559' });
     return { raw, hash: keccak256(raw) };
   }
 
@@ -30,12 +28,13 @@ export function createRelayerActivities(ctx: ChainContext): RelayerActivities {
     return ctx.publicClient.getTransaction({ hash }).then(() => true, () => false);
   }
 
-  async function relayerAccountNonce(): Promise<number> {
+  async function relayerAccountNonce(request?: { sender?: Address }): Promise<number> {
     // `pending` counts preconfirmed and pooled transactions too: the next free nonce.
-    return ctx.publicClient.getTransactionCount({ address: ctx.merchant, blockTag: 'pending' });
+    return ctx.publicClient.getTransactionCount({ address: ctx.accountFor(request?.sender).address, blockTag: 'pending' });
   }
 
-  async function broadcastBatch(request: { startNonce: number; items: RelayRequest[]; sentAt: number }): Promise<BroadcastOutcome> {
+  async function broadcastBatch(request: { startNonce: number; items: RelayRequest[]; sentAt: number; sender?: Address }): Promise<BroadcastOutcome> {
+    const account = ctx.accountFor(request.sender);
     // A retried attempt rebroadcasts exactly what it signed before, never a second set of transactions.
     let signed = lastHeartbeat<InflightTransaction[]>();
     if (!signed?.length) {
@@ -47,7 +46,7 @@ export function createRelayerActivities(ctx: ChainContext): RelayerActivities {
       signed = [];
       for (const [i, item] of request.items.entries()) {
         const tx = { to: item.to, data: item.data, gas: BigInt(item.gas), nonce: start + i, maxFeePerGas: fees.maxFeePerGas, maxPriorityFeePerGas: fees.maxPriorityFeePerGas };
-        const { raw, hash } = await sign(tx);
+        const { raw, hash } = await sign(account, tx);
         signed.push({
           requestId: item.requestId, replyTo: item.replyTo, accountNonce: tx.nonce, hash, raw, to: item.to, data: item.data, gas: item.gas,
           maxFeePerGas: fees.maxFeePerGas.toString(), maxPriorityFeePerGas: fees.maxPriorityFeePerGas.toString(),
@@ -71,7 +70,7 @@ export function createRelayerActivities(ctx: ChainContext): RelayerActivities {
             continue;
           }
           outcome.retry.push(...signed.slice(i).map((t) => t.requestId));
-          outcome.nextAccountNonce = await relayerAccountNonce();
+          outcome.nextAccountNonce = await relayerAccountNonce(request);
           return outcome;
         }
         if (classifyRpcError(err) === 'retryable') throw err;
@@ -86,15 +85,16 @@ export function createRelayerActivities(ctx: ChainContext): RelayerActivities {
     return outcome;
   }
 
-  async function inspectInflight(request: { inflight: InflightTransaction[]; now: number; stuckAfterMs: number }): Promise<InflightReport> {
+  async function inspectInflight(request: { inflight: InflightTransaction[]; now: number; stuckAfterMs: number; sender?: Address }): Promise<InflightReport> {
+    const account = ctx.accountFor(request.sender);
     const report: InflightReport = { settled: [], resent: [], abandoned: [] };
     if (request.inflight.length === 0) return report;
     // A transaction is forgotten only once it is buried SETTLE_DEPTH blocks deep: one that a reorg
     // takes away must still be watched, so the dropped-transaction path below sends it again.
     const head = await ctx.publicClient.getBlockNumber({ cacheTime: 0 });
     const [buried, mined] = await Promise.all([
-      head > SETTLE_DEPTH ? ctx.publicClient.getTransactionCount({ address: ctx.merchant, blockNumber: head - SETTLE_DEPTH }) : Promise.resolve(0),
-      ctx.publicClient.getTransactionCount({ address: ctx.merchant, blockNumber: head }),
+      head > SETTLE_DEPTH ? ctx.publicClient.getTransactionCount({ address: account.address, blockNumber: head - SETTLE_DEPTH }) : Promise.resolve(0),
+      ctx.publicClient.getTransactionCount({ address: account.address, blockNumber: head }),
     ]);
     for (const tx of request.inflight) {
       if (tx.accountNonce < buried) {
@@ -109,7 +109,7 @@ export function createRelayerActivities(ctx: ChainContext): RelayerActivities {
         // Stuck in the pool: the same transaction again, paying more, under the same nonce.
         const maxFeePerGas = (BigInt(tx.maxFeePerGas) * FEE_BUMP_PERCENT) / 100n;
         const maxPriorityFeePerGas = (BigInt(tx.maxPriorityFeePerGas) * FEE_BUMP_PERCENT) / 100n;
-        const { raw, hash } = await sign({ to: tx.to, data: tx.data, gas: BigInt(tx.gas), nonce: tx.accountNonce, maxFeePerGas, maxPriorityFeePerGas });
+        const { raw, hash } = await sign(account, { to: tx.to, data: tx.data, gas: BigInt(tx.gas), nonce: tx.accountNonce, maxFeePerGas, maxPriorityFeePerGas });
         try {
           await ctx.publicClient.sendRawTransaction({ serializedTransaction: raw });
         } catch (err) {
@@ -130,7 +130,7 @@ export function createRelayerActivities(ctx: ChainContext): RelayerActivities {
       } else {
         // Its account nonce must still be used, or every later transaction waits behind the gap.
         const fees = await ctx.feesPerGas();
-        const filler = await sign({ to: ctx.merchant, data: '0x', gas: 21_000n, nonce: tx.accountNonce, ...fees });
+        const filler = await sign(account, { to: account.address, data: '0x', gas: 21_000n, nonce: tx.accountNonce, ...fees });
         await ctx.publicClient.sendRawTransaction({ serializedTransaction: filler.raw });
         report.abandoned.push({ requestId: tx.requestId, failure: { code: 'nonce_already_used', message: 'the authorization was consumed onchain while our transaction was dropped' } });
       }

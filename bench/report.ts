@@ -27,8 +27,13 @@ export function targetsOf(r: Omit<BenchResults, 'targets'>): Target[] {
     t(`idle with ${idle.open} open: worker RSS`, '< 300 MB', `${idle.usage.worker?.rssMb} MB`, (idle.usage.worker?.rssMb ?? Infinity) < 300),
     t(`idle with ${idle.open} open: worker + Temporal CPU`, '< 10 % of a core', `${Math.round(idleCpu * 10) / 10} %`, idleCpu < 10),
     t(`idle with ${idle.open} open: node calls/s`, 'as with none open', `${idle.rpcPerSecond.total}/s (none open: ${r.idle[0]!.rpcPerSecond.total}/s)`, idle.rpcPerSecond.total <= r.idle[0]!.rpcPerSecond.total * 1.5 + 1),
+    ...(r.keys.length === 2 ? [t('captures/s, 4 keys vs 1', 'grows with keys', `${r.keys[1]!.capturesPerSecond}/s vs ${r.keys[0]!.capturesPerSecond}/s (${ratioOf(r.keys[1]!.capturesPerSecond, r.keys[0]!.capturesPerSecond)}×)`, r.keys[1]!.capturesPerSecond > r.keys[0]!.capturesPerSecond)] : []),
     ...(top ? [t(`lifecycles at concurrency ${top.concurrency}`, 'reported', `${top.authcap.lifecyclesPerSecond}/s (A ${top.baselineA.capturesPerSecond}/s)`, true)] : []),
   ];
+}
+
+function ratioOf(a: number, b: number): number {
+  return Math.round((a / b) * 100) / 100;
 }
 
 export function markdownOf(r: BenchResults): string {
@@ -64,6 +69,11 @@ export function markdownOf(r: BenchResults): string {
     '**Targets (issue 9)**',
     '',
     markdownTable([['target', 'wanted', 'got', 'met'], ...r.targets.map((t) => [t.name, t.target, t.got, t.met ? 'yes' : '**no**'])]),
+    '',
+    '**Merchant keys** (the same burst of stored authorizations, 100 callers polling GET, on a fresh stack)',
+    '',
+    markdownTable([['keys', 'captures', 'captures/s', 'capture p50 / p95 ms', 'captures per key', 'exactly-once'],
+      ...r.keys.map((k) => [String(k.keys), String(k.n), String(k.capturesPerSecond), `${k.captured.p50} / ${k.captured.p95}`, Object.values(k.perKey).join(' / '), k.exactlyOnceOk ? 'ok' : '**FAILED**'])]),
     '',
     '**Idle** (open authorizations waiting; CPU % of one core, RSS MB)',
     '',

@@ -3,6 +3,7 @@ import type { TemporalCost } from './temporalCost.js';
 import type { Distribution } from './stats.js';
 import type { UsageByProcess } from './processUsage.js';
 import type { ExactlyOnceFindings } from './exactlyOnce.js';
+import type { KeysRun } from './keysComparison.js';
 
 export interface RpcCost { byMethod: Record<string, number>; total: number }
 
@@ -48,5 +49,7 @@ export interface BenchResults {
   captureBurst: { callers: number; n: number; capturesPerSecond: number; captured: Distribution; get: Distribution };
   idle: { open: number; seconds: number; rpcPerSecond: RpcCost; usage: UsageByProcess }[];
   exactlyOnce: ExactlyOnceFindings;
+  /** The capture burst on a stack with one merchant key and on one with four. */
+  keys: KeysRun[];
   targets: Target[];
 }

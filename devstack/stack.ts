@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { chmodSync, createWriteStream, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Server } from 'node:http';
-import { createPublicClient, defineChain, http, type Address, type Hex } from 'viem';
+import { createPublicClient, defineChain, http, parseEther, toHex, type Address, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { DefaultLogger, Runtime, type WorkflowBundleOption } from '@temporalio/worker';
 import { ApiKeyStore, createDevKeys } from '../client/apiKeys.js';
@@ -18,7 +18,7 @@ import { loadTemporalSettings, type TemporalSettings } from '../runtime/temporal
 import { createAuthcapWorker, type AuthcapWorker } from '../worker/createWorker.js';
 import { chainConfigFromEnv, watcherConfigFromEnv } from '../worker/config.js';
 import { startAnvil, type Anvil } from './anvil.js';
-import { deployDevToken, devAccounts } from './token.js';
+import { deployDevToken, devAccounts, extraMerchantKeys } from './token.js';
 import { startTemporalServer, type TemporalServer } from './temporalServer.js';
 
 export interface DevJson {
@@ -34,6 +34,8 @@ export interface DevJson {
   tokenAddress: Address;
   tokenOwner: { address: Address; privateKey: Hex } | null;
   merchantAddress: Address;
+  /** Every merchant key's address (the first is merchantAddress). */
+  merchantAddresses: Address[];
   payers: { address: Address; privateKey: Hex }[];
   temporalAddress: string;
   temporalNamespace: string;
@@ -57,6 +59,8 @@ export interface StackOptions {
   captureWaitMs?: number;
   /** Run the worker and the API as their own OS processes (npm start), not inside this one (tests). */
   separateProcesses?: boolean;
+  /** Merchant keys on the dev chain (default AUTHCAP_MERCHANT_KEYS, else 1): each has its own relayer. */
+  merchantKeys?: number;
   codecPort?: number;
   log?: (line: string) => void;
 }
@@ -132,6 +136,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       : await startDevChain(options, stops, processes);
     const accounts = devAccounts();
     const merchantAddress = privateKeyToAccount(chainConfig.merchantPrivateKey).address;
+    const merchantAddresses = [...new Set([chainConfig.merchantPrivateKey, ...(chainConfig.merchantPrivateKeys ?? [])].map((k) => privateKeyToAccount(k).address))];
 
     const keyStore = ApiKeyStore.open(join(options.stateDir, 'api-keys.json'));
     const { apiKey, operatorApiKey } = createDevKeys(keyStore);
@@ -155,14 +160,14 @@ export async function startStack(options: StackOptions): Promise<Stack> {
         AUTHCAP_CODEC_KEYS: process.env.AUTHCAP_CODEC_KEYS ?? '',
       };
       processes.worker = await startWorkerProcess({
-        ...env, MERCHANT_PRIVATE_KEY: chainConfig.merchantPrivateKey,
+        ...env, MERCHANT_PRIVATE_KEY: chainConfig.merchantPrivateKey, MERCHANT_PRIVATE_KEYS: (chainConfig.merchantPrivateKeys ?? []).join(','),
         AUTHCAP_VALIDITY_SECONDS: String(options.validitySeconds ?? chainConfig.validitySeconds),
         AUTHCAP_CONFIRMATIONS: String(options.confirmations ?? chainConfig.confirmations),
       }, logFile('worker'));
       stops.push(() => processes.worker!.stop());
       // The API never holds the merchant key: it only needs to know the address (never a payer).
       processes.api = await startApiProcess({
-        ...env, AUTHCAP_API_PORT: String(options.apiPort), AUTHCAP_MERCHANT_ADDRESS: merchantAddress,
+        ...env, AUTHCAP_API_PORT: String(options.apiPort), AUTHCAP_MERCHANT_ADDRESS: merchantAddresses.join(','),
         ...(options.captureWaitMs ? { AUTHCAP_CAPTURE_WAIT_MS: String(options.captureWaitMs) } : {}),
       }, logFile('api'));
       stops.push(() => processes.api!.stop());
@@ -191,7 +196,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
         captureWaitMs: options.captureWaitMs,
         forbiddenPayers: [
           { address: chainConfig.tokenAddress, why: 'the token contract' },
-          { address: merchantAddress, why: 'the merchant itself' },
+          ...merchantAddresses.map((address) => ({ address, why: 'the merchant itself' })),
         ],
         rpcUrl: chainConfig.rpcUrl,
       });
@@ -213,6 +218,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       tokenAddress: chainConfig.tokenAddress,
       tokenOwner: external ? null : accounts.tokenOwner,
       merchantAddress,
+      merchantAddresses,
       payers: external ? [] : accounts.payers,
       temporalAddress: temporal.connectionOptions.address!,
       temporalNamespace: temporal.namespace,
@@ -249,10 +255,17 @@ async function startDevChain(options: StackOptions, stops: (() => Promise<void>)
     rpcUrls: { default: { http: [anvil.rpcUrl] } },
   });
   const tokenAddress = await deployDevToken({ rpcUrl: anvil.rpcUrl, chain, accounts });
+  // Further merchant keys beyond anvil's funded accounts: given gas money directly.
+  const extra = extraMerchantKeys((options.merchantKeys ?? Number(process.env.AUTHCAP_MERCHANT_KEYS ?? 1)) - 1);
+  const funding = createPublicClient({ transport: http(anvil.rpcUrl) });
+  for (const key of extra) {
+    await funding.request({ method: 'anvil_setBalance' as never, params: [key.address, toHex(parseEther('1000'))] as never });
+  }
   return chainConfigFromEnv({
     ...process.env,
     RPC_URL: anvil.rpcUrl,
     TOKEN_ADDRESS: tokenAddress,
     MERCHANT_PRIVATE_KEY: accounts.merchant.privateKey,
+    MERCHANT_PRIVATE_KEYS: extra.map((k) => k.privateKey).join(','),
   });
 }

@@ -21,6 +21,11 @@ function keyAt(addressIndex: number): { address: Address; privateKey: Hex } {
   return { address: account.address, privateKey };
 }
 
+/** More merchant keys for the dev chain (AUTHCAP_MERCHANT_KEYS > 1): well-known keys from index 40 on. */
+export function extraMerchantKeys(count: number): { address: Address; privateKey: Hex }[] {
+  return Array.from({ length: Math.max(0, count) }, (_, i) => keyAt(40 + i));
+}
+
 /** Well-known anvil accounts: 0 owns the token, 1 is the merchant, 2.. are payers. */
 export function devAccounts(payerCount = 16): DevAccounts {
   return {

@@ -13,6 +13,8 @@ export interface RelayRequest {
   /** The authorization this transaction consumes: a dropped one is resubmitted only while it is unused. */
   authorizer: Address;
   nonce: Hex;
+  /** The merchant key that must send it (its relayer); the first key when absent. */
+  sender?: Address;
 }
 
 export interface RelayResult {
@@ -62,12 +64,19 @@ export interface InflightReport {
   abandoned: { requestId: string; failure: CaptureFailure }[];
 }
 
+/** Every relayer activity names the merchant key it works for (absent: the first key, as recorded before several keys). */
 export interface RelayerActivities {
-  relayerAccountNonce(): Promise<number>;
-  broadcastBatch(request: { startNonce: number; items: RelayRequest[]; sentAt: number }): Promise<BroadcastOutcome>;
-  inspectInflight(request: { inflight: InflightTransaction[]; now: number; stuckAfterMs: number }): Promise<InflightReport>;
+  relayerAccountNonce(request?: { sender?: Address }): Promise<number>;
+  broadcastBatch(request: { startNonce: number; items: RelayRequest[]; sentAt: number; sender?: Address }): Promise<BroadcastOutcome>;
+  inspectInflight(request: { inflight: InflightTransaction[]; now: number; stuckAfterMs: number; sender?: Address }): Promise<InflightReport>;
 }
 
 export function relayerWorkflowId(merchant: Address): string {
   return `relayer-${merchant.toLowerCase()}`;
+}
+
+/** The merchant key a relayer works for, from its workflow id. */
+export function relayerSender(workflowId: string): Address | undefined {
+  const match = /^relayer-(0x[0-9a-f]{40})$/.exec(workflowId);
+  return match ? (match[1] as Address) : undefined;
 }

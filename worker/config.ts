@@ -13,6 +13,7 @@ export function chainConfigFromEnv(env: NodeJS.ProcessEnv = process.env): ChainC
     wsUrl: env.AUTHCAP_WS_URL ?? (env.RPC_URL as string).replace(/^http/, 'ws'),
     tokenAddress: parseAddress(env.TOKEN_ADDRESS, 'TOKEN_ADDRESS') as Address,
     merchantPrivateKey: key as Hex,
+    merchantPrivateKeys: merchantKeys(env.MERCHANT_PRIVATE_KEYS),
     validitySeconds: positiveInt(env.AUTHCAP_VALIDITY_SECONDS, 900, 'AUTHCAP_VALIDITY_SECONDS'),
     confirmations: env.AUTHCAP_CONFIRMATIONS === 'safe' || env.AUTHCAP_CONFIRMATIONS === 'finalized'
       ? env.AUTHCAP_CONFIRMATIONS
@@ -21,6 +22,15 @@ export function chainConfigFromEnv(env: NodeJS.ProcessEnv = process.env): ChainC
     maxValiditySeconds: positiveInt(env.AUTHCAP_MAX_VALIDITY_SECONDS, 7 * 24 * 3600, 'AUTHCAP_MAX_VALIDITY_SECONDS'),
     historyLimit: positiveInt(env.AUTHCAP_HISTORY_LIMIT, 2_000, 'AUTHCAP_HISTORY_LIMIT'),
   };
+}
+
+/** MERCHANT_PRIVATE_KEYS: more merchant keys, comma-separated (MERCHANT_PRIVATE_KEY stays the first). */
+function merchantKeys(raw: string | undefined): Hex[] {
+  if (!raw?.trim()) return [];
+  return raw.split(',').map((k) => k.trim()).filter(Boolean).map((k) => {
+    if (!/^0x[0-9a-fA-F]{64}$/.test(k)) throw new Error('MERCHANT_PRIVATE_KEYS must be 32-byte 0x-prefixed hex keys separated by commas');
+    return k as Hex;
+  });
 }
 
 /**

@@ -49,7 +49,8 @@ export async function createAuthcapWorker(options: AuthcapWorkerOptions): Promis
   // process asks first, and Temporal guarantees there is only ever one per merchant key.
   const requestRelay = async (request: RelayRequest) => {
     await client.workflow.signalWithStart<typeof RelayerWorkflow, [RelayRequest]>('merchantRelayerWorkflow', {
-      workflowId: relayerWorkflowId(chain.merchant),
+      // Each merchant key has its own relayer: the one the transaction must be sent by.
+      workflowId: relayerWorkflowId(request.sender && chain.isMerchant(request.sender) ? request.sender : chain.merchant),
       taskQueue,
       args: [{ accountNonce: null, inflight: [], answered: [] }],
       signal: relayRequestSignal,

@@ -47,6 +47,8 @@ export function startWatcher(options: WatcherOptions): Watcher {
   let mode: 'subscription' | 'polling' = 'polling';
   let unsubscribe: (() => void) | undefined;
   let cursor = readCursor(options.cursorFile);
+  let sweeping: Promise<void> | undefined;
+  let wake: (() => void) | undefined;
 
   async function deliver(entry: DecodedLog): Promise<void> {
     if (entry.topics.length < 3) return;
@@ -145,10 +147,15 @@ export function startWatcher(options: WatcherOptions): Watcher {
       return;
     }
     // Even with a subscription, sweep now and then: it moves the cursor and covers a dropped message.
-    void (async () => {
+    sweeping = (async () => {
       while (!stopped && (mode as string) === 'subscription') {
-        await new Promise((r) => setTimeout(r, (options.pollIntervalMs ?? 1_000) * 5));
-        // A sweep cut short by stop() (the node going away with it) is not worth a line.
+        await new Promise<void>((r) => {
+          const timer = setTimeout(r, (options.pollIntervalMs ?? 1_000) * 5);
+          wake = () => { clearTimeout(timer); r(); };
+        });
+        // Stopped while it slept: a stopped watcher must not move the cursor past what its successor
+        // has yet to deliver.
+        if (stopped) break;
         await catchUp().catch((err) => stopped || log(`watcher: sweep failed: ${(err as Error).message}`));
       }
     })();
@@ -161,8 +168,10 @@ export function startWatcher(options: WatcherOptions): Watcher {
     handledTransactions: () => [...handled],
     async stop() {
       stopped = true;
+      wake?.();
       unsubscribe?.();
       await ready.catch(() => undefined);
+      await sweeping;
     },
   };
 }

@@ -105,7 +105,8 @@ export async function capture(lifecycle: Lifecycle, relay: Relay, window: ChainW
   // the merchant retries. A second attempt while the first is still pending is harmless: the
   // precheck above reads `pending`, and the token accepts a nonce once.
   const attempt = lifecycle.captureAttempts;
-  const relayed = await relay(`capture:${from}:${nonce}:${attempt}`, prepared.transaction, { authorizer: from, nonce });
+  // Sent by the key it pays: receiveWithAuthorization accepts only its payee as the sender.
+  const relayed = await relay(`capture:${from}:${nonce}:${attempt}`, prepared.transaction, { authorizer: from, nonce, sender: request.authorization.to });
   if (!relayed.transactionHash) {
     lifecycle.send({ type: 'CAPTURE_FAILED', failure: relayed.failure ?? { code: 'capture_reverted', message: 'the relayer did not send the capture' } });
     throw lastErrorFailure(lifecycle);
@@ -178,7 +179,7 @@ export async function cancel(lifecycle: Lifecycle, relay: Relay, signature: Hex)
     throw lastErrorFailure(lifecycle);
   }
   const attempt = lifecycle.cancelAttempts;
-  const relayed = await relay(`cancel:${request.authorizer}:${request.nonce}:${attempt}`, prepared.transaction, request);
+  const relayed = await relay(`cancel:${request.authorizer}:${request.nonce}:${attempt}`, prepared.transaction, { ...request, sender: authorization!.to });
   if (!relayed.transactionHash) {
     lifecycle.send({ type: 'CANCEL_FAILED', failure: relayed.failure ?? { code: 'capture_reverted', message: 'the relayer did not send the cancellation' } });
     throw lastErrorFailure(lifecycle);

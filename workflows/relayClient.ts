@@ -12,7 +12,7 @@ import { relayResultSignal } from './messages.js';
 export type Relay = (
   requestId: string,
   transaction: PreparedTransaction,
-  consumes: { authorizer: Address; nonce: Hex },
+  consumes: { authorizer: Address; nonce: Hex; sender?: Address },
 ) => Promise<RelayResult>;
 
 /** Registers the answer handler for this workflow and returns its `relay` function. */

@@ -4,7 +4,7 @@
 import {
   ActivityFailure, condition, continueAsNew, getExternalWorkflowHandle, log, patched, proxyActivities, proxySinks, setHandler, sleep, workflowInfo,
 } from '@temporalio/workflow';
-import type { InflightTransaction, RelayRequest, RelayResult, RelayerActivities } from '../domain/relay.js';
+import { relayerSender, type InflightTransaction, type RelayRequest, type RelayResult, type RelayerActivities } from '../domain/relay.js';
 import type { AuthcapSinks } from '../domain/telemetry.js';
 import { relayRequestSignal, relayResultSignal } from './messages.js';
 
@@ -37,6 +37,8 @@ const REMEMBERED_ANSWERS = 2_000;
 const PAUSE_AFTER_FAILURE_MS = 2_000;
 
 export async function merchantRelayerWorkflow(state: RelayerState = { accountNonce: null, inflight: [], answered: [] }): Promise<void> {
+  // One relayer per merchant key: its id names the key it sends with.
+  const sender = relayerSender(workflowInfo().workflowId);
   let accountNonce = state.accountNonce;
   let inflight = state.inflight;
   const answered = new Map(state.answered);
@@ -72,11 +74,11 @@ export async function merchantRelayerWorkflow(state: RelayerState = { accountNon
   async function broadcastQueued(): Promise<void> {
     // With nothing of ours in flight the chain's count is exact: re-read it, so a counter carried
     // from an older chain (a reset dev chain, another tool using the key) never leaves a gap.
-    if (accountNonce === null || inflight.length === 0) accountNonce = await relayer.relayerAccountNonce();
+    if (accountNonce === null || inflight.length === 0) accountNonce = await relayer.relayerAccountNonce({ sender });
     const batch = queue.splice(0, BATCH_SIZE);
     let outcome;
     try {
-      outcome = await relayer.broadcastBatch({ startNonce: accountNonce, items: batch, sentAt: Date.now() });
+      outcome = await relayer.broadcastBatch({ startNonce: accountNonce, items: batch, sentAt: Date.now(), sender });
     } catch (err) {
       // Whatever was broadcast before the failure is either mined (and found by the capture's own
       // log read) or refused; the next attempt re-reads the chain's nonce, so no gap is left.
@@ -102,7 +104,7 @@ export async function merchantRelayerWorkflow(state: RelayerState = { accountNon
 
   async function maintainInflight(): Promise<void> {
     const watched = inflight;
-    const report = await relayer.inspectInflight({ inflight: watched, now: Date.now(), stuckAfterMs: STUCK_AFTER_MS });
+    const report = await relayer.inspectInflight({ inflight: watched, now: Date.now(), stuckAfterMs: STUCK_AFTER_MS, sender });
     const gone = new Set([...report.settled, ...report.abandoned.map((a) => a.requestId)]);
     const resent = new Map(report.resent.map((t) => [t.requestId, t]));
     inflight = inflight.filter((t) => !gone.has(t.requestId)).map((t) => resent.get(t.requestId) ?? t);

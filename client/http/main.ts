@@ -1,6 +1,6 @@
 // `npm run api`: the HTTP API as its own process, against the configured Temporal.
 //   AUTHCAP_API_PORT (8080), AUTHCAP_STATE_DIR (.authcap: API keys, idempotency answers),
-//   AUTHCAP_KEYS_FILE, AUTHCAP_IDEMPOTENCY_DIR, TOKEN_ADDRESS and AUTHCAP_MERCHANT_ADDRESS (never a payer),
+//   AUTHCAP_KEYS_FILE, AUTHCAP_IDEMPOTENCY_DIR, TOKEN_ADDRESS and AUTHCAP_MERCHANT_ADDRESS (comma-separated with several keys; never a payer),
 //   RPC_URL (for /readyz), AUTHCAP_CODEC_KEYS (payload encryption, required unless AUTHCAP_CODEC=off).
 import { join } from 'node:path';
 import { requireCodec } from '../../runtime/codec.js';
@@ -13,7 +13,7 @@ requireCodec();
 const stateDir = process.env.AUTHCAP_STATE_DIR ?? '.authcap';
 const forbiddenPayers = [
   ...(process.env.TOKEN_ADDRESS ? [{ address: process.env.TOKEN_ADDRESS, why: 'the token contract' }] : []),
-  ...(process.env.AUTHCAP_MERCHANT_ADDRESS ? [{ address: process.env.AUTHCAP_MERCHANT_ADDRESS, why: 'the merchant itself' }] : []),
+  ...(process.env.AUTHCAP_MERCHANT_ADDRESS ?? '').split(',').map((a) => a.trim()).filter(Boolean).map((address) => ({ address, why: 'the merchant itself' })),
 ];
 const client = await AuthcapClient.connect(loadTemporalSettings());
 const server = createApiServer({
