@@ -26,23 +26,40 @@ export interface LifecycleTiming {
 
 export class AuthcapApi {
   readonly getLatencies: number[] = [];
+  /** Answers of 503/429 the bench waited out (Retry-After) and retried, as a real client does. */
+  retries = 0;
 
   constructor(private readonly url: string, private readonly key: string) {}
 
-  async call(method: string, path: string, body?: unknown): Promise<ApiAnswer> {
+  async call(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<ApiAnswer> {
     const started = performance.now();
-    const res = await fetch(`${this.url}${path}`, {
-      method,
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${this.key}` },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const answer = { status: res.status, body: (await res.json()) as any, ms: performance.now() - started };
-    if (method === 'GET') this.getLatencies.push(answer.ms);
-    return answer;
+    for (let attempt = 1; ; attempt += 1) {
+      const res = await fetch(`${this.url}${path}`, {
+        method,
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${this.key}`, ...headers },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      const answer = { status: res.status, body: (await res.json()) as any, ms: performance.now() - started };
+      // Overloaded (503 temporal_unavailable / worker_unavailable, 429): wait as told and ask again.
+      if ((res.status === 503 || res.status === 429) && attempt < 10) {
+        this.retries += 1;
+        await new Promise((r) => setTimeout(r, Math.max(250, Number(res.headers.get('retry-after') ?? 1) * 1000)));
+        continue;
+      }
+      if (method === 'GET') this.getLatencies.push(answer.ms);
+      return answer;
+    }
   }
 
   async create(payer: Payer, label: string): Promise<{ id: string; typedData: unknown }> {
-    const res = await this.call('POST', '/v1/authorizations', { orderId: `${label}-${randomUUID()}`, payer: payer.address, amount: '0.01' });
+    // An order service sends an Idempotency-Key, so a create retried after a 503 is not a second one.
+    const orderId = `${label}-${randomUUID()}`;
+    let res = await this.call('POST', '/v1/authorizations', { orderId, payer: payer.address, amount: '0.01' }, { 'idempotency-key': orderId });
+    if (res.status === 409 && res.body.error?.code === 'order_has_open_authorization' && res.body.error.details?.id) {
+      // The timed-out first try did start it: carry on with that one.
+      res = await this.call('GET', `/v1/authorizations/${res.body.error.details.id}`);
+      if (res.status === 200 && res.body.state === 'drafted') res.status = 201;
+    }
     if (res.status !== 201) throw new Error(`create answered ${res.status}: ${JSON.stringify(res.body)}`);
     return { id: res.body.id, typedData: res.body.typedData };
   }

@@ -236,7 +236,7 @@ async function run(stack: Stack): Promise<BenchResults> {
       },
     },
     rpcPerCapture: { baselineA: { byMethod: aRpc, total: total(aRpc) }, baselineB: bRpc, authcap: { byMethod: cRpc, total: total(cRpc) }, authcapIdlePerSecond: idle[0]!.rpcPerSecond },
-    temporalPerAuthorization, captureProfileMs, concurrency, creates, createAndSign, captureBurst, idle, exactlyOnce,
+    temporalPerAuthorization, captureProfileMs, apiRetries: api.retries, concurrency, creates, createAndSign, captureBurst, idle, exactlyOnce,
   };
   return { ...results, keys: [], targets: [] };
 }

@@ -82,6 +82,8 @@ export function markdownOf(r: BenchResults): string {
       ...r.idle.map((i) => [String(i.open), String(i.rpcPerSecond.total), ...['worker', 'api', 'temporal', 'anvil'].map((p) => i.usage[p] ? `${i.usage[p]!.cpuPercent} % / ${i.usage[p]!.rssMb} MB` : '—')]),
     ]),
     '',
+    `Overload answers (503/429) the callers waited out and retried, as clients do: ${r.apiRetries ?? 0}.`,
+    '',
     `Exactly-once audit: ${r.exactlyOnce.ok ? 'passed' : '**FAILED**'}: ${r.exactlyOnce.authcapCaptures} authcap captures, ${r.exactlyOnce.merchantTransactions} merchant transactions, ${r.exactlyOnce.duplicateNonces} nonces used twice, ${r.exactlyOnce.authcapCapturesWithoutLog} captures without a log.`,
   ];
   return `${lines.join('\n')}\n`;

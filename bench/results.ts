@@ -49,6 +49,8 @@ export interface BenchResults {
   captureBurst: { callers: number; n: number; capturesPerSecond: number; captured: Distribution; get: Distribution };
   idle: { open: number; seconds: number; rpcPerSecond: RpcCost; usage: UsageByProcess }[];
   exactlyOnce: ExactlyOnceFindings;
+  /** 503/429 answers the bench's callers waited out (Retry-After) and retried. */
+  apiRetries: number;
   /** The capture burst on a stack with one merchant key and on one with four. */
   keys: KeysRun[];
   targets: Target[];
