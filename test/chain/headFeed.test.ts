@@ -26,7 +26,7 @@ describe('HeadFeed', () => {
       expect(first).toBeTypeOf('bigint');
       const started = Date.now();
       const next = await feed.nextHead(first!, 10_000);
-      expect(next).toBe(first! + 1n);
+      expect(next!).toBeGreaterThan(first!);
       expect(Date.now() - started).toBeLessThan(5_000);
       const onNode = await createPublicClient({ transport: http(anvil.rpcUrl) }).getBlockNumber({ cacheTime: 0 });
       expect(onNode).toBeGreaterThanOrEqual(next!);
