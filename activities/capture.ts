@@ -20,7 +20,7 @@ export function createCaptureActivities(ctx: ChainContext) {
     try {
       // Simulating against `pending` catches every revert the token would raise, before paying gas.
       // The precheck has just read the nonce as unused; only a refusal sends us to read its fate.
-      await ctx.publicClient.simulateContract({ ...call, account: senderOf(ctx, request), blockTag: 'pending' });
+      await ctx.publicClient.simulateContract({ ...call, account: ctx.senderFor(request.authorization.to), blockTag: 'pending' });
     } catch (err) {
       if (!isRevert(err)) throw err;
       const onchain = await readNonceState({ authorizer: request.authorization.from, nonce: request.authorization.nonce });
@@ -99,7 +99,7 @@ export function createCaptureActivities(ctx: ChainContext) {
     // may have landed in the same block, before it; then the state before the block.
     for (const blockNumber of [receipt.blockNumber, receipt.blockNumber - 1n]) {
       try {
-        await ctx.publicClient.simulateContract({ ...call, account: senderOf(ctx, request), blockNumber });
+        await ctx.publicClient.simulateContract({ ...call, account: ctx.senderFor(request.authorization.to), blockNumber });
       } catch (err) {
         if (isRevert(err)) return captureFailureFromRevert(err);
       }
@@ -109,9 +109,4 @@ export function createCaptureActivities(ctx: ChainContext) {
   }
 
   return { prepareCapture, awaitCaptureInclusion, awaitCaptureConfirmation };
-}
-
-/** The merchant key that sends this capture: its payee, when that is one of ours. */
-export function senderOf(ctx: ChainContext, request: CaptureRequest): Address {
-  return ctx.isMerchant(request.authorization.to) ? request.authorization.to : ctx.merchant;
 }

@@ -56,6 +56,8 @@ export interface ChainContext {
   /** The local account of a merchant address (the first one when none is named). */
   accountFor(merchant?: Address): LocalAccount;
   isMerchant(address: string): boolean;
+  /** The key that sends for this payee: the payee itself when it is one of ours, else the first key. */
+  senderFor(payee?: string): Address;
   /** The merchant key a new authorization will pay (and be captured by): round robin over all keys. */
   nextMerchant(): Address;
   tokenAddress: Address;
@@ -113,6 +115,7 @@ export async function createChainContext(config: ChainConfig): Promise<ChainCont
       return found;
     },
     isMerchant: (address: string) => accounts.has(address.toLowerCase()),
+    senderFor: (payee?: string) => accounts.get((payee ?? '').toLowerCase())?.address ?? account.address,
     nextMerchant: () => merchants[turn++ % merchants.length]!,
     tokenAddress: config.tokenAddress,
     validitySeconds: config.validitySeconds,

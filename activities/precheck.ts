@@ -12,7 +12,7 @@ export function createPrecheckActivity(ctx: ChainContext) {
   return async function precheckCapture(request: CaptureRequest): Promise<CapturePrecheckFacts> {
     const { from, nonce } = request.authorization;
     // The payee is the key that will send the capture (receiveWithAuthorization requires it).
-    const merchant = ctx.isMerchant(request.authorization.to) ? request.authorization.to : ctx.merchant;
+    const merchant = ctx.senderFor(request.authorization.to);
     const token = { address: ctx.tokenAddress, abi: tokenAbi } as const;
     // The five token reads travel as one eth_call (a deployless multicall: no Multicall3 needs to be
     // deployed), beside the pending block and the merchant's gas balance: three node calls, one view.

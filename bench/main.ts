@@ -8,7 +8,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, platform, release, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
-import { createPublicClient, http, parseEther, toHex, type Hex } from 'viem';
+import { createPublicClient, createTestClient, http, parseEther, type Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { freePort } from '../devstack/process.js';
 import { startStack, type Stack } from '../devstack/stack.js';
@@ -84,7 +84,7 @@ async function run(stack: Stack): Promise<BenchResults> {
   };
   const fundedKey = async () => {
     const key = generatePrivateKey();
-    await chain.request({ method: 'anvil_setBalance' as never, params: [privateKeyToAccount(key).address, toHex(parseEther('1000'))] as never });
+    await createTestClient({ mode: 'anvil', transport: http(dev.rpcUrl) }).setBalance({ address: privateKeyToAccount(key).address, value: parseEther('1000') });
     return key;
   };
   const bare = createBareBaseline({ rpcUrl: dev.rpcUrl, chainId: dev.chainId, tokenAddress: dev.tokenAddress, domain, submitterKey: await fundedKey(), confirmations: 1 });

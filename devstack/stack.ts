@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { chmodSync, createWriteStream, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Server } from 'node:http';
-import { createPublicClient, defineChain, http, parseEther, toHex, type Address, type Hex } from 'viem';
+import { createPublicClient, createTestClient, defineChain, http, parseEther, type Address, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { DefaultLogger, Runtime, type WorkflowBundleOption } from '@temporalio/worker';
 import { ApiKeyStore, createDevKeys } from '../client/apiKeys.js';
@@ -257,10 +257,8 @@ async function startDevChain(options: StackOptions, stops: (() => Promise<void>)
   const tokenAddress = await deployDevToken({ rpcUrl: anvil.rpcUrl, chain, accounts });
   // Further merchant keys beyond anvil's funded accounts: given gas money directly.
   const extra = extraMerchantKeys((options.merchantKeys ?? Number(process.env.AUTHCAP_MERCHANT_KEYS ?? 1)) - 1);
-  const funding = createPublicClient({ transport: http(anvil.rpcUrl) });
-  for (const key of extra) {
-    await funding.request({ method: 'anvil_setBalance' as never, params: [key.address, toHex(parseEther('1000'))] as never });
-  }
+  const funding = createTestClient({ mode: 'anvil', chain, transport: http(anvil.rpcUrl) });
+  for (const key of extra) await funding.setBalance({ address: key.address, value: parseEther('1000') });
   return chainConfigFromEnv({
     ...process.env,
     RPC_URL: anvil.rpcUrl,

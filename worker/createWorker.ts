@@ -50,7 +50,7 @@ export async function createAuthcapWorker(options: AuthcapWorkerOptions): Promis
   const requestRelay = async (request: RelayRequest) => {
     await client.workflow.signalWithStart<typeof RelayerWorkflow, [RelayRequest]>('merchantRelayerWorkflow', {
       // Each merchant key has its own relayer: the one the transaction must be sent by.
-      workflowId: relayerWorkflowId(request.sender && chain.isMerchant(request.sender) ? request.sender : chain.merchant),
+      workflowId: relayerWorkflowId(chain.senderFor(request.sender)),
       taskQueue,
       args: [{ accountNonce: null, inflight: [], answered: [] }],
       signal: relayRequestSignal,

@@ -4,13 +4,14 @@
 // no checks, no bookkeeping: the chain's own latency plus one signature.
 import { randomBytes } from 'node:crypto';
 import {
-  createPublicClient, createWalletClient, custom, defineChain, http, toHex,
+  createPublicClient, createWalletClient, defineChain, toHex,
   type Address, type Hex, type PublicClient, type Transport,
 } from 'viem';
 import { nonceManager, privateKeyToAccount } from 'viem/accounts';
 import { authorizationTypes, type TokenDomain } from '../../domain/eip3009.js';
 import { splitEcdsa } from '../../domain/signature.js';
 import { tokenAbi } from '../../domain/tokenAbi.js';
+import { RpcMetrics, instrumentedHttp } from '../../activities/rpc/rpcMetrics.js';
 
 export interface BareSetup {
   rpcUrl: string;
@@ -36,27 +37,18 @@ export interface BareBaseline {
   rpcCalls(): Record<string, number>;
 }
 
-/** viem's http transport with a per-method counter (no batching: each call is one round trip). */
-export function countingTransport(rpcUrl: string, counts: Record<string, number>): Transport {
-  const inner = http(rpcUrl);
-  return (params) => {
-    const transport = inner(params);
-    return custom({
-      request: (args: { method: string; params?: unknown }) => {
-        counts[args.method] = (counts[args.method] ?? 0) + 1;
-        return transport.request(args as never);
-      },
-    })(params);
-  };
+/** The worker's own counting transport, unbatched: each call of a baseline is one round trip. */
+export function countingTransport(rpcUrl: string, metrics: RpcMetrics): Transport {
+  return instrumentedHttp(rpcUrl, metrics, { batch: false });
 }
 
 const POLL_MS = 20;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export function createBareBaseline(setup: BareSetup): BareBaseline {
-  const counts: Record<string, number> = {};
+  const metrics = new RpcMetrics();
   const chain = defineChain({ id: setup.chainId, name: 'bench', nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 }, rpcUrls: { default: { http: [setup.rpcUrl] } } });
-  const transport = countingTransport(setup.rpcUrl, counts);
+  const transport = countingTransport(setup.rpcUrl, metrics);
   const account = privateKeyToAccount(setup.submitterKey, { nonceManager });
   const publicClient = createPublicClient({ chain, transport, pollingInterval: POLL_MS }) as PublicClient;
   const wallet = createWalletClient({ chain, transport, account });
@@ -81,5 +73,5 @@ export function createBareBaseline(setup: BareSetup): BareBaseline {
     return { transactionHash: hash, preconfirmedMs, capturedMs: performance.now() - started };
   }
 
-  return { capture, rpcCalls: () => ({ ...counts }) };
+  return { capture, rpcCalls: () => metrics.snapshot().byMethod };
 }

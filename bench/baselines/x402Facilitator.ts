@@ -12,6 +12,7 @@ import { authorizationTypes, toFacilitatorEvmSigner, type ExactEIP3009Payload } 
 import { ExactEvmScheme } from '@x402/evm/exact/facilitator';
 import { tokenAbi } from '../../domain/tokenAbi.js';
 import { countingTransport } from './bareCapture.js';
+import { RpcMetrics } from '../../activities/rpc/rpcMetrics.js';
 
 export interface X402BaselineSetup {
   rpcUrl: string;
@@ -42,9 +43,9 @@ function benchChain(chainId: number, rpcUrl: string): Chain {
   return defineChain({ id: chainId, name: 'bench', nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 }, rpcUrls: { default: { http: [rpcUrl] } } });
 }
 
-/** The facilitator's viem clients behind x402's signer interface; every call goes through `counts`. */
-function facilitatorSigner(setup: X402BaselineSetup, chain: Chain, counts: Record<string, number>) {
-  const transport = countingTransport(setup.rpcUrl, counts);
+/** The facilitator's viem clients behind x402's signer interface; every call is counted in `metrics`. */
+function facilitatorSigner(setup: X402BaselineSetup, chain: Chain, metrics: RpcMetrics) {
+  const transport = countingTransport(setup.rpcUrl, metrics);
   const account = privateKeyToAccount(setup.facilitatorKey);
   const publicClient = createPublicClient({ chain, transport, pollingInterval: POLL_MS }) as PublicClient;
   const wallet = createWalletClient({ chain, transport, account, pollingInterval: POLL_MS });
@@ -94,9 +95,9 @@ async function signPayment(
 }
 
 export async function createX402Baseline(setup: X402BaselineSetup): Promise<X402Baseline> {
-  const counts: Record<string, number> = {};
+  const metrics = new RpcMetrics();
   const chain = benchChain(setup.chainId, setup.rpcUrl);
-  const scheme = new ExactEvmScheme(facilitatorSigner(setup, chain, counts));
+  const scheme = new ExactEvmScheme(facilitatorSigner(setup, chain, metrics));
   const domain = await tokenDomain(setup.rpcUrl, chain, setup.tokenAddress);
 
   function requirementsFor(amountMinor: bigint): PaymentRequirements {
@@ -119,5 +120,5 @@ export async function createX402Baseline(setup: X402BaselineSetup): Promise<X402
     return { transactionHash: settled.transaction as Hex, ms };
   }
 
-  return { pay, rpcCalls: () => ({ ...counts }) };
+  return { pay, rpcCalls: () => metrics.snapshot().byMethod };
 }
