@@ -1,6 +1,6 @@
 // The log watcher: subscribes to the token's consumption events, tells the owning workflow, and
 // after a restart catches up from its cursor without missing or re-delivering a log.
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -80,6 +80,18 @@ describe('the log watcher', () => {
     const final = await api('GET', `/v1/authorizations/${resource.id}`);
     expect(final.body.cancellation).toMatchObject({ transactionHash: tx, by: 'onchain' });
     await watcher.stop();
+  });
+
+  it('once stopped, never moves the cursor again (its successor delivers what came after)', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'authcap-watcher-')), 'cursor.json');
+    const watcher = startWatcher({ ...watcherOptions(), cursorFile: file });
+    await watcher.ready;
+    expect(watcher.mode()).toBe('subscription');
+    await watcher.stop();
+    const atStop = readFileSync(file, 'utf8');
+    // Longer than its sweep period (5 × 200 ms), while blocks keep coming every 0.2 s.
+    await new Promise((r) => setTimeout(r, 2_000));
+    expect(readFileSync(file, 'utf8')).toBe(atStop);
   });
 
   it('catches up from its cursor after a restart, and does not deliver a log twice', async () => {
