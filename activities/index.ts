@@ -13,16 +13,21 @@ import { createDraftActivity } from './draft.js';
 import { createNonceStateActivity } from './nonceState.js';
 import { createPrecheckActivity } from './precheck.js';
 import { createVerifyActivity } from './verify.js';
+import { createEventActivities, type EventDependencies } from './events.js';
+import type { EventActivities } from '../domain/activityContract.js';
 
 export { createChainContext, type ChainConfig, type ChainContext } from './chainContext.js';
 
 export interface ActivityDependencies {
   /** Delivers a transaction to the merchant's relayer workflow (the worker builds it on its Temporal client). */
   requestRelay: (request: RelayRequest) => Promise<void>;
+  /** Event streams and webhook endpoints (the worker builds them on its Temporal client). */
+  events: EventDependencies;
 }
 
-export function createActivities(ctx: ChainContext, deps: ActivityDependencies): AuthorizationActivities & RelayerActivities {
+export function createActivities(ctx: ChainContext, deps: ActivityDependencies): AuthorizationActivities & RelayerActivities & EventActivities {
   return classifyingErrors({
+    ...createEventActivities(deps.events),
     requestRelay: deps.requestRelay,
     ...createRelayerActivities(ctx),
     workerPolicy: async () => ({

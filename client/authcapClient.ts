@@ -20,6 +20,8 @@ import { toAuthcapError } from './temporalErrors.js';
 import { closeWhenSettled, serverCall, workerCall, withDeadline } from './temporalCalls.js';
 import { tracingPluginFromEnv } from '../runtime/tracing.js';
 import { parseAmount, parseOrderId, parsePresigned, parseState, parseValidFor, type PresignedRequest } from './requests.js';
+import { WebhookEndpoints } from './webhookEndpoints.js';
+import { listEvents, type EventPage, type ListEventsRequest } from './eventFeed.js';
 
 export interface CreateAuthorizationRequest {
   orderId: string;
@@ -92,6 +94,18 @@ export class AuthcapClient {
 
   async close(): Promise<void> {
     await closeWhenSettled(this.temporal);
+  }
+
+  private endpoints?: WebhookEndpoints;
+
+  /** Webhook endpoints: `create` (returns the signing secret once), `list`, `get`, `delete`. */
+  get webhookEndpoints(): WebhookEndpoints {
+    return (this.endpoints ??= new WebhookEndpoints(this.temporal, this.taskQueue, () => this.ping()));
+  }
+
+  /** The events feed, oldest first after `after` (an event id), filtered by type or order. */
+  listEvents(request: ListEventsRequest = {}): Promise<EventPage> {
+    return listEvents(this.temporal, request);
   }
 
   /** Drafts a new authorization for the payer to sign; resolves once its typed data exists. */
@@ -433,3 +447,8 @@ function quote(value: string): string {
 }
 
 export type { AuthorizationResource, AuthorizationView };
+export type { AuthcapEvent, EventType, WebhookEndpoint } from '../domain/events.js';
+export type { EventPage, ListEventsRequest } from './eventFeed.js';
+export type { CreateWebhookEndpointRequest, CreatedWebhookEndpoint } from './webhookEndpoints.js';
+// Receivers verify deliveries with this (it needs no Temporal connection).
+export { signWebhook, verifyWebhook, WebhookVerificationError, SIGNATURE_HEADER, EVENT_ID_HEADER } from '../runtime/webhookSignature.js';

@@ -5,6 +5,8 @@
 //   authcap void <id | --order ID> --reason TEXT [--by NAME]
 //   authcap capture <id | --order ID>
 //   authcap keys create --role order-service|operator [--label L] | keys list | keys revoke <key id>
+//   authcap events [--after ID] [--type T] [--order ID] [--limit N] [--follow]
+//   authcap webhooks create --url URL [--events a,b|*] [--label L] | webhooks list | webhooks delete <id>
 // Connects with the same settings as the worker (TEMPORAL_ADDRESS, namespace, TLS, API key, and
 // AUTHCAP_CODEC_KEYS to read the encrypted payloads); `keys` works on the key file alone.
 import { existsSync } from 'node:fs';
@@ -16,6 +18,7 @@ import type { AuthorizationResource } from '../domain/authorization.js';
 import { requireCodec } from '../runtime/codec.js';
 import { apiRoles, ApiKeyStore, type ApiRole } from './apiKeys.js';
 import { AuthcapClient, type AuthorizationSummary } from './authcapClient.js';
+import { eventsCommand, webhooksCommand } from './cliEvents.js';
 
 const usage = `usage:
   authcap get <id | --order ID> [--json]
@@ -25,7 +28,11 @@ const usage = `usage:
   authcap capture <id | --order ID> [--json]
   authcap keys create --role order-service|operator [--label TEXT] [--json]
   authcap keys list [--json]
-  authcap keys revoke <key id>`;
+  authcap keys revoke <key id>
+  authcap events [--after EVENT_ID] [--type TYPE] [--order ID] [--limit N] [--follow] [--json]
+  authcap webhooks create --url URL [--events TYPE,TYPE|*] [--label TEXT] [--json]
+  authcap webhooks list [--json]
+  authcap webhooks delete <endpoint id>`;
 
 type Out = (line: string) => void;
 
@@ -94,6 +101,7 @@ export async function main(argv: string[], out: Out = console.log, err: Out = co
         order: { type: 'string' }, state: { type: 'string' }, payer: { type: 'string' }, limit: { type: 'string' },
         'page-token': { type: 'string' }, reason: { type: 'string' }, by: { type: 'string' }, role: { type: 'string' },
         label: { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' },
+        after: { type: 'string' }, type: { type: 'string' }, follow: { type: 'boolean' }, url: { type: 'string' }, events: { type: 'string' },
       },
     });
   } catch (e) {
@@ -108,7 +116,7 @@ export async function main(argv: string[], out: Out = console.log, err: Out = co
   }
   try {
     if (command === 'keys') return keysCommand(values, positionals, out);
-    if (!['get', 'list', 'history', 'void', 'capture'].includes(command)) {
+    if (!['get', 'list', 'history', 'void', 'capture', 'events', 'webhooks'].includes(command)) {
       err(`unknown command ${command}\n${usage}`);
       return 2;
     }
@@ -118,6 +126,12 @@ export async function main(argv: string[], out: Out = console.log, err: Out = co
     requireCodec();
     const client = await AuthcapClient.connect();
     try {
+      if (command === 'events') {
+        const stop = new AbortController();
+        process.once('SIGINT', () => stop.abort());
+        return await eventsCommand(client, values, out, stop.signal);
+      }
+      if (command === 'webhooks') return await webhooksCommand(client, values, positionals, out);
       const id = async () => {
         if (idArg) return idArg;
         if (values.order) return client.idForOrder(values.order);

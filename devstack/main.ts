@@ -34,6 +34,7 @@ authcap is up.
   Payers       ${externalChain ? 'none (external chain)' : `${devJson.payers.length} funded demo payers`}
   API keys     order-service and operator keys in dev.json (apiKey, operatorApiKey); more: npx authcap keys create --role operator
   Codec        ${devJson.codecUrl ? 'payloads encrypted; the Web UI decodes them through the codec server (codecUrl in dev.json)' : 'off (AUTHCAP_CODEC=off)'}
+  Webhooks     ${devJson.webhook ? `every event to ${devJson.webhook.url} (endpoint ${devJson.webhook.id}; signing secret in dev.json: webhook.secret)` : 'none (set AUTHCAP_WEBHOOK_URL to have npm start register one)'}
   Processes    worker pid ${stack.processes.worker?.child.pid}, API pid ${stack.processes.api?.child.pid}; logs in ${stateDir}/worker.log and api.log
   Settings     ${resolve(stateDir, 'dev.json')}
 Ctrl-C stops everything.`);

@@ -18,6 +18,7 @@ import { loadTemporalSettings, type TemporalSettings } from '../runtime/temporal
 import { createAuthcapWorker, type AuthcapWorker } from '../worker/createWorker.js';
 import { chainConfigFromEnv, watcherConfigFromEnv } from '../worker/config.js';
 import { startAnvil, type Anvil } from './anvil.js';
+import { ensureDevWebhook, type DevWebhook } from './webhook.js';
 import { deployDevToken, devAccounts, extraMerchantKeys } from './token.js';
 import { startTemporalServer, type TemporalServer } from './temporalServer.js';
 
@@ -40,6 +41,8 @@ export interface DevJson {
   temporalAddress: string;
   temporalNamespace: string;
   temporalUiUrl: string | null;
+  /** The endpoint registered from AUTHCAP_WEBHOOK_URL, with its signing secret; null without one. */
+  webhook: DevWebhook | null;
 }
 
 export interface StackOptions {
@@ -62,6 +65,8 @@ export interface StackOptions {
   /** Merchant keys on the dev chain (default AUTHCAP_MERCHANT_KEYS, else 1): each has its own relayer. */
   merchantKeys?: number;
   codecPort?: number;
+  /** Registered as a webhook endpoint for every event (default AUTHCAP_WEBHOOK_URL). */
+  webhookUrl?: string;
   log?: (line: string) => void;
 }
 
@@ -199,6 +204,8 @@ export async function startStack(options: StackOptions): Promise<Stack> {
           ...merchantAddresses.map((address) => ({ address, why: 'the merchant itself' })),
         ],
         rpcUrl: chainConfig.rpcUrl,
+        // Links handed out before a restart keep working: the same secret file as the API process.
+        checkout: { stateDir: options.stateDir },
       });
       apiUrl = await listen(api, options.apiPort);
       stops.push(() => new Promise<void>((resolve) => {
@@ -207,6 +214,8 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       }));
     }
 
+    const webhookUrl = options.webhookUrl ?? process.env.AUTHCAP_WEBHOOK_URL;
+    const webhook = webhookUrl ? await ensureDevWebhook(client, options.stateDir, webhookUrl) : null;
     const chainClient = createPublicClient({ transport: http(chainConfig.rpcUrl) });
     const devJson: DevJson = {
       apiUrl,
@@ -223,6 +232,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       temporalAddress: temporal.connectionOptions.address!,
       temporalNamespace: temporal.namespace,
       temporalUiUrl,
+      webhook,
     };
     writeFileSync(join(options.stateDir, 'dev.json'), `${JSON.stringify(devJson, null, 2)}\n`, { mode: 0o600 });
     return { devJson, client, worker, processes, stop };

@@ -1,5 +1,6 @@
 // The activities a workflow may call, as an interface. Workflows proxy it; activities/ implements it.
 // Living in domain/ keeps the dependency direction one way (design.md): neither side imports the other.
+import type { AuthcapEvent, DeliveryOutcome, EventType, RecordedEvent } from './events.js';
 import type { Address, Hex } from 'viem';
 import type { AuthorizationMessage, AuthorizationPrimaryType, TokenDomain } from './eip3009.js';
 import type { CaptureFailure, CapturePrecheckFacts, OnchainConsumption, OnchainNonceFacts, SignatureCheck } from './facts.js';
@@ -116,4 +117,14 @@ export interface AuthorizationActivities {
   awaitCaptureConfirmation(request: CaptureRequest & { transactionHash: Hex; blockHash: Hex }): Promise<CaptureConfirmation>;
   /** What the token's logs say about the nonce right now. */
   readNonceState(request: NonceStateRequest): Promise<OnchainNonceFacts>;
+}
+
+/** Events and webhooks (activities/events.ts): the worker's Temporal client does the I/O. */
+export interface EventActivities {
+  /** Hands events to the authorization's event stream (signal-with-start; the stream keeps each id once). */
+  publishEvents(request: { firstRunId: string; orderId: string; events: AuthcapEvent[] }): Promise<void>;
+  /** The endpoints subscribed to each event type right now (ids only). */
+  webhookSubscribers(request: { types: EventType[] }): Promise<Record<string, string[]>>;
+  /** One delivery attempt: signed POST; 2xx ends it, anything else throws so Temporal retries. */
+  deliverWebhook(request: { endpointId: string; event: RecordedEvent }): Promise<DeliveryOutcome>;
 }

@@ -13,6 +13,11 @@ export const ValidBeforeAttribute = defineSearchAttributeKey('ValidBefore', Sear
  */
 export const AuthorizationNonceAttribute = defineSearchAttributeKey('AuthorizationNonce', SearchAttributeType.KEYWORD);
 
+/** An authorization's event stream: the events feed lists streams by these (workflows/eventStream.ts). */
+export const EventTypesAttribute = defineSearchAttributeKey('EventTypes', SearchAttributeType.KEYWORD_LIST);
+export const EventsStartedAtAttribute = defineSearchAttributeKey('EventsStartedAt', SearchAttributeType.DATETIME);
+export const EventsUpdatedAtAttribute = defineSearchAttributeKey('EventsUpdatedAt', SearchAttributeType.DATETIME);
+
 export const searchAttributeKeys = [
   OrderIdAttribute,
   PayerAttribute,
@@ -20,10 +25,13 @@ export const searchAttributeKeys = [
   AmountMinorAttribute,
   ValidBeforeAttribute,
   AuthorizationNonceAttribute,
+  EventTypesAttribute,
+  EventsStartedAtAttribute,
+  EventsUpdatedAtAttribute,
 ] as const;
 
 /** `Name=Type` pairs in the form `temporal server start-dev --search-attribute` takes. */
 export function searchAttributeCliFlags(): string[] {
-  const cliType = { KEYWORD: 'Keyword', INT: 'Int', DATETIME: 'Datetime' } as const;
+  const cliType = { KEYWORD: 'Keyword', INT: 'Int', DATETIME: 'Datetime', KEYWORD_LIST: 'KeywordList' } as const;
   return searchAttributeKeys.flatMap((key) => ['--search-attribute', `${key.name}=${cliType[key.type as keyof typeof cliType]}`]);
 }

@@ -31,6 +31,9 @@ const wanted: [string, string][] = [
   // The relayer rarely rolls over in a test run: its open history (as far as it got) replays too.
   ['relayer-running', `WorkflowType = 'merchantRelayerWorkflow' AND ExecutionStatus = 'Running'`],
   ['nonce-claim', `WorkflowType = 'nonceClaimWorkflow'`],
+  ['event-stream', `WorkflowType = 'authorizationEventsWorkflow' AND ExecutionStatus = 'Completed'`],
+  ['event-stream-running', `WorkflowType = 'authorizationEventsWorkflow' AND ExecutionStatus = 'Running'`],
+  ['webhook-endpoints', `WorkflowType = 'webhookEndpointsWorkflow'`],
 ];
 let written = 0;
 for (const [name, query] of wanted) {

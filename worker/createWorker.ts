@@ -6,6 +6,7 @@ import { relayerWorkflowId, type RelayRequest } from '../domain/relay.js';
 import { relayRequestSignal } from '../workflows/messages.js';
 import type { merchantRelayerWorkflow as RelayerWorkflow } from '../workflows/relayer.js';
 import { startWatcher, type Watcher } from './watcher.js';
+import { eventBridges } from './eventBridges.js';
 import type { RpcMetrics } from '../activities/rpc/rpcMetrics.js';
 import { createActivities, createChainContext, type ChainConfig } from '../activities/index.js';
 import { rpcCalls, rpcErrors, startMetricsServer, telemetrySinks } from './telemetry.js';
@@ -61,7 +62,7 @@ export async function createAuthcapWorker(options: AuthcapWorkerOptions): Promis
     connection,
     namespace,
     taskQueue,
-    activities: createActivities(chain, { requestRelay }),
+    activities: createActivities(chain, { requestRelay, events: eventBridges(client, taskQueue) }),
     dataConverter: options.temporal.dataConverter,
     sinks: telemetrySinks(),
     // Open authorizations mostly wait on a timer: bound the cache so memory does not grow with them

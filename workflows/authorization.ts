@@ -12,6 +12,7 @@ import {
 import { claimNonce } from './nonceClaim.js';
 import { asCommand, cancel, capture, expireAtDeadline, failure, failureOf, reconcile, submitSignature, type ChainWindow } from './procedures.js';
 import { createRelayClient } from './relayClient.js';
+import { startEventPublisher, type EventPublisher } from './eventPublisher.js';
 
 const now = () => new Date().toISOString();
 
@@ -31,6 +32,8 @@ export async function authorizationWorkflow(input: AuthorizationWorkflowInput): 
     now,
   );
   const window: ChainWindow = { fromBlock: resumed?.fromBlock };
+  // Every transition that matters to an order service becomes an event, handed to its stream in order.
+  const events = startEventPublisher(lifecycle);
 
   setHandler(statusQuery, () => lifecycle.view());
   const relay = createRelayClient();
@@ -118,10 +121,11 @@ export async function authorizationWorkflow(input: AuthorizationWorkflowInput): 
     checkRequested = false;
     if (!lifecycle.isFinal && lifecycle.isResting && Date.now() < validBefore) await untilSettled(() => reconcile(lifecycle, window), 1);
     else if (settled && !lifecycle.isFinal) await condition(() => lifecycle.isResting || lifecycle.isFinal);
-    if (shouldRollOver(lifecycle, policy)) await rollOver(input.orderId, lifecycle, policy, window, resumed);
+    if (shouldRollOver(lifecycle, policy)) await rollOver(input.orderId, lifecycle, policy, window, events, resumed);
   }
 
-  await condition(allHandlersFinished);
+  // The last events (the final state's among them) are with the stream before this run ends.
+  await condition(() => allHandlersFinished() && events.isDrained());
   return lifecycle.view();
 }
 
@@ -145,8 +149,10 @@ function shouldRollOver(lifecycle: Lifecycle, policy: WorkerPolicy): boolean {
 }
 
 /** Continue-as-new with the machine's persisted state: history stays short however long it waits. */
-async function rollOver(orderId: string, lifecycle: Lifecycle, policy: WorkerPolicy, window: ChainWindow, resumed?: ResumedAuthorization): Promise<never> {
-  await condition(() => allHandlersFinished() && lifecycle.isResting);
+async function rollOver(
+  orderId: string, lifecycle: Lifecycle, policy: WorkerPolicy, window: ChainWindow, events: EventPublisher, resumed?: ResumedAuthorization,
+): Promise<never> {
+  await condition(() => allHandlersFinished() && lifecycle.isResting && events.isDrained());
   return continueAsNew<(input: AuthorizationWorkflowInput) => Promise<AuthorizationView>>({
     orderId,
     resume: { lifecycle: lifecycle.persisted(), policy, fromBlock: window.fromBlock, runs: (resumed?.runs ?? 0) + 1 },

@@ -11,6 +11,8 @@ import { AuthorizationNonceAttribute, AuthorizationStateAttribute, ValidBeforeAt
 import type { AuthcapSinks } from '../domain/telemetry.js';
 import { authorizationMachine, type AuthorizationContext, type AuthorizationEvent, type MachineInput } from './machine.js';
 import { historyEntryFor } from './historyEntry.js';
+import { eventId, type AuthcapEvent } from '../domain/events.js';
+import { eventTypesFor, stageOf } from './events.js';
 
 type Snapshot = SnapshotFrom<typeof authorizationMachine>;
 
@@ -24,6 +26,8 @@ export interface PersistedLifecycle {
   history: HistoryEntry[];
   captureAttempts: number;
   cancelAttempts: number;
+  /** Events emitted so far (absent in runs from before events existed). */
+  eventSequence?: number;
 }
 
 
@@ -40,6 +44,11 @@ export class Lifecycle {
   /** Attempts so far: each gets its own relayer request id, so a reverted one is never handed back. */
   captureAttempts = 0;
   cancelAttempts = 0;
+  /** Set by the workflow (behind a patch): transitions that matter to an order service become events. */
+  recordEvents = false;
+  eventSequence = 0;
+  /** Events not yet handed to the authorization's event stream (workflows/eventPublisher.ts drains it). */
+  readonly outbox: AuthcapEvent[] = [];
 
   constructor(
     input: MachineInput | PersistedLifecycle,
@@ -50,6 +59,7 @@ export class Lifecycle {
       this.history = [...input.history];
       this.captureAttempts = input.captureAttempts;
       this.cancelAttempts = input.cancelAttempts;
+      this.eventSequence = input.eventSequence ?? 0;
     } else {
       [this.snapshot] = initialTransition(authorizationMachine, input);
       this.history = [{ state: this.state, at: this.now(), event: 'REQUESTED', actor: 'merchant' }];
@@ -116,6 +126,23 @@ export class Lifecycle {
     }
     if (command.type === 'CAPTURE_CONFIRMED') this.reportCaptureTiming();
     this.publish();
+    if (this.recordEvents) this.recordEventsFor(stageOf(before.value), stageOf(this.snapshot.value), event);
+  }
+
+  /** Each event is numbered in the workflow's own state, so a replay names it the same way. */
+  private recordEventsFor(from: string, to: string, event: AuthorizationEvent): void {
+    for (const type of eventTypesFor(from, to, event.type)) {
+      this.eventSequence += 1;
+      const lastError = this.context.lastError;
+      this.outbox.push({
+        id: eventId(workflowInfo().firstExecutionRunId, this.eventSequence),
+        type,
+        createdAt: event.at,
+        orderId: this.context.orderId,
+        // The resource id is added by the activity that publishes it (ids are built outside the sandbox).
+        data: { object: { id: '', ...this.view() }, ...(type === 'authorization.capture_failed' && lastError ? { reason: lastError } : {}) },
+      });
+    }
   }
 
   /** What the log watcher searches by: a digest of (payer, nonce), computed by the activity that made it. */
@@ -141,7 +168,7 @@ export class Lifecycle {
   persisted(): PersistedLifecycle {
     return {
       value: this.snapshot.value, context: this.snapshot.context, history: [...this.history],
-      captureAttempts: this.captureAttempts, cancelAttempts: this.cancelAttempts,
+      captureAttempts: this.captureAttempts, cancelAttempts: this.cancelAttempts, eventSequence: this.eventSequence,
     };
   }
 

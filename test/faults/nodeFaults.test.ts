@@ -3,8 +3,8 @@
 // reads keep answering meanwhile (they come from Temporal, not the node).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { audit } from './audit.js';
-import { FULL, eventually, sleep, startWorld, type World } from './harness.js';
-import { captureInBackground, createStored } from './drive.js';
+import { FULL, sleep, startWorld, type World } from './harness.js';
+import { captureInBackground, createStored, settleCaptures } from './drive.js';
 import type { Fault } from './faultProxy.js';
 
 const CAPTURES = FULL ? 60 : 10;
@@ -34,12 +34,7 @@ describe('the node misbehaves', () => {
     expect(Date.now() - readStarted).toBeLessThan(2_000);
     await sleep(10_000);
     world.proxy.clear();
-    await Promise.all(captures);
-    for (const id of ids) {
-      const a = await world.client.getAuthorization(id);
-      if (a.state === 'stored') await captureInBackground(world, id);
-    }
-    const states = await Promise.all(ids.map((id) => eventually(() => world.client.getAuthorization(id), (a) => a.state === 'captured', 180_000)));
+    const states = await settleCaptures(world, ids, captures, 180_000);
     expect(states.map((a) => a?.state)).toEqual(ids.map(() => 'captured'));
     expect(world.proxy.counts.http503 + world.proxy.counts.stall).toBeGreaterThan(0);
     const result = await audit(world, ids, { caseName: 'node faults', merchantTxBefore: before });

@@ -1,0 +1,122 @@
+// The events feed: every authorization's events, oldest first, after a cursor, so an order service
+// that was down catches up without webhooks. Events live in their authorization's stream workflow
+// (its memo); the feed finds streams through visibility. Visibility cannot sort, so the feed walks
+// forward in windows of stream start time: once every stream that started before a moment is read,
+// every event recorded before that moment is known, and those are returned in order.
+import type { Client } from '@temporalio/client';
+import { decodeMapFromPayloads } from '@temporalio/common/lib/internal-non-workflow/codec-helpers.js';
+import { AuthcapError } from '../domain/errors.js';
+import {
+  EVENTS_MEMO_KEY, EVENT_STREAM_WORKFLOW_TYPE, eventStreamWorkflowId, eventTypes, parseEventId, type AuthcapEvent, type RecordedEvent,
+} from '../domain/events.js';
+import { parseOrderId } from './requests.js';
+import { serverCall } from './temporalCalls.js';
+
+export interface ListEventsRequest {
+  /** An event id: only events after it. Without one, the feed starts RETENTION_DAYS back. */
+  after?: string;
+  type?: string;
+  orderId?: string;
+  limit?: number;
+}
+
+export interface EventPage {
+  data: AuthcapEvent[];
+  /** More events are ready now: ask again with `after` = the last id. */
+  hasMore: boolean;
+}
+
+/** How far back a feed read without a cursor starts (like Stripe's 30 days of events). */
+export const RETENTION_DAYS = 30;
+/**
+ * Events recorded in the last moments are held back: a stream's task may still be committing one
+ * recorded a little earlier than what another stream already shows, and a follower whose cursor
+ * passed it would never see it.
+ */
+export const SETTLE_MS = 2_000;
+/** Streams one visibility window may hold before the window is narrowed. */
+const WINDOW_CAP = 500;
+
+const iso = (ms: number) => new Date(ms).toISOString();
+const quote = (value: string) => `"${value.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
+const isAfter = (e: RecordedEvent, cursor: { recordedAt: string; id: string } | undefined) =>
+  !cursor || e.recordedAt > cursor.recordedAt || (e.recordedAt === cursor.recordedAt && e.id > cursor.id);
+const byFeedOrder = (a: RecordedEvent, b: RecordedEvent) => (a.recordedAt === b.recordedAt ? (a.id < b.id ? -1 : 1) : a.recordedAt < b.recordedAt ? -1 : 1);
+
+export async function listEvents(temporal: Client, request: ListEventsRequest = {}): Promise<EventPage> {
+  const limit = request.limit ?? 20;
+  if (!Number.isSafeInteger(limit) || limit < 1 || limit > 100) throw new AuthcapError('validation_error', 'limit must be a whole number from 1 to 100');
+  if (request.type !== undefined && !(eventTypes as readonly string[]).includes(request.type)) {
+    throw new AuthcapError('validation_error', `type must be one of ${eventTypes.join(', ')}`);
+  }
+  const orderId = request.orderId === undefined ? undefined : parseOrderId(request.orderId);
+  const cursor = request.after === undefined ? undefined : await locate(temporal, request.after);
+
+  const clauses = [`WorkflowType = '${EVENT_STREAM_WORKFLOW_TYPE}'`];
+  if (orderId !== undefined) clauses.push(`OrderId = ${quote(orderId)}`);
+  if (request.type !== undefined) clauses.push(`EventTypes = ${quote(request.type)}`);
+  const wanted = (e: RecordedEvent) => isAfter(e, cursor) && (request.type === undefined || e.type === request.type) && (orderId === undefined || e.orderId === orderId);
+
+  const settled = Date.now() - SETTLE_MS;
+  const start = cursor ? Date.parse(cursor.recordedAt) : Date.now() - RETENTION_DAYS * 86_400_000;
+  const events = new Map<string, RecordedEvent>();
+  const keep = (found: RecordedEvent[]) => found.filter(wanted).forEach((e) => events.set(e.id, e));
+  // Streams that began before the cursor and have recorded something since.
+  if (cursor) keep((await streams(temporal, [...clauses, `EventsStartedAt < ${quote(iso(start))}`, `EventsUpdatedAt >= ${quote(iso(start))}`], Infinity))!);
+
+  let frontier = start;
+  let width = 60_000;
+  const known = () => [...events.values()].filter((e) => Date.parse(e.recordedAt) < Math.min(frontier, settled));
+  while (frontier <= settled && known().length <= limit) {
+    const until = Math.min(frontier + width, settled + 1);
+    const found = await streams(temporal, [...clauses, `EventsStartedAt >= ${quote(iso(frontier))}`, `EventsStartedAt < ${quote(iso(until))}`], WINDOW_CAP);
+    if (!found && width > 1) {
+      width = Math.floor(width / 2);
+      continue;
+    }
+    keep(found ?? []);
+    frontier = until;
+    width *= 2;
+  }
+  const ready = known().sort(byFeedOrder);
+  return { data: ready.slice(0, limit).map(toPublic), hasMore: ready.length > limit };
+}
+
+/** The event a cursor names, read from its stream: its place in the feed is its recordedAt. */
+async function locate(temporal: Client, id: string): Promise<{ recordedAt: string; id: string }> {
+  const parsed = typeof id === 'string' ? parseEventId(id) : undefined;
+  if (!parsed) throw new AuthcapError('validation_error', 'after must be an event id (evt_…)');
+  const description = await serverCall(temporal, () => temporal.workflow.getHandle(eventStreamWorkflowId(parsed.firstRunId)).describe())
+    .catch((err: unknown) => {
+      if (err instanceof AuthcapError && err.code === 'not_found') throw new AuthcapError('not_found', `no event ${id}`);
+      throw err;
+    });
+  const found = (description.memo?.[EVENTS_MEMO_KEY] as RecordedEvent[] | undefined)?.find((e) => e.id === id);
+  if (!found) throw new AuthcapError('not_found', `no event ${id}`);
+  return { recordedAt: found.recordedAt, id };
+}
+
+/** The events of every stream matching the query; undefined when there are more than `cap` streams. */
+async function streams(temporal: Client, clauses: string[], cap: number): Promise<RecordedEvent[] | undefined> {
+  const converter = temporal.workflow.options.loadedDataConverter;
+  const out: RecordedEvent[] = [];
+  let count = 0;
+  let nextPageToken: Uint8Array | undefined;
+  do {
+    const page = await serverCall(temporal, () => temporal.workflowService.listWorkflowExecutions({
+      namespace: temporal.options.namespace, query: clauses.join(' AND '), pageSize: 100, nextPageToken,
+    }));
+    for (const execution of page.executions ?? []) {
+      if (++count > cap) return undefined;
+      const memo = await decodeMapFromPayloads(converter, execution.memo?.fields as never);
+      out.push(...((memo?.[EVENTS_MEMO_KEY] as RecordedEvent[] | undefined) ?? []));
+    }
+    nextPageToken = page.nextPageToken && page.nextPageToken.length > 0 ? page.nextPageToken : undefined;
+  } while (nextPageToken);
+  return out;
+}
+
+/** The feed serves events exactly as webhooks carry them. */
+function toPublic({ sequence: _sequence, recordedAt: _recordedAt, ...event }: RecordedEvent): AuthcapEvent {
+  return event;
+}

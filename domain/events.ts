@@ -1,0 +1,101 @@
+// What order services are told: one event per transition that matters to an order, with a stable id,
+// a type and the authorization as it was at that moment. JSON-safe: events cross Temporal payloads,
+// webhook bodies and the events feed unchanged.
+import type { AuthorizationResource } from './authorization.js';
+import type { RecordedError } from './errors.js';
+
+export const eventTypes = [
+  'authorization.drafted',
+  'authorization.stored',
+  'authorization.capture_failed',
+  'authorization.preconfirmed',
+  'authorization.captured',
+  'authorization.canceled',
+  'authorization.voided',
+  'authorization.expired',
+  'authorization.rejected',
+  'authorization.reorged',
+] as const;
+export type EventType = (typeof eventTypes)[number];
+
+/** After one of these nothing more happens to the authorization: its event stream may end. */
+export const finalEventTypes: readonly EventType[] = [
+  'authorization.captured', 'authorization.canceled', 'authorization.voided', 'authorization.expired', 'authorization.rejected',
+];
+
+export interface AuthcapEvent {
+  /** Stable across retries, replays and worker crashes: receivers de-duplicate by it. */
+  id: string;
+  type: EventType;
+  /** When the transition happened (workflow time). */
+  createdAt: string;
+  orderId: string;
+  data: {
+    /** The authorization as it was right after the transition. */
+    object: AuthorizationResource;
+    /** Why a capture failed (capture_failed only). */
+    reason?: RecordedError;
+  };
+}
+
+/** An event as its stream keeps it: `recordedAt` orders the events feed across authorizations. */
+export interface RecordedEvent extends AuthcapEvent {
+  /** Position in its authorization's stream, from 1. */
+  sequence: number;
+  recordedAt: string;
+}
+
+/** `evt_<first run id>_<sequence>`: deterministic, so a replayed transition names the same event. */
+export function eventId(firstRunId: string, sequence: number): string {
+  return `evt_${firstRunId}_${String(sequence).padStart(4, '0')}`;
+}
+
+/** The stream an event belongs to, or undefined when the id is not one of ours. */
+export function parseEventId(id: string): { firstRunId: string; sequence: number } | undefined {
+  const match = /^evt_([0-9a-f-]{36})_(\d{4,9})$/i.exec(id);
+  return match ? { firstRunId: match[1]!, sequence: Number(match[2]) } : undefined;
+}
+
+/** One event stream per authorization attempt (its first run id), whatever its runs. */
+export function eventStreamWorkflowId(firstRunId: string): string {
+  return `events-${firstRunId}`;
+}
+
+export const EVENT_STREAM_WORKFLOW_TYPE = 'authorizationEventsWorkflow';
+export const WEBHOOK_ENDPOINTS_WORKFLOW_TYPE = 'webhookEndpointsWorkflow';
+/** One registry of endpoints per namespace. */
+export const WEBHOOK_ENDPOINTS_WORKFLOW_ID = 'webhook-endpoints';
+/** Memo keys of the stream (its events) and of the registry (endpoints without their secrets). */
+export const EVENTS_MEMO_KEY = 'events';
+export const ENDPOINTS_MEMO_KEY = 'endpoints';
+
+/** A webhook endpoint as callers see it: never the secret, except once when it is created. */
+export interface WebhookEndpoint {
+  id: string;
+  url: string;
+  /** Event types it receives; `*` for all. */
+  events: (EventType | '*')[];
+  description: string | null;
+  createdAt: string;
+}
+
+/** As the registry keeps it: with the signing secret (sealed by the payload codec like every payload). */
+export interface WebhookEndpointRecord extends WebhookEndpoint {
+  secret: string;
+}
+
+export function endpointWants(endpoint: Pick<WebhookEndpoint, 'events'>, type: EventType): boolean {
+  return endpoint.events.includes('*') || endpoint.events.includes(type);
+}
+
+/** Stripe allows 16 endpoints an account; more would mean one event fans out to too many deliveries. */
+export const MAX_WEBHOOK_ENDPOINTS = 16;
+
+/** What one delivery attempt reports (the stream keeps the outcome per endpoint). */
+export interface DeliveryOutcome {
+  endpointId: string;
+  status: 'delivered' | 'skipped' | 'failed';
+  /** HTTP status of the answer that ended the delivery, when there was one. */
+  httpStatus?: number;
+  at: string;
+}
