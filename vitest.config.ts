@@ -23,6 +23,17 @@ export default defineConfig({
       },
       {
         test: {
+          name: 'browser',
+          include: ['test/browser/**/*.test.ts'],
+          // The checkout pages in Chromium (playwright-core) against the stack as `npm start` runs
+          // it; skipped, with a line saying how to install it, where no Chromium is found.
+          globalSetup: ['test/browser/globalSetup.ts'],
+          testTimeout: 120_000,
+          hookTimeout: 180_000,
+        },
+      },
+      {
+        test: {
           name: 'faults',
           include: ['test/faults/**/*.test.ts'],
           // Each case runs its own Temporal server, anvil, worker and API processes: one case at a time

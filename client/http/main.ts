@@ -1,7 +1,10 @@
 // `npm run api`: the HTTP API as its own process, against the configured Temporal.
 //   AUTHCAP_API_PORT (8080), AUTHCAP_STATE_DIR (.authcap: API keys, idempotency answers),
 //   AUTHCAP_KEYS_FILE, AUTHCAP_IDEMPOTENCY_DIR, TOKEN_ADDRESS and AUTHCAP_MERCHANT_ADDRESS (comma-separated with several keys; never a payer),
-//   RPC_URL (for /readyz), AUTHCAP_CODEC_KEYS (payload encryption, required unless AUTHCAP_CODEC=off).
+//   RPC_URL (for /readyz and the checkout pages' token symbol), AUTHCAP_CODEC_KEYS (payload encryption,
+//   required unless AUTHCAP_CODEC=off), AUTHCAP_PUBLIC_URL (where payers reach the checkout pages;
+//   default this API's own URL), AUTHCAP_CHECKOUT_SECRET (checkout link secret; default a file
+//   checkout-secret in the state dir), AUTHCAP_MERCHANT_NAME (the name payers see).
 import { join } from 'node:path';
 import { requireCodec } from '../../runtime/codec.js';
 import { loadTemporalSettings } from '../../runtime/temporal.js';
@@ -22,6 +25,8 @@ const server = createApiServer({
   idempotency: { dir: process.env.AUTHCAP_IDEMPOTENCY_DIR ?? join(stateDir, 'idempotency') },
   forbiddenPayers,
   rpcUrl: process.env.RPC_URL,
+  // One link secret per host: every API process on it accepts the links the others hand out.
+  checkout: { stateDir },
   captureWaitMs: process.env.AUTHCAP_CAPTURE_WAIT_MS ? Number(process.env.AUTHCAP_CAPTURE_WAIT_MS) : undefined,
 });
 const url = await listen(server, Number(process.env.AUTHCAP_API_PORT ?? 8080));

@@ -3,6 +3,7 @@
 import { z } from 'zod';
 import { errorCodes } from '../../domain/errors.js';
 import type { ApiRole } from '../apiKeys.js';
+import { eventSchemas } from './eventRoutes.js';
 import type { Schemas } from './schemas.js';
 
 type RouteInfo = { method: string; path: string; roles: readonly ApiRole[] | 'public' };
@@ -18,6 +19,9 @@ const bodies: Record<string, (s: Schemas) => z.ZodType> = {
   'POST /v1/authorizations/:id/cancel': (s) => s.cancelBody,
   'POST /v1/authorizations/:id/void': (s) => s.voidBody,
   'POST /v1/authorizations/:id/capture': (s) => s.emptyBody,
+  'POST /checkout/:id/signature': (s) => s.signatureBody,
+  'POST /v1/webhook_endpoints': () => eventSchemas.endpointBody,
+  'POST /checkout/:id/cancel': (s) => s.cancelBody,
 };
 
 const summaries: Record<string, string> = {
@@ -32,6 +36,17 @@ const summaries: Record<string, string> = {
   'POST /v1/authorizations/:id/capture': 'Capture now (200 captured, 202 still capturing after the wait).',
   'POST /v1/authorizations/:id/cancel': "Relay the payer's CancelAuthorization signature.",
   'POST /v1/authorizations/:id/void': 'Void offchain: nothing is ever submitted afterwards.',
+  'POST /v1/webhook_endpoints': 'Register a URL for signed event deliveries; the signing secret is in this answer only.',
+  'GET /v1/webhook_endpoints': 'The webhook endpoints (without their secrets).',
+  'GET /v1/webhook_endpoints/:id': 'One webhook endpoint (without its secret).',
+  'DELETE /v1/webhook_endpoints/:id': 'Stop deliveries to this endpoint (those under way finish).',
+  'GET /v1/events': 'The events feed, oldest first after the cursor: catch up after being down.',
+  'GET /checkout/:id': "The payer's checkout page (HTML), opened by the resource's checkoutUrl.",
+  'GET /checkout/:id/cancel': "The payer's cancel page (HTML), opened by the resource's cancelUrl.",
+  'GET /checkout/:id/session': 'What the checkout pages show: merchant, amount, token, window, state, the typed data to sign.',
+  'POST /checkout/:id/signature': "The payer's signature over the draft's typedData, from the checkout page.",
+  'POST /checkout/:id/cancel': "The payer's CancelAuthorization signature, from the cancel page.",
+  'GET /checkout-assets/:file': "The checkout pages' bundled script and style (content-hashed names).",
 };
 
 export function openApiDocument(routes: RouteInfo[], schemas: Schemas): Record<string, unknown> {
@@ -41,10 +56,18 @@ export function openApiDocument(routes: RouteInfo[], schemas: Schemas): Record<s
     const openApiPath = route.path.replace(/:([a-zA-Z]+)/g, '{$1}');
     const parameters: unknown[] = [];
     if (route.path.includes(':id')) parameters.push({ name: 'id', in: 'path', required: true, schema: { type: 'string' } });
+    if (route.path.includes(':file')) parameters.push({ name: 'file', in: 'path', required: true, schema: { type: 'string' } });
+    if (route.path.startsWith('/checkout/')) {
+      // The one-authorization link token from checkoutUrl / cancelUrl: it never opens anything on /v1.
+      parameters.push({ name: 'token', in: 'query', required: true, schema: { type: 'string', pattern: '^[A-Za-z0-9_-]{43}$' } });
+    }
     if (key === 'GET /v1/authorizations') {
       for (const [name, field] of Object.entries(schemas.listQuery.shape)) parameters.push({ name, in: 'query', required: false, schema: jsonSchema(field as z.ZodType) });
     }
-    if (route.method === 'POST') parameters.push({ name: 'Idempotency-Key', in: 'header', required: false, schema: { type: 'string', maxLength: 255 } });
+    if (key === 'GET /v1/events') {
+      for (const [name, field] of Object.entries(eventSchemas.eventsQuery.shape)) parameters.push({ name, in: 'query', required: false, schema: jsonSchema(field as z.ZodType) });
+    }
+    if (route.method === 'POST' && route.roles !== 'public') parameters.push({ name: 'Idempotency-Key', in: 'header', required: false, schema: { type: 'string', maxLength: 255 } });
     const body = bodies[key];
     paths[openApiPath] = {
       ...paths[openApiPath],

@@ -1,20 +1,28 @@
 // A token bucket per API key: a runaway client slows down alone (429 with Retry-After) instead of
-// starving every order service behind the same API.
+// starving every order service behind the same API. Public routes (the payer's checkout pages) have
+// no key: they get their own limiter, per client address.
 export class RateLimiter {
   private readonly buckets = new Map<string, { tokens: number; at: number }>();
 
   constructor(
     private readonly perSecond: number,
     private readonly burst: number = perSecond * 2,
+    /** Past this many buckets, full ones are dropped: client addresses are unbounded, keys are not. */
+    private readonly maxBuckets = 10_000,
   ) {}
 
   static fromEnv(env: NodeJS.ProcessEnv = process.env): RateLimiter {
-    const rate = Number(env.AUTHCAP_RATE_LIMIT ?? 500);
-    return new RateLimiter(Number.isFinite(rate) && rate > 0 ? rate : 500);
+    return new RateLimiter(positive(env.AUTHCAP_RATE_LIMIT, 500));
+  }
+
+  /** For public routes: AUTHCAP_PUBLIC_RATE_LIMIT requests/s per client address (default 20, burst 40). */
+  static publicFromEnv(env: NodeJS.ProcessEnv = process.env): RateLimiter {
+    return new RateLimiter(positive(env.AUTHCAP_PUBLIC_RATE_LIMIT, 20));
   }
 
   /** Takes a token; returns the seconds to wait when there is none. */
   take(key: string, now = Date.now()): { ok: true } | { ok: false; retryAfterSeconds: number } {
+    if (this.buckets.size >= this.maxBuckets && !this.buckets.has(key)) this.sweep(now);
     const bucket = this.buckets.get(key) ?? { tokens: this.burst, at: now };
     bucket.tokens = Math.min(this.burst, bucket.tokens + ((now - bucket.at) / 1000) * this.perSecond);
     bucket.at = now;
@@ -25,4 +33,16 @@ export class RateLimiter {
     }
     return { ok: false, retryAfterSeconds: Math.max(1, Math.ceil((1 - bucket.tokens) / this.perSecond)) };
   }
+
+  /** Forgets buckets that have refilled: a new one for the same key starts full anyway. */
+  private sweep(now: number): void {
+    for (const [key, bucket] of this.buckets) {
+      if (bucket.tokens + ((now - bucket.at) / 1000) * this.perSecond >= this.burst) this.buckets.delete(key);
+    }
+  }
+}
+
+function positive(raw: string | undefined, fallback: number): number {
+  const value = Number(raw ?? fallback);
+  return Number.isFinite(value) && value > 0 ? value : fallback;
 }

@@ -1,6 +1,8 @@
-// The request target, parsed once and strictly, so authentication and routing judge the same path.
-// A key check on the raw URL while the router matched a normalised one let `/./v1/…`, `/%2e/v1/…`,
-// `/x/../v1/…` and absolute-form targets through without a key: such spellings are refused outright.
+// The request target, parsed once and strictly, so authentication and routing judge the same path:
+// the router decides whether a key is needed from the route this parse matches (routes marked
+// public), never from the raw URL. A key check on the raw URL while the router matched a normalised
+// one let `/./v1/…`, `/%2e/v1/…`, `/x/../v1/…` and absolute-form targets through without a key:
+// such spellings are refused outright.
 import { AuthcapError } from '../../domain/errors.js';
 
 export interface RequestTarget {
@@ -9,15 +11,6 @@ export interface RequestTarget {
   /** The canonical path: '/' + segments joined. */
   path: string;
   query: URLSearchParams;
-}
-
-/** Exactly these answer without a key (liveness and readiness probes). */
-export const PUBLIC_PATHS = new Set(['/healthz', '/readyz']);
-
-export function isPublicTarget(rawUrl: string | undefined): boolean {
-  const raw = rawUrl ?? '';
-  const path = raw.split('?')[0]!;
-  return PUBLIC_PATHS.has(path);
 }
 
 export function parseRequestTarget(rawUrl: string | undefined): RequestTarget {

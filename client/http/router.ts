@@ -1,15 +1,16 @@
 // A small JSON router on node:http, in the order a request must be judged: the target parsed once,
-// the key (every route but the probes), the rate limit, the route and the role, the media type and
-// size, the body by schema, idempotency, then the handler. Nothing reaches Temporal before all that.
+// the route it names, the key (every route not marked public), the rate limit (per key, or per
+// client address on public routes), the role, the media type and size, the body by schema,
+// idempotency, then the handler. Nothing reaches Temporal before all that.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { AuthcapError, httpStatusFor } from '../../domain/errors.js';
 import type { ApiRole, Caller } from '../apiKeys.js';
 import { fingerprintOf, type IdempotencyStore } from './idempotency.js';
 import type { RateLimiter } from './rateLimit.js';
 import { createLogger } from '../../runtime/logger.js';
+import { parseRequestTarget, type RequestTarget } from './requestTarget.js';
 
 const logger = createLogger('authcap-api');
-import { isPublicTarget, parseRequestTarget, type RequestTarget } from './requestTarget.js';
 
 export interface JsonResponse {
   status: number;
@@ -33,11 +34,19 @@ interface Route {
   handler: RouteHandler;
   /** Raw text answers (metrics) skip JSON encoding. */
   raw?: boolean;
+  /** Never rate limited: liveness and readiness probes must not be throttled into a restart. */
+  unlimited?: boolean;
+}
+
+export interface RouteOptions {
+  unlimited?: boolean;
 }
 
 export interface RouterOptions {
   authenticate: (presented: string | undefined) => Caller | undefined;
   rateLimiter?: RateLimiter;
+  /** Public routes have no key to count against: they are limited per client address. */
+  publicRateLimiter?: RateLimiter;
   idempotency?: IdempotencyStore;
   onResponse?: (route: string, status: number, ms: number) => void;
 }
@@ -50,8 +59,8 @@ export class Router {
 
   constructor(private readonly options: RouterOptions) {}
 
-  on(method: string, path: string, roles: readonly ApiRole[] | 'public', handler: RouteHandler): this {
-    this.routes.push({ method, segments: path.split('/').slice(1), roles, handler });
+  on(method: string, path: string, roles: readonly ApiRole[] | 'public', handler: RouteHandler, options: RouteOptions = {}): this {
+    this.routes.push({ method, segments: path.split('/').slice(1), roles, handler, unlimited: options.unlimited });
     return this;
   }
 
@@ -73,47 +82,67 @@ export class Router {
     }
     this.options.onResponse?.(routeName, response.status, Date.now() - started);
     const isText = typeof response.body === 'string' && response.headers?.['content-type'];
-    const payload = isText ? (response.body as string) : JSON.stringify(response.body);
-    res.writeHead(response.status, {
+    const etag = response.headers?.etag;
+    // A cached asset (checkout script, style) that did not change: headers only.
+    const notModified = response.status === 200 && etag !== undefined && req.headers['if-none-match'] === etag;
+    const payload = notModified ? '' : isText ? (response.body as string) : JSON.stringify(response.body);
+    res.writeHead(notModified ? 304 : response.status, {
       'content-type': 'application/json; charset=utf-8',
+      'cache-control': 'no-store',
+      'x-content-type-options': 'nosniff',
       ...response.headers,
       'content-length': Buffer.byteLength(payload),
-      'cache-control': 'no-store',
     });
     res.end(payload);
   }
 
   private async dispatch(req: IncomingMessage): Promise<{ response: JsonResponse; route: string }> {
     const method = req.method ?? 'GET';
-    const publicTarget = isPublicTarget(req.url) && method === 'GET';
-    const caller = publicTarget ? undefined : this.options.authenticate(bearer(req.headers.authorization));
-    if (!publicTarget && !caller) throw new AuthcapError('unauthorized', 'missing or unknown API key: send Authorization: Bearer <key>');
-    const target = parseRequestTarget(req.url);
-    if (caller && this.options.rateLimiter) {
-      const allowed = this.options.rateLimiter.take(caller.id);
+    // The target is parsed once, strictly, and public-ness comes from the route it matches: a
+    // spelling the parser refuses (`/./`, `%2e`, `..`, absolute-form) never reaches a public route.
+    let target: RequestTarget | undefined;
+    let refusal: unknown;
+    try {
+      target = parseRequestTarget(req.url);
+    } catch (err) {
+      refusal = err;
+    }
+    const candidates = target ? this.match(target) : [];
+    const found = candidates.find((m) => m.route.method === method);
+    const isPublic = found?.route.roles === 'public';
+    const caller = isPublic ? undefined : this.options.authenticate(bearer(req.headers.authorization));
+    // Without a key, anything but a public route is 401 first, malformed and unknown targets
+    // included: nothing about routes or resources is told to an anonymous caller.
+    if (!isPublic && !caller) throw new AuthcapError('unauthorized', 'missing or unknown API key: send Authorization: Bearer <key>');
+    if (!target) throw refusal;
+    const limiter = caller ? this.options.rateLimiter : found?.route.unlimited ? undefined : this.options.publicRateLimiter;
+    if (limiter) {
+      const allowed = limiter.take(caller ? caller.id : `ip:${req.socket.remoteAddress ?? 'unknown'}`);
       if (!allowed.ok) {
-        throw new AuthcapError('rate_limited', `too many requests for this API key; retry in ${allowed.retryAfterSeconds} s`, { retryAfterSeconds: allowed.retryAfterSeconds });
+        const whom = caller ? 'this API key' : 'this address';
+        throw new AuthcapError('rate_limited', `too many requests for ${whom}; retry in ${allowed.retryAfterSeconds} s`, { retryAfterSeconds: allowed.retryAfterSeconds });
       }
     }
-    const matches = this.routes.map((route) => ({ route, params: match(route.segments, target.segments) })).filter((m) => m.params);
-    if (matches.length === 0) throw new AuthcapError('not_found', `no route for ${target.path}`);
-    const found = matches.find((m) => m.route.method === method);
+    if (candidates.length === 0) throw new AuthcapError('not_found', `no route for ${target.path}`);
     if (!found) throw new AuthcapError('method_not_allowed', `${method} is not allowed on ${target.path}`);
     const { route, params } = found;
     const routeName = `${route.method} /${route.segments.join('/')}`;
     if (route.roles !== 'public' && (!caller || !route.roles.includes(caller.role))) {
       throw new AuthcapError('forbidden', `an ${caller?.role ?? 'anonymous'} key may not ${route.method} ${target.path}`);
     }
-    const body = method === 'GET' ? undefined : await readJson(req);
-    const context: RouteContext = { params: params!, body, target, caller };
+    // GET and DELETE name their resource in the path: a body is neither needed nor read.
+    const body = method === 'GET' || method === 'DELETE' ? undefined : await readJson(req);
+    const context: RouteContext = { params, body, target, caller };
     const idempotencyKey = header(req, 'idempotency-key');
-    if (method !== 'POST' || idempotencyKey === undefined || !this.options.idempotency) {
+    // Public routes keep no answers: an anonymous key space would let one caller pre-empt another's
+    // key, and what they do (sign a draft, cancel) is refused the second time by the workflow anyway.
+    if (method !== 'POST' || idempotencyKey === undefined || !this.options.idempotency || !caller) {
       return { response: await route.handler(context), route: routeName };
     }
     if (!IDEMPOTENCY_KEY.test(idempotencyKey)) {
       throw new AuthcapError('validation_error', 'Idempotency-Key must be 1 to 255 printable ASCII characters');
     }
-    const claim = this.options.idempotency.claim(caller?.id ?? 'public', idempotencyKey, fingerprintOf(method, target.path, body));
+    const claim = this.options.idempotency.claim(caller.id, idempotencyKey, fingerprintOf(method, target.path, body));
     if (claim.kind === 'replay') {
       return { response: { ...claim.response, headers: { 'idempotent-replayed': 'true' } }, route: routeName };
     }
@@ -130,6 +159,16 @@ export class Router {
     if (response.status >= 500 || response.status === 429 || response.status === 202) claim.release();
     else claim.complete({ status: response.status, body: response.body });
     return { response, route: routeName };
+  }
+
+  /** The routes whose pattern fits the path, any method. */
+  private match(target: RequestTarget): { route: Route; params: Record<string, string> }[] {
+    const found: { route: Route; params: Record<string, string> }[] = [];
+    for (const route of this.routes) {
+      const params = match(route.segments, target.segments);
+      if (params) found.push({ route, params });
+    }
+    return found;
   }
 }
 

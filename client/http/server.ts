@@ -1,17 +1,21 @@
 // HTTP API v1: JSON in and out, amounts and uint256 values as decimal strings, errors as
 // {error:{code,message}} with stable codes. The signature is accepted but never returned.
-// Every route but the probes needs an API key; roles decide who may move money.
+// Every route but the probes and the payer's checkout pages (their own link token, client/checkout)
+// needs an API key; roles decide who may move money.
 import { createServer, type Server } from 'node:http';
+import type { AuthorizationResource } from '../../domain/authorization.js';
 import { AuthcapError } from '../../domain/errors.js';
 import type { ApiKeyStore } from '../apiKeys.js';
 import type { AuthcapClient } from '../authcapClient.js';
 import { metricsText } from '../../runtime/metrics.js';
+import { Checkout, type CheckoutOptions } from '../checkout/routes.js';
 import { recordHttpRequest } from './httpMetrics.js';
 import { FileIdempotencyStore, type IdempotencyStore } from './idempotency.js';
 import { openApiDocument } from './openapi.js';
 import { RateLimiter } from './rateLimit.js';
 import { Router, type JsonResponse } from './router.js';
 import { createSchemas, parseWith, type SchemaOptions } from './schemas.js';
+import { registerEventRoutes } from './eventRoutes.js';
 
 export interface ApiOptions {
   client: AuthcapClient;
@@ -20,21 +24,29 @@ export interface ApiOptions {
   /** Where Idempotency-Key answers are kept (shared by the API processes of a host). */
   idempotency: IdempotencyStore | { dir: string };
   rateLimiter?: RateLimiter;
+  /** Per client address, for the routes without a key (default AUTHCAP_PUBLIC_RATE_LIMIT). */
+  publicRateLimiter?: RateLimiter;
+  /** The payer's checkout pages: public URL, link secret, merchant name (each has an env default). */
+  checkout?: CheckoutOptions;
   /** How long POST …/capture and …/cancel wait for the outcome before answering 202. */
   captureWaitMs?: number;
   /** The token and the merchant: never accepted as payer. */
   forbiddenPayers?: SchemaOptions['forbiddenPayers'];
-  /** The node /readyz asks for its head block. */
+  /** The node /readyz asks for its head block, and the checkout pages read the token's symbol from. */
   rpcUrl?: string;
 }
 
 const ORDER_SERVICE = ['order-service'] as const;
 const ANY_ROLE = ['order-service', 'operator'] as const;
 
-export function createApiRouter(options: ApiOptions): Router {
+/** @param listenUrl the API's own URL once it listens: checkout links use it unless AUTHCAP_PUBLIC_URL is set. */
+export function createApiRouter(options: ApiOptions, listenUrl: () => string | undefined = () => undefined): Router {
   const { client } = options;
   const schemas = createSchemas({ forbiddenPayers: options.forbiddenPayers });
   const ok = (status: number, body: unknown): JsonResponse => ({ status, body });
+  const checkout = new Checkout({ client, schemas, rpcUrl: options.rpcUrl, listenUrl, options: options.checkout });
+  // Every resource /v1 answers with carries the payer's links while the payer has something to do.
+  const resource = (status: number, body: AuthorizationResource): JsonResponse => ok(status, checkout.withLinks(body));
   const idempotency = 'claim' in options.idempotency ? options.idempotency : new FileIdempotencyStore(options.idempotency.dir);
   const noQuery = (query: URLSearchParams) => parseWith(schemas.noQuery, Object.fromEntries(query), 'the query');
   const idOf = (params: Record<string, string>) => {
@@ -46,17 +58,18 @@ export function createApiRouter(options: ApiOptions): Router {
   const router = new Router({
     authenticate: (presented) => options.keys.authenticate(presented),
     rateLimiter: options.rateLimiter ?? RateLimiter.fromEnv(),
+    publicRateLimiter: options.publicRateLimiter ?? RateLimiter.publicFromEnv(),
     idempotency,
     onResponse: recordHttpRequest,
   });
   router
-    .on('GET', '/healthz', 'public', async () => ok(200, { status: 'ok' }))
+    .on('GET', '/healthz', 'public', async () => ok(200, { status: 'ok' }), { unlimited: true })
     .on('GET', '/readyz', 'public', async () => {
       const [checks, node] = await Promise.all([client.checkReadiness(), nodeReady(options.rpcUrl)]);
       const ready = checks.temporal.ok && checks.worker.ok && node.ok;
       const headers: Record<string, string> = ready ? {} : { 'retry-after': '2' };
       return { status: ready ? 200 : 503, body: { status: ready ? 'ready' : 'not_ready', checks: { ...checks, node } }, headers };
-    })
+    }, { unlimited: true })
     .on('GET', '/openapi.json', ANY_ROLE, async ({ target }) => {
       noQuery(target.query);
       return ok(200, openApiDocument(router.list(), schemas));
@@ -73,10 +86,10 @@ export function createApiRouter(options: ApiOptions): Router {
       // With a signature it is a pre-signed authorization; without, a draft for the payer to sign.
       if (b.signature !== undefined || b.authorization !== undefined) {
         const presigned = parseWith(schemas.presignedBody, body, 'the body');
-        return ok(201, await client.createPresignedAuthorization(presigned));
+        return resource(201, await client.createPresignedAuthorization(presigned));
       }
       const draft = parseWith(schemas.draftBody, body, 'the body');
-      return ok(201, await client.createAuthorization(draft));
+      return resource(201, await client.createAuthorization(draft));
     })
     .on('GET', '/v1/authorizations', ANY_ROLE, async ({ target }) => {
       const q = parseWith(schemas.listQuery, Object.fromEntries(target.query), 'the query');
@@ -85,31 +98,33 @@ export function createApiRouter(options: ApiOptions): Router {
     })
     .on('GET', '/v1/authorizations/:id', ANY_ROLE, async ({ params, target }) => {
       noQuery(target.query);
-      return ok(200, await client.getAuthorization(idOf(params)));
+      return resource(200, await client.getAuthorization(idOf(params)));
     })
     .on('POST', '/v1/authorizations/:id/signature', ORDER_SERVICE, async ({ params, body, target }) => {
       noQuery(target.query);
       const { signature } = parseWith(schemas.signatureBody, body, 'the body');
-      return ok(200, await client.submitSignature(idOf(params), signature));
+      return resource(200, await client.submitSignature(idOf(params), signature));
     })
     .on('POST', '/v1/authorizations/:id/capture', ORDER_SERVICE, async ({ params, body, target }) => {
       noQuery(target.query);
       parseWith(schemas.emptyBody, body, 'the body');
       const outcome = await client.capture(idOf(params), { waitMs: options.captureWaitMs });
-      return ok(outcome.settled ? 200 : 202, outcome.authorization);
+      return resource(outcome.settled ? 200 : 202, outcome.authorization);
     })
     .on('POST', '/v1/authorizations/:id/cancel', ORDER_SERVICE, async ({ params, body, target }) => {
       noQuery(target.query);
       const { signature } = parseWith(schemas.cancelBody, body, 'the body');
       const outcome = await client.cancelWithOutcome(idOf(params), signature, { waitMs: options.captureWaitMs });
-      return ok(outcome.settled ? 200 : 202, outcome.authorization);
+      return resource(outcome.settled ? 200 : 202, outcome.authorization);
     })
     .on('POST', '/v1/authorizations/:id/void', ANY_ROLE, async ({ params, body, target, caller }) => {
       noQuery(target.query);
       const { reason, by } = parseWith(schemas.voidBody, body, 'the body');
       // Who voided is on the record: the name given, else the role of the key that did it.
-      return ok(200, await client.voidAuthorization(idOf(params), { reason, by: by ?? (caller?.role === 'operator' ? 'operator' : 'merchant') }));
+      return resource(200, await client.voidAuthorization(idOf(params), { reason, by: by ?? (caller?.role === 'operator' ? 'operator' : 'merchant') }));
     });
+  registerEventRoutes(router, client);
+  checkout.register(router);
   return router;
 }
 
@@ -130,12 +145,20 @@ async function nodeReady(rpcUrl: string | undefined): Promise<{ ok: boolean; det
 }
 
 export function createApiServer(options: ApiOptions): Server {
-  const router = createApiRouter(options);
+  const router = createApiRouter(options, () => ownUrl(server));
   const server = createServer((req, res) => void router.handle(req, res));
   // Slow or stuck clients must not hold sockets for ever.
   server.requestTimeout = 60_000;
   server.headersTimeout = 10_000;
   return server;
+}
+
+/** http://host:port this server listens on (IPv6 in brackets), once it does. */
+function ownUrl(server: Server): string | undefined {
+  const address = server.address();
+  if (!address || typeof address === 'string') return undefined;
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  return `http://${host}:${address.port}`;
 }
 
 /** Listens on 127.0.0.1 by default: the dev stack is not meant to be reachable from elsewhere. */

@@ -1,0 +1,265 @@
+// The flow both pages share: load the session and keep it live, connect the wallet, check it holds
+// the payer's account on the token's chain (offering a switch), sign the page's typed data with
+// eth_signTypedData_v4, submit, and show where the authorization stands until it is final.
+import type { CheckoutSession, TypedDataJson } from '../sessionTypes.js';
+import { ApiProblem, linkFrom, loadSession, type CheckoutLink } from './api.js';
+import { doc, here, injectedWallet, type El } from './dom.js';
+import { formatRemaining, sameAddress } from './format.js';
+import { problemStatus, TRANSIENT } from './problems.js';
+import { addr, para, render, type Status } from './view.js';
+import { accountsOf, chainIdOf, onWalletChange, signTypedData, switchChain, UNRECOGNIZED_CHAIN, USER_REJECTED, walletFailure } from './wallet.js';
+
+export interface PageSpec {
+  kind: 'checkout' | 'cancel';
+  /** The payload this page signs, or null when the session's state is not one it acts on. */
+  payload(session: CheckoutSession): TypedDataJson | null;
+  submit(link: CheckoutLink, signature: string): Promise<CheckoutSession>;
+  /** Where things stand when the page has nothing to sign. */
+  settled(session: CheckoutSession, link: CheckoutLink): Status;
+  /** The window closed while the page still had something to sign. */
+  expired(session: CheckoutSession): Status;
+  explain(session: CheckoutSession): (El | string)[];
+  words: { sign: string; ready: string; signing: string; submitting: string; rejected: string; remaining: (inTime: string) => string };
+}
+
+const FINAL = new Set(['captured', 'canceled', 'voided', 'expired', 'rejected']);
+/** Live while something is happening; slower once nothing has changed for a while (a tab left open for hours). */
+const POLL_MS = 1_000;
+const IDLE_POLL_MS = 5_000;
+const IDLE_AFTER_MS = 120_000;
+
+type Phase = 'idle' | 'busy';
+
+export function startPage(spec: PageSpec): void {
+  const root = doc().getElementById('app');
+  if (!root) return;
+  const link = linkFrom(here().pathname, here().search);
+  if (!link) {
+    render(root, { kind: spec.kind, session: undefined, status: problemStatus(new ApiProblem('not_found', 'no token in the link', 404), () => here().reload()) });
+    return;
+  }
+  new Flow(spec, root, link).start();
+}
+
+class Flow {
+  private session: CheckoutSession | undefined;
+  /** Server clock minus this device's, in seconds: expiry is judged on the API's clock. */
+  private skew = 0;
+  private phase: Phase = 'idle';
+  /** What the wallet side last established (wrong account, ready to sign, rejected, …). */
+  private walletStatus: Status | undefined;
+  private connected = false;
+  private problem: Status | undefined;
+  private shownKey = '';
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private changedAt = Date.now();
+  /** Only the latest refresh schedules the next one: one polling loop, however often it is kicked. */
+  private generation = 0;
+
+  constructor(
+    private readonly spec: PageSpec,
+    private readonly root: El,
+    private readonly link: CheckoutLink,
+  ) {}
+
+  start(): void {
+    this.paint({ view: 'loading', tone: 'waiting', title: 'Loading the payment…' }, 'loading');
+    const wallet = injectedWallet();
+    // The payer may switch account or network in the wallet at any time: look again when they do.
+    if (wallet) onWalletChange(wallet, () => void (this.connected && this.phase === 'idle' && this.check(false)));
+    void this.refresh();
+  }
+
+  /** Reads the session; keeps polling while the authorization can still change. */
+  private async refresh(): Promise<void> {
+    clearTimeout(this.timer);
+    const generation = ++this.generation;
+    let delay = Date.now() - this.changedAt < IDLE_AFTER_MS ? POLL_MS : IDLE_POLL_MS;
+    try {
+      if (!doc().hidden || !this.session) {
+        const session = await loadSession(this.link);
+        // An older read finishing late must not put an older state back on screen.
+        if (generation === this.generation) this.accept(session);
+      }
+    } catch (err) {
+      const code = err instanceof ApiProblem ? err.code : 'internal_error';
+      // A blip while the page already shows the payment keeps the page as it is; polling goes on.
+      if (!this.session || !TRANSIENT.has(code)) {
+        this.problem = problemStatus(err, () => {
+          this.problem = undefined;
+          void this.refresh();
+        });
+        this.shownKey = '';
+        this.show();
+      }
+      if (!TRANSIENT.has(code)) return;
+      delay = 3_000;
+    }
+    if (generation !== this.generation || (this.session && FINAL.has(this.session.state))) return;
+    this.timer = setTimeout(() => void this.refresh(), delay);
+  }
+
+  private accept(session: CheckoutSession): void {
+    const moved = this.session !== undefined && this.session.state !== session.state;
+    if (moved) this.changedAt = Date.now();
+    this.session = session;
+    this.skew = session.now - Date.now() / 1000;
+    this.problem = undefined;
+    // A new state makes what the wallet side said stale (signed elsewhere, voided, expired, …).
+    if (moved && this.phase === 'idle') this.walletStatus = undefined;
+    if (this.phase === 'idle') this.show();
+  }
+
+  private now(): number {
+    return Date.now() / 1000 + this.skew;
+  }
+
+  private show(): void {
+    const s = this.session;
+    if (this.problem) return this.paint(this.problem, 'problem');
+    if (!s) return;
+    const payload = this.spec.payload(s);
+    if (!payload) return this.paint(this.spec.settled(s, this.link), `settled:${s.state}:${s.updatedAt}`);
+    const secondsLeft = Number(s.validBefore) - this.now();
+    if (s.validBefore && secondsLeft <= 0) return this.paint(this.spec.expired(s), 'expired');
+    if (!injectedWallet()) {
+      return this.paint({
+        view: 'no-wallet', tone: 'warning', title: 'No wallet found',
+        body: ['Open this page in a browser with an Ethereum wallet (a browser extension or a wallet app’s browser), then reload it.'],
+      }, 'no-wallet', true);
+    }
+    if (this.walletStatus) return this.paint(this.walletStatus, `wallet:${this.walletStatus.view}`, true);
+    this.paint({
+      view: 'ready', tone: 'info', title: this.spec.words.ready,
+      body: [para('Use the wallet that holds ', addr(s.payer), `. ${this.spec.words.remaining(formatRemaining(secondsLeft))}`)],
+      actions: [{ label: 'Connect wallet', primary: true, onClick: () => void this.connect() }],
+    }, 'ready', true);
+  }
+
+  /** Renders unless the same thing is already on screen (polling must not rebuild buttons under a finger). */
+  private paint(status: Status, key: string, explain = false): void {
+    if (key === this.shownKey) return;
+    this.shownKey = key;
+    const s = this.session;
+    render(this.root, { kind: this.spec.kind, session: s, status, explain: explain && s ? this.spec.explain(s) : undefined });
+  }
+
+  private setWallet(status: Status | undefined): void {
+    this.walletStatus = status;
+    // Always repaint: the same view can come back with other words (a declined switch, a new account).
+    this.shownKey = '';
+    this.show();
+  }
+
+  private async connect(): Promise<void> {
+    const wallet = injectedWallet();
+    if (!wallet || this.phase !== 'idle') return;
+    this.phase = 'busy';
+    this.setWallet({ view: 'connecting', tone: 'waiting', title: 'Connecting to your wallet…', body: ['Approve the connection in your wallet.'] });
+    try {
+      const accounts = await accountsOf(wallet, true);
+      this.connected = true;
+      this.phase = 'idle';
+      await this.check(true, accounts);
+    } catch (err) {
+      this.phase = 'idle';
+      const failure = walletFailure(err);
+      this.setWallet(failure.code === USER_REJECTED
+        ? { view: 'connect-rejected', tone: 'warning', title: 'The wallet was not connected', body: ['You declined the connection. Nothing was signed.'], actions: [{ label: 'Connect wallet', primary: true, onClick: () => void this.connect() }] }
+        : this.walletError(failure.message));
+    }
+  }
+
+  /** Is the connected account the payer, on the token's chain? Says what to fix when not. */
+  private async check(prompted: boolean, known?: string[]): Promise<void> {
+    const wallet = injectedWallet();
+    const s = this.session;
+    if (!wallet || !s) return;
+    try {
+      // After a change event, eth_accounts (no prompt); a button press may prompt.
+      const accounts = known ?? (await accountsOf(wallet, prompted));
+      if (!accounts.some((account) => sameAddress(account, s.payer))) {
+        const current = accounts[0];
+        return this.setWallet({
+          view: 'wrong-account', tone: 'error', title: 'Wrong account',
+          body: [
+            para('This payment must be signed by ', addr(s.payer), ', but your wallet ', ...(current ? ['is using ', addr(current)] : ['shared no account']), '.'),
+            'Switch to that account in your wallet; this page updates by itself.',
+          ],
+          actions: [{ label: 'Check again', primary: true, onClick: () => void this.check(true) }],
+        });
+      }
+      const chainId = await chainIdOf(wallet);
+      if (s.token.chainId !== null && chainId !== s.token.chainId) {
+        return this.setWallet({
+          view: 'wrong-chain', tone: 'error', title: 'Wrong network',
+          body: [`Your wallet is on chain ${chainId}; this payment is on chain ${s.token.chainId}.`],
+          actions: [{ label: `Switch to chain ${s.token.chainId}`, primary: true, onClick: () => void this.switchTo(s.token.chainId!) }],
+        });
+      }
+      this.setWallet({
+        view: 'sign', tone: 'info', title: 'Ready to sign',
+        body: [para('Connected as ', addr(s.payer), ` on chain ${chainId}.`)],
+        actions: [{ label: this.spec.words.sign, primary: true, onClick: () => void this.sign() }],
+      });
+    } catch (err) {
+      this.setWallet(this.walletError(walletFailure(err).message));
+    }
+  }
+
+  private async switchTo(chainId: number): Promise<void> {
+    const wallet = injectedWallet();
+    if (!wallet || this.phase !== 'idle') return;
+    this.phase = 'busy';
+    this.setWallet({ view: 'switching', tone: 'waiting', title: 'Switching network…', body: ['Approve the switch in your wallet.'] });
+    try {
+      await switchChain(wallet, chainId);
+      this.phase = 'idle';
+      await this.check(false);
+    } catch (err) {
+      this.phase = 'idle';
+      const failure = walletFailure(err);
+      const body = failure.code === USER_REJECTED ? 'You declined the switch.'
+        : failure.code === UNRECOGNIZED_CHAIN ? `Your wallet does not know chain ${chainId}: add it in the wallet, then try again.` : failure.message;
+      this.setWallet({ view: 'wrong-chain', tone: 'error', title: 'Wrong network', body: [body], actions: [{ label: `Switch to chain ${chainId}`, primary: true, onClick: () => void this.switchTo(chainId) }] });
+    }
+  }
+
+  private async sign(): Promise<void> {
+    const wallet = injectedWallet();
+    const s = this.session;
+    const payload = s && this.spec.payload(s);
+    if (!wallet || !s || !payload || this.phase !== 'idle') return;
+    this.phase = 'busy';
+    this.setWallet({ view: 'signing', tone: 'waiting', title: this.spec.words.signing, body: ['Check the amount and the merchant in your wallet, then sign.'] });
+    let signature: string;
+    try {
+      signature = await signTypedData(wallet, s.payer!, payload);
+    } catch (err) {
+      this.phase = 'idle';
+      const failure = walletFailure(err);
+      this.setWallet(failure.code === USER_REJECTED
+        ? { view: 'rejected', tone: 'warning', title: 'You declined to sign', body: [this.spec.words.rejected], actions: [{ label: 'Try again', primary: true, onClick: () => void this.sign() }] }
+        : this.walletError(failure.message));
+      return;
+    }
+    this.setWallet({ view: 'submitting', tone: 'waiting', title: this.spec.words.submitting });
+    try {
+      const next = await this.spec.submit(this.link, signature);
+      this.phase = 'idle';
+      this.walletStatus = undefined;
+      this.accept(next);
+      void this.refresh();
+    } catch (err) {
+      this.phase = 'idle';
+      this.setWallet(problemStatus(err, () => {
+        this.walletStatus = undefined;
+        void this.refresh().then(() => this.show());
+      }));
+    }
+  }
+
+  private walletError(message: string): Status {
+    return { view: 'wallet-error', tone: 'error', title: 'The wallet reported a problem', body: [message], actions: [{ label: 'Try again', primary: true, onClick: () => void this.check(true) }] };
+  }
+}

@@ -1,0 +1,37 @@
+// What the checkout pages read about one authorization: a narrow view of the resource for the payer,
+// shared by the API (which builds it) and the browser code (which shows it). Type-only, no imports,
+// so the page bundle pulls nothing from the server side. Never carries the signature or an API key.
+
+/** An eth_signTypedData_v4 payload, exactly as the wallet signs it. */
+export interface TypedDataJson {
+  types: Record<string, readonly { name: string; type: string }[]>;
+  primaryType: string;
+  domain: { name: string; version: string; chainId: number; verifyingContract: string };
+  message: Record<string, unknown>;
+}
+
+export interface CheckoutSession {
+  id: string;
+  orderId: string;
+  /** The lifecycle state (drafting, drafted, stored, capturing, canceling, captured, canceled, voided, expired, rejected). */
+  state: string;
+  payer: string | null;
+  merchant: { address: string | null; name: string };
+  token: { address: string | null; symbol: string; decimals: number; chainId: number | null };
+  /** The amount in the token's smallest unit (decimal string); the page formats it with `token.decimals`. */
+  amountMinor: string | null;
+  /** Unix seconds (decimal strings), as signed. */
+  validAfter: string | null;
+  validBefore: string | null;
+  /** The API's clock (unix seconds), so the page judges expiry without trusting the device's clock. */
+  now: number;
+  /** What the wallet signs to authorize: only while drafted. */
+  typedData: TypedDataJson | null;
+  /** What the wallet signs to cancel: only while stored. */
+  cancellationTypedData: TypedDataJson | null;
+  capture: { transactionHash: string; confirmedAt: string | null } | null;
+  cancellation: { transactionHash: string | null; at: string } | null;
+  /** When the authorization last changed state (ISO-8601). */
+  updatedAt: string | null;
+  lastError: { code: string; message: string } | null;
+}
