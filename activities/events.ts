@@ -2,13 +2,10 @@
 // client, through small functions, so this file stays free of Temporal's client API).
 import { ApplicationFailure } from '@temporalio/common';
 import type { EventActivities } from '../domain/activityContract.js';
-import { endpointWants, type AuthcapEvent, type WebhookEndpoint, type WebhookEndpointRecord } from '../domain/events.js';
-import { resourceId } from '../domain/ids.js';
+import { endpointWants, publicEvent, type WebhookEndpoint, type WebhookEndpointRecord } from '../domain/events.js';
 import { EVENT_ID_HEADER, SIGNATURE_HEADER, signWebhook } from '../runtime/webhookSignature.js';
 
 export interface EventDependencies {
-  /** Signal-with-start of the authorization's event stream; a stream that already ended is a success. */
-  sendToStream(request: { firstRunId: string; orderId: string; events: AuthcapEvent[] }): Promise<void>;
   /** The registry's endpoints without secrets (from its memo: no worker needed). */
   listEndpoints(): Promise<WebhookEndpoint[]>;
   /** One endpoint with its secret, or undefined once it is deleted. */
@@ -21,11 +18,6 @@ const USER_AGENT = 'authcap-webhooks/1';
 
 export function createEventActivities(deps: EventDependencies): EventActivities {
   return {
-    async publishEvents({ firstRunId, orderId, events }) {
-      const id = resourceId(orderId, firstRunId);
-      await deps.sendToStream({ firstRunId, orderId, events: events.map((e) => ({ ...e, data: { ...e.data, object: { ...e.data.object, id } } })) });
-    },
-
     async webhookSubscribers({ types }) {
       const endpoints = await deps.listEndpoints();
       return Object.fromEntries(types.map((type) => [type, endpoints.filter((e) => endpointWants(e, type)).map((e) => e.id)]));
@@ -36,9 +28,8 @@ export function createEventActivities(deps: EventDependencies): EventActivities 
       const at = () => new Date().toISOString();
       // Deleted since the event was recorded: nobody is listening there any more.
       if (!endpoint) return { endpointId, status: 'skipped', at: at() };
-      // The body a receiver verifies is exactly these bytes; `sequence`/`recordedAt` are the feed's.
-      const { sequence: _sequence, recordedAt: _recordedAt, ...payload } = event;
-      const body = JSON.stringify(payload);
+      // The body a receiver verifies is exactly these bytes.
+      const body = JSON.stringify(publicEvent(event));
       let status: number;
       try {
         const answer = await fetch(endpoint.url, {

@@ -6,7 +6,7 @@ import { decodeMapFromPayloads } from '@temporalio/common/lib/internal-non-workf
 import type { temporal as proto } from '@temporalio/proto';
 import type { Hex } from 'viem';
 import { parseAddress, parseSignature } from '../domain/address.js';
-import { FIRST_RUN_MEMO_KEY, VIEW_MEMO_KEY, type AuthorizationResource, type AuthorizationView, type AuthorizationWorkflowInput } from '../domain/authorization.js';
+import { FIRST_RUN_MEMO_KEY, VIEW_MEMO_KEY, finalStates, type AuthorizationResource, type AuthorizationView, type AuthorizationWorkflowInput } from '../domain/authorization.js';
 import { AuthcapError } from '../domain/errors.js';
 import {
   AmountMinorAttribute, AuthorizationStateAttribute, OrderIdAttribute, PayerAttribute, ValidBeforeAttribute,
@@ -128,14 +128,14 @@ export class AuthcapClient {
     return this.start(orderId, presigned.authorization.from, value, { orderId, presigned });
   }
 
-  private async start(orderId: string, payer: string, value: bigint, input: AuthorizationWorkflowInput): Promise<AuthorizationResource> {
+  private async start(orderId: string, payer: string, value: bigint, input: AuthorizationWorkflowInput, retried = false): Promise<AuthorizationResource> {
     const workflowId = workflowIdForOrder(orderId);
     if (value > BigInt(Number.MAX_SAFE_INTEGER)) {
       // Operators search and sort by AmountMinor (an integer attribute): an amount it cannot hold exactly is refused, not silently unindexed.
       throw new AuthcapError('validation_error', `amount is larger than authcap records (at most ${Number.MAX_SAFE_INTEGER} minor units)`);
     }
     // One order, one charge: a new attempt is allowed only after one that moved no money.
-    const previous = await this.latestRun(workflowId);
+    const previous = await this.untilClosedIfFinal(workflowId, await this.latestRun(workflowId));
     if (previous && previous.status.name !== 'RUNNING') this.refuseIfCaptured(orderId, previous);
     let runId: string;
     try {
@@ -158,6 +158,8 @@ export class AuthcapClient {
       const error = toAuthcapError(err);
       if (error.code === 'order_has_open_authorization') {
         const open = await this.latestRun(workflowId);
+        // It became final after we looked: once it has closed, this is a new attempt after all.
+        if (!retried && open && isFinalRun(open)) return this.start(orderId, payer, value, input, true);
         throw new AuthcapError('order_has_open_authorization', `order ${orderId} already has an open authorization`, {
           id: resourceId(orderId, open ? firstRunIdOf(open) : ''),
         });
@@ -188,6 +190,20 @@ export class AuthcapClient {
       if (ended.state === 'rejected' && ended.lastError) throw new AuthcapError(ended.lastError.code, ended.lastError.message);
       return ended;
     }
+  }
+
+  /**
+   * A final authorization's workflow closes a moment after its final answer, once its last events
+   * are handed to its stream: a new attempt right after a void (or the refusal after a capture)
+   * waits for that rather than calling the order still open.
+   */
+  private async untilClosedIfFinal(workflowId: string, run: WorkflowExecutionDescription | undefined): Promise<WorkflowExecutionDescription | undefined> {
+    const deadline = Date.now() + CLOSING_WAIT_MS;
+    while (run && isFinalRun(run) && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 25));
+      run = await this.latestRun(workflowId);
+    }
+    return run;
   }
 
   private refuseIfCaptured(orderId: string, run: WorkflowExecutionDescription): void {
@@ -407,6 +423,15 @@ export class AuthcapClient {
       throw toAuthcapError(err);
     }
   }
+}
+
+/** How long a create waits for a final authorization's workflow to close (normally one workflow task). */
+const CLOSING_WAIT_MS = 5_000;
+
+/** Still running, but its state is final: it is handing over its last events and closing. */
+function isFinalRun(run: WorkflowExecutionDescription): boolean {
+  const state = run.typedSearchAttributes.get(AuthorizationStateAttribute);
+  return run.status.name === 'RUNNING' && state !== undefined && (finalStates as readonly string[]).includes(state);
 }
 
 /** The first run of the attempt a run belongs to: the run id in resource ids. */

@@ -7,7 +7,7 @@ import type { Client } from '@temporalio/client';
 import { decodeMapFromPayloads } from '@temporalio/common/lib/internal-non-workflow/codec-helpers.js';
 import { AuthcapError } from '../domain/errors.js';
 import {
-  EVENTS_MEMO_KEY, EVENT_STREAM_WORKFLOW_TYPE, eventStreamWorkflowId, eventTypes, parseEventId, type AuthcapEvent, type RecordedEvent,
+  EVENTS_MEMO_KEY, EVENT_STREAM_WORKFLOW_TYPE, eventStreamWorkflowId, eventTypes, parseEventId, publicEvent, type AuthcapEvent, type RecordedEvent,
 } from '../domain/events.js';
 import { parseOrderId } from './requests.js';
 import { serverCall } from './temporalCalls.js';
@@ -117,6 +117,4 @@ async function streams(temporal: Client, clauses: string[], cap: number): Promis
 }
 
 /** The feed serves events exactly as webhooks carry them. */
-function toPublic({ sequence: _sequence, recordedAt: _recordedAt, ...event }: RecordedEvent): AuthcapEvent {
-  return event;
-}
+const toPublic = (event: RecordedEvent): AuthcapEvent => publicEvent(event);

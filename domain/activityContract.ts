@@ -121,8 +121,6 @@ export interface AuthorizationActivities {
 
 /** Events and webhooks (activities/events.ts): the worker's Temporal client does the I/O. */
 export interface EventActivities {
-  /** Hands events to the authorization's event stream (signal-with-start; the stream keeps each id once). */
-  publishEvents(request: { firstRunId: string; orderId: string; events: AuthcapEvent[] }): Promise<void>;
   /** The endpoints subscribed to each event type right now (ids only). */
   webhookSubscribers(request: { types: EventType[] }): Promise<Record<string, string[]>>;
   /** One delivery attempt: signed POST; 2xx ends it, anything else throws so Temporal retries. */

@@ -3,6 +3,7 @@
 // webhook bodies and the events feed unchanged.
 import type { AuthorizationResource } from './authorization.js';
 import type { RecordedError } from './errors.js';
+import { resourceId } from './ids.js';
 
 export const eventTypes = [
   'authorization.drafted',
@@ -54,6 +55,17 @@ export function eventId(firstRunId: string, sequence: number): string {
 export function parseEventId(id: string): { firstRunId: string; sequence: number } | undefined {
   const match = /^evt_([0-9a-f-]{36})_(\d{4,9})$/i.exec(id);
   return match ? { firstRunId: match[1]!, sequence: Number(match[2]) } : undefined;
+}
+
+/**
+ * An event as receivers and the feed see it: the resource carries its id (built here, outside the
+ * workflow sandbox, from the order and the attempt the event id names), the stream's own fields go.
+ */
+export function publicEvent(event: AuthcapEvent | RecordedEvent): AuthcapEvent {
+  const { sequence: _sequence, recordedAt: _recordedAt, ...rest } = event as RecordedEvent;
+  const attempt = parseEventId(event.id);
+  if (!attempt) return rest;
+  return { ...rest, data: { ...rest.data, object: { ...rest.data.object, id: resourceId(event.orderId, attempt.firstRunId) } } };
 }
 
 /** One event stream per authorization attempt (its first run id), whatever its runs. */

@@ -62,7 +62,7 @@ export async function createAuthcapWorker(options: AuthcapWorkerOptions): Promis
     connection,
     namespace,
     taskQueue,
-    activities: createActivities(chain, { requestRelay, events: eventBridges(client, taskQueue) }),
+    activities: createActivities(chain, { requestRelay, events: eventBridges(client) }),
     dataConverter: options.temporal.dataConverter,
     sinks: telemetrySinks(),
     // Open authorizations mostly wait on a timer: bound the cache so memory does not grow with them

@@ -1,34 +1,12 @@
 // What the event activities need from Temporal, built on the worker's own client.
-import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { EventDependencies } from '../activities/events.js';
-import {
-  ENDPOINTS_MEMO_KEY, EVENT_STREAM_WORKFLOW_TYPE, WEBHOOK_ENDPOINTS_WORKFLOW_ID, eventStreamWorkflowId, type AuthcapEvent, type WebhookEndpoint,
-} from '../domain/events.js';
-import { OrderIdAttribute } from '../domain/searchAttributes.js';
-import { eventsSignal, type EventStreamInput } from '../workflows/eventStream.js';
+import { ENDPOINTS_MEMO_KEY, WEBHOOK_ENDPOINTS_WORKFLOW_ID, type WebhookEndpoint } from '../domain/events.js';
 import { webhookEndpointRecordsQuery } from '../workflows/webhookEndpoints.js';
 
-export function eventBridges(client: Client, taskQueue: string): EventDependencies {
+export function eventBridges(client: Client): EventDependencies {
   const registry = () => client.workflow.getHandle(WEBHOOK_ENDPOINTS_WORKFLOW_ID);
   return {
-    async sendToStream({ firstRunId, orderId, events }) {
-      try {
-        await client.workflow.signalWithStart<(input: EventStreamInput) => Promise<unknown>, [AuthcapEvent[]]>(EVENT_STREAM_WORKFLOW_TYPE, {
-          workflowId: eventStreamWorkflowId(firstRunId),
-          taskQueue,
-          args: [{ orderId, firstRunId }],
-          signal: eventsSignal,
-          signalArgs: [events],
-          // A stream ends only after its final event: one that has ended already holds every event,
-          // and must not be started again by a late, repeated hand-over.
-          workflowIdReusePolicy: 'REJECT_DUPLICATE',
-          typedSearchAttributes: [{ key: OrderIdAttribute, value: orderId }],
-        });
-      } catch (err) {
-        if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
-      }
-    },
-
     async listEndpoints() {
       try {
         const description = await registry().describe();

@@ -17,6 +17,8 @@ export const eventsSignal = defineSignal<[AuthcapEvent[]]>('events');
 export interface EventStreamInput {
   orderId: string;
   firstRunId: string;
+  /** The attempt's first events: the authorization starts its stream with them. */
+  initial?: AuthcapEvent[];
   /** Continue-as-new: the events recorded so far (every delivery of them had ended). */
   carried?: { events: RecordedEvent[]; deliveries: Record<string, DeliverySummary> };
 }
@@ -52,14 +54,16 @@ export async function authorizationEventsWorkflow(input: EventStreamInput): Prom
   const queues = new Map<string, RecordedEvent[]>();
   const summaries: Record<string, DeliverySummary> = { ...(input.carried?.deliveries ?? {}) };
 
-  // The publisher may send a batch again (a retried local activity): each id is kept once.
-  setHandler(eventsSignal, (batch) => {
+  // Each id is kept once, whoever hands it over and however often.
+  const accept = (batch: AuthcapEvent[]) => {
     for (const event of batch) {
       if (known.has(event.id)) continue;
       known.add(event.id);
       incoming.push(event);
     }
-  });
+  };
+  accept(input.initial ?? []);
+  setHandler(eventsSignal, accept);
 
   const publish = () => upsertMemo({ [EVENTS_MEMO_KEY]: events, deliveries: summaries });
   const summaryOf = (endpointId: string) => (summaries[endpointId] ??= { delivered: 0, skipped: 0, failed: 0, pending: 0, last: null });
@@ -123,6 +127,6 @@ export async function authorizationEventsWorkflow(input: EventStreamInput): Prom
       continue;
     }
     if (ended() && !busy()) return { events: events.length };
-    await continueAsNew<typeof authorizationEventsWorkflow>({ ...input, carried: { events, deliveries: summaries } });
+    await continueAsNew<typeof authorizationEventsWorkflow>({ orderId: input.orderId, firstRunId: input.firstRunId, carried: { events, deliveries: summaries } });
   }
 }

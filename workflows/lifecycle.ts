@@ -139,7 +139,7 @@ export class Lifecycle {
         type,
         createdAt: event.at,
         orderId: this.context.orderId,
-        // The resource id is added by the activity that publishes it (ids are built outside the sandbox).
+        // The resource id is added by publicEvent when the event leaves Temporal (ids are built outside the sandbox).
         data: { object: { id: '', ...this.view() }, ...(type === 'authorization.capture_failed' && lastError ? { reason: lastError } : {}) },
       });
     }
