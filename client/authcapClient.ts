@@ -22,6 +22,7 @@ import { tracingPluginFromEnv } from '../runtime/tracing.js';
 import { parseAmount, parseOrderId, parsePresigned, parseState, parseValidFor, type PresignedRequest } from './requests.js';
 import { WebhookEndpoints } from './webhookEndpoints.js';
 import { listEvents, type EventPage, type ListEventsRequest } from './eventFeed.js';
+import { quote } from './visibilityQuery.js';
 
 export interface CreateAuthorizationRequest {
   orderId: string;
@@ -464,11 +465,6 @@ function summaryOf(execution: proto.api.workflow.v1.IWorkflowExecutionInfo, firs
     validBefore: validBefore ? new Date(validBefore).toISOString() : null,
     createdAt: new Date(seconds * 1000 + Math.floor(Number(execution.startTime?.nanos ?? 0) / 1e6)).toISOString(),
   };
-}
-
-/** A string literal for a visibility query. */
-function quote(value: string): string {
-  return `"${value.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
 }
 
 export type { AuthorizationResource, AuthorizationView };

@@ -11,6 +11,7 @@ import {
 } from '../domain/events.js';
 import { parseOrderId } from './requests.js';
 import { serverCall } from './temporalCalls.js';
+import { quote } from './visibilityQuery.js';
 
 export interface ListEventsRequest {
   /** An event id: only events after it. Without one, the feed starts RETENTION_DAYS back. */
@@ -38,7 +39,6 @@ export const SETTLE_MS = 2_000;
 const WINDOW_CAP = 500;
 
 const iso = (ms: number) => new Date(ms).toISOString();
-const quote = (value: string) => `"${value.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
 const isAfter = (e: RecordedEvent, cursor: { recordedAt: string; id: string } | undefined) =>
   !cursor || e.recordedAt > cursor.recordedAt || (e.recordedAt === cursor.recordedAt && e.id > cursor.id);
 const byFeedOrder = (a: RecordedEvent, b: RecordedEvent) => (a.recordedAt === b.recordedAt ? (a.id < b.id ? -1 : 1) : a.recordedAt < b.recordedAt ? -1 : 1);

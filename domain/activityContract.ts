@@ -1,6 +1,6 @@
 // The activities a workflow may call, as an interface. Workflows proxy it; activities/ implements it.
 // Living in domain/ keeps the dependency direction one way (design.md): neither side imports the other.
-import type { AuthcapEvent, DeliveryOutcome, EventType, RecordedEvent } from './events.js';
+import type { DeliveryOutcome, EventType, RecordedEvent } from './events.js';
 import type { Address, Hex } from 'viem';
 import type { AuthorizationMessage, AuthorizationPrimaryType, TokenDomain } from './eip3009.js';
 import type { CaptureFailure, CapturePrecheckFacts, OnchainConsumption, OnchainNonceFacts, SignatureCheck } from './facts.js';

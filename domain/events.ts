@@ -1,7 +1,7 @@
 // What order services are told: one event per transition that matters to an order, with a stable id,
 // a type and the authorization as it was at that moment. JSON-safe: events cross Temporal payloads,
 // webhook bodies and the events feed unchanged.
-import type { AuthorizationResource } from './authorization.js';
+import { finalStates, type AuthorizationResource, type AuthorizationState } from './authorization.js';
 import type { RecordedError } from './errors.js';
 import { resourceId } from './ids.js';
 
@@ -19,10 +19,11 @@ export const eventTypes = [
 ] as const;
 export type EventType = (typeof eventTypes)[number];
 
+/** The event that tells an authorization ended in `state` (a final state, each with its own type). */
+export const finalEventType = (state: AuthorizationState) => `authorization.${state}` as EventType;
+
 /** After one of these nothing more happens to the authorization: its event stream may end. */
-export const finalEventTypes: readonly EventType[] = [
-  'authorization.captured', 'authorization.canceled', 'authorization.voided', 'authorization.expired', 'authorization.rejected',
-];
+export const finalEventTypes: readonly EventType[] = finalStates.map(finalEventType);
 
 export interface AuthcapEvent {
   /** Stable across retries, replays and worker crashes: receivers de-duplicate by it. */

@@ -2,22 +2,17 @@
 // (as dotted stages, e.g. `stored.prechecking`) and the event that caused it decide the event types.
 // A refused command that leaves the state as it was (a bad signature) is no event: its caller
 // already got the error.
-import type { EventType } from '../domain/events.js';
+import { finalStates, type AuthorizationState } from '../domain/authorization.js';
+import { finalEventType, type EventType } from '../domain/events.js';
 
-const FINAL: Record<string, EventType> = {
-  captured: 'authorization.captured',
-  canceled: 'authorization.canceled',
-  voided: 'authorization.voided',
-  expired: 'authorization.expired',
-  rejected: 'authorization.rejected',
-};
+const isFinal = (state: string): state is AuthorizationState => (finalStates as readonly string[]).includes(state);
 
 const top = (stage: string) => stage.split('.')[0]!;
 
 export function eventTypesFor(from: string, to: string, machineEvent: string): EventType[] {
   if (from === to) return [];
   const [before, after] = [top(from), top(to)];
-  if (FINAL[after]) return [FINAL[after]];
+  if (isFinal(after)) return [finalEventType(after)];
   if (after === 'drafted' && before === 'drafting') return ['authorization.drafted'];
   if (after === 'stored' && (before === 'drafting' || before === 'drafted')) return ['authorization.stored'];
   // A capture that ends back at rest without moving money: the precheck refused it, or the

@@ -112,10 +112,13 @@ export class Checkout {
     const id = params.id!;
     const unknown = [...target.query.keys()].find((key) => key !== 'token');
     if (unknown) throw new AuthcapError('validation_error', `the query has an unknown field: ${unknown}`, { field: unknown });
-    if (id.length > MAX_ID_LENGTH || !this.links.verify(id, target.query.get('token'))) {
-      throw new AuthcapError('not_found', 'no authorization with that id');
-    }
+    if (!this.opens(id, target)) throw new AuthcapError('not_found', 'no authorization with that id');
     return id;
+  }
+
+  /** Whether the request's link token is this authorization's. */
+  private opens(id: string, target: RouteContext['target']): boolean {
+    return id.length <= MAX_ID_LENGTH && this.links.verify(id, target.query.get('token'));
   }
 
   private async json(status: number, resource: AuthorizationResource): Promise<JsonResponse> {
@@ -126,7 +129,7 @@ export class Checkout {
     const assets = await this.assets;
     const base = new URL(this.publicBase() || 'http://localhost').pathname.replace(/\/+$/, '');
     const id = params.id!;
-    if (id.length > MAX_ID_LENGTH || !this.links.verify(id, target.query.get('token'))) {
+    if (!this.opens(id, target)) {
       return { status: 404, body: notFoundHtml(assets.names, base), headers: htmlSecurityHeaders };
     }
     const title = which === 'cancel' ? 'Cancel an authorization' : 'Authorize a payment';

@@ -1,27 +1,18 @@
 // The payer's cancel page in a real Chromium: signs CancelAuthorization with the injected wallet
 // (anvil's unlocked payer account), the merchant relays it, and the authorization ends canceled
 // with the AuthorizationCanceled fact onchain.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createPublicClient, http, parseEventLogs, type Hex } from 'viem';
-import type { Browser } from 'playwright-core';
 import { tokenAbi } from '../../domain/tokenAbi.js';
 import { api, dev, newOrderId, walletSign } from '../support/api.js';
-import { chromiumPath, launch, openPage, press, shot, statusText, waitForView, type OpenPage } from './support/browser.js';
+import { chromiumPath, press, shot, statusText, useBrowser, waitForView } from './support/browser.js';
 import { INSTALL_HINT } from './support/chromium.js';
 import { TestWallet } from './support/wallet.js';
 
 const hasChromium = Boolean(chromiumPath());
 
 describe.skipIf(!hasChromium)(`the cancel page in Chromium${hasChromium ? '' : ` (skipped: ${INSTALL_HINT})`}`, () => {
-  let browser: Browser;
-  const opened: OpenPage[] = [];
-  beforeAll(async () => {
-    browser = await launch();
-  });
-  afterAll(async () => {
-    for (const o of opened) await o.context.close().catch(() => undefined);
-    await browser?.close();
-  });
+  const { open } = useBrowser();
   // Payers 7 to 9: anvil unlocks the first 12 dev accounts (payers 0 to 9); checkout.test.ts uses 0 to 6.
   const payer = (i: number) => dev().payers[i]!;
 
@@ -34,11 +25,6 @@ describe.skipIf(!hasChromium)(`the cancel page in Chromium${hasChromium ? '' : `
     return { drafted: created.body, stored: signed.body };
   }
 
-  async function open(wallet?: TestWallet) {
-    const o = await openPage(browser, wallet);
-    opened.push(o);
-    return o;
-  }
 
   it('payer cancel: signs CancelAuthorization, ends canceled with AuthorizationCanceled onchain', async () => {
     const { drafted, stored } = await storedFor(7, '8.75');

@@ -1,10 +1,9 @@
 // The checkout page in a real Chromium against the stack as `npm start` runs it, with an injected
 // EIP-1193 wallet whose signatures come from anvil's unlocked payer accounts. Each state is
 // screenshotted at 390×844 into test-results/browser/<case>-<state>.png.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
 import { api, dev, newOrderId } from '../support/api.js';
-import { launch, chromiumPath, hold, openPage, press, shot, statusText, waitForView, type OpenPage } from './support/browser.js';
+import { chromiumPath, hold, press, shot, statusText, useBrowser, waitForView } from './support/browser.js';
 import { INSTALL_HINT } from './support/chromium.js';
 import { TestWallet } from './support/wallet.js';
 
@@ -21,22 +20,9 @@ async function createDraft(payer: string, amount: string, validForSeconds?: numb
 const stateOf = async (id: string) => (await api('GET', `/v1/authorizations/${id}`)).body;
 
 describe.skipIf(!hasChromium)(`the checkout page in Chromium${hasChromium ? '' : ` (skipped: ${INSTALL_HINT})`}`, () => {
-  let browser: Browser;
-  const opened: OpenPage[] = [];
-  beforeAll(async () => {
-    browser = await launch();
-  });
-  afterAll(async () => {
-    for (const o of opened) await o.context.close().catch(() => undefined);
-    await browser?.close();
-  });
+  const { open } = useBrowser();
   const payer = (i: number) => dev().payers[i]!.address;
   const walletFor = (account: string, chainId = dev().chainId) => new TestWallet(dev().rpcUrl, account, chainId);
-  async function open(wallet?: TestWallet) {
-    const o = await openPage(browser, wallet);
-    opened.push(o);
-    return o;
-  }
 
   it('sign → stored → capture: the payer sees what they sign, signs the exact typed data, and watches it get collected', async () => {
     const d = await createDraft(payer(0), '12.50');

@@ -112,8 +112,12 @@ describe('webhooks', () => {
         const gaps = tries.slice(1).map((x, i) => x.at - tries[i]!.at);
         expect(gaps[2]!).toBeGreaterThanOrEqual(gaps[0]! * 2 - 500);
       }
-      // The first endpoint, answering at once, was not held up by this one.
+      // The first endpoint, answering at once, was not held up by this one: it had both events
+      // before the refusing endpoint accepted even the first.
       expect(receiver.accepted(forOrder(d.orderId)).map((e) => e.type)).toEqual(['authorization.drafted', 'authorization.voided']);
+      const firstAccepted = refusing.deliveries.find((x) => x.eventId === events[0]!.id && x.status === 200)!.at;
+      const fastVoided = receiver.deliveries.find((x) => x.eventId === events[1]!.id && x.status === 200)!.at;
+      expect(fastVoided).toBeLessThan(firstAccepted);
     } finally {
       await api('DELETE', `/v1/webhook_endpoints/${flaky.id}`);
       await refusing.close();

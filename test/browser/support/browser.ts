@@ -4,7 +4,7 @@
 import { copyFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { inject } from 'vitest';
+import { afterAll, beforeAll, inject } from 'vitest';
 import { chromium, type Browser, type BrowserContext, type Page, type Route } from 'playwright-core';
 import type { TestWallet } from './wallet.js';
 
@@ -20,6 +20,29 @@ export const chromiumPath = () => inject('chromiumPath');
 
 export function launch(): Promise<Browser> {
   return chromium.launch({ executablePath: chromiumPath(), headless: true });
+}
+
+/**
+ * One Chromium for a describe block: `open` gives a fresh phone-sized page (with `wallet` injected);
+ * every page's context and the browser are closed after the block.
+ */
+export function useBrowser(): { open: (wallet?: TestWallet) => Promise<OpenPage> } {
+  let browser: Browser | undefined;
+  const opened: OpenPage[] = [];
+  beforeAll(async () => {
+    browser = await launch();
+  });
+  afterAll(async () => {
+    for (const o of opened) await o.context.close().catch(() => undefined);
+    await browser?.close();
+  });
+  return {
+    async open(wallet?: TestWallet) {
+      const o = await openPage(browser!, wallet);
+      opened.push(o);
+      return o;
+    },
+  };
 }
 
 export interface OpenPage {
