@@ -18,6 +18,8 @@ export const errorCodes = {
   payload_too_large: 413,
   unsupported_media_type: 415,
   rate_limited: 429,
+  /** This authorization refused too many attempts of one command lately (answer carries Retry-After). */
+  too_many_attempts: 429,
   invalid_signature: 422,
   insufficient_balance: 422,
   insufficient_merchant_gas: 422,
@@ -30,6 +32,8 @@ export const errorCodes = {
   domain_mismatch: 422,
   recipient_mismatch: 422,
   capture_reverted: 422,
+  /** A webhook URL whose host is (or resolves to) an address authcap must not call: loopback, private, link-local, metadata. */
+  webhook_url_not_allowed: 422,
   chain_unavailable: 503,
   /** Temporal cannot be reached (answer carries Retry-After). */
   temporal_unavailable: 503,
