@@ -4,7 +4,9 @@ import { Client, Connection, WorkflowUpdateStage, type WorkflowExecutionDescript
 import { defaultPayloadConverter } from '@temporalio/common';
 import { decodeMapFromPayloads } from '@temporalio/common/lib/internal-non-workflow/codec-helpers.js';
 import type { temporal as proto } from '@temporalio/proto';
-import type { Hex } from 'viem';
+import type { Address, Hex } from 'viem';
+import { authorizationDigest, cancelDigest } from '../domain/signatureRecovery.js';
+import { RefusalCache, type RefusedKind } from './refusalCache.js';
 import { parseAddress, parseSignature } from '../domain/address.js';
 import { FIRST_RUN_MEMO_KEY, VIEW_MEMO_KEY, finalStates, type AuthorizationResource, type AuthorizationView, type AuthorizationWorkflowInput } from '../domain/authorization.js';
 import { AuthcapError } from '../domain/errors.js';
@@ -79,6 +81,9 @@ export interface CaptureOutcome {
 }
 
 export class AuthcapClient {
+  /** Attempt budgets the workflows reported spent: a flood is answered from here, not by Temporal. */
+  private readonly refusals = new RefusalCache();
+
   constructor(
     private readonly temporal: Client,
     private readonly taskQueue: string,
@@ -247,8 +252,32 @@ export class AuthcapClient {
   async submitSignature(id: string, signature: string): Promise<AuthorizationResource> {
     const parsed = parseSignature(signature) as Hex;
     const handle = this.handle(id);
-    const view = await this.command(handle, 'accept a signature', () => handle.executeUpdate(submitSignatureUpdate, { args: [{ signature: parsed }] }));
+    this.refusals.screen(id, 'signature', parsed);
+    const view = await this.budgeted(id, 'signature', () =>
+      this.command(handle, 'accept a signature', () => handle.executeUpdate(submitSignatureUpdate, { args: [{ signature: parsed }] })));
     return { id, ...view };
+  }
+
+  /** Runs an attempt; a `too_many_attempts` answer is remembered until its cool-down ends. */
+  private async budgeted<T>(id: string, kind: RefusedKind, attempt: () => Promise<T>): Promise<T> {
+    try {
+      return await attempt();
+    } catch (err) {
+      if (err instanceof AuthcapError && err.code === 'too_many_attempts') {
+        this.refusals.remember(id, kind, err, kind === 'capture' ? undefined : await this.signedDigest(id, kind).catch(() => undefined));
+      }
+      throw err;
+    }
+  }
+
+  /** What the payer signs for this kind of attempt, read from the resource: their own signature always passes. */
+  private async signedDigest(id: string, kind: 'signature' | 'cancel'): Promise<{ digest: Hex; signer: Address } | undefined> {
+    const { domain, authorization, primaryType } = await this.getAuthorization(id);
+    if (!domain || !authorization) return undefined;
+    const digest = kind === 'signature'
+      ? authorizationDigest(domain, primaryType, authorization)
+      : cancelDigest(domain, authorization.from, authorization.nonce);
+    return { digest, signer: authorization.from };
   }
 
   /**
@@ -258,7 +287,9 @@ export class AuthcapClient {
   async capture(id: string, options: { waitMs?: number } = {}): Promise<CaptureOutcome> {
     const handle = this.handle(id);
     try {
-      return await this.boundedCommand(id, handle, 'capture', () => handle.startUpdate(captureUpdate, { waitForStage: WorkflowUpdateStage.ACCEPTED }), options.waitMs);
+      this.refusals.screen(id, 'capture');
+      return await this.budgeted(id, 'capture', () =>
+        this.boundedCommand(id, handle, 'capture', () => handle.startUpdate(captureUpdate, { waitForStage: WorkflowUpdateStage.ACCEPTED }), options.waitMs));
     } catch (err) {
       // Capturing what is captured, or already being captured, is the same request arriving again
       // (a retry after a timeout, a second worker of the order service): answer with where it stands.
@@ -279,8 +310,9 @@ export class AuthcapClient {
   async cancelWithOutcome(id: string, signature: string, options: { waitMs?: number } = {}): Promise<CaptureOutcome> {
     const parsed = parseSignature(signature) as Hex;
     const handle = this.handle(id);
-    return this.boundedCommand(id, handle, 'cancel',
-      () => handle.startUpdate(cancelUpdate, { args: [{ signature: parsed }], waitForStage: WorkflowUpdateStage.ACCEPTED }), options.waitMs);
+    this.refusals.screen(id, 'cancel', parsed);
+    return this.budgeted(id, 'cancel', () => this.boundedCommand(id, handle, 'cancel',
+      () => handle.startUpdate(cancelUpdate, { args: [{ signature: parsed }], waitForStage: WorkflowUpdateStage.ACCEPTED }), options.waitMs));
   }
 
   /** Starts an update, then waits at most `waitMs` for its outcome; past that the workflow carries on. */
@@ -314,7 +346,8 @@ export class AuthcapClient {
   async listPage(request: ListRequest & { pageToken?: string } = {}): Promise<ListPage> {
     // Runs that rolled over (continue-as-new) are the same authorization as their successor.
     const clauses = [`WorkflowType = '${WORKFLOW_TYPE}'`, `ExecutionStatus != 'ContinuedAsNew'`];
-    if (request.orderId !== undefined) clauses.push(`OrderId = ${quote(parseOrderId(request.orderId))}`);
+    const orderId = request.orderId === undefined ? undefined : parseOrderId(request.orderId);
+    if (orderId !== undefined) clauses.push(`OrderId = ${quote(orderId)}`);
     const state = parseState(request.state);
     if (state) clauses.push(`AuthorizationState = ${quote(state)}`);
     if (request.payer !== undefined) clauses.push(`Payer = ${quote(parseAddress(request.payer, 'payer'))}`);
@@ -343,7 +376,9 @@ export class AuthcapClient {
       return summaryOf(execution, memo?.[FIRST_RUN_MEMO_KEY] as string | undefined);
     }));
     const token = response.nextPageToken && response.nextPageToken.length > 0 ? Buffer.from(response.nextPageToken).toString('base64url') : null;
-    return { data, nextPageToken: token };
+    // Visibility's answer is re-checked, as the events feed does: a store that matches loosely
+    // (another backend's collation or escaping) must never hand out another order's authorization.
+    return { data: orderId === undefined ? data : data.filter((summary) => summary.orderId === orderId), nextPageToken: token };
   }
 
   /** Whether this client's Temporal answers and a worker is polling the task queue. */

@@ -13,7 +13,7 @@ export function toAuthcapError(err: unknown): AuthcapError {
   }
   if (err instanceof WorkflowUpdateFailedError) {
     const cause = err.cause;
-    if (cause instanceof ApplicationFailure && isErrorCode(cause.type)) return new AuthcapError(cause.type, cause.message);
+    if (cause instanceof ApplicationFailure && isErrorCode(cause.type)) return new AuthcapError(cause.type, cause.message, detailsOf(cause));
     return new AuthcapError('internal_error', cause?.message ?? err.message);
   }
   const message = String((err as Error)?.message ?? err);
@@ -22,4 +22,10 @@ export function toAuthcapError(err: unknown): AuthcapError {
   }
   if (/not found/i.test(message) && /workflow/i.test(message)) return new AuthcapError('not_found', 'no authorization with that id');
   return new AuthcapError('internal_error', message);
+}
+
+/** A failure's first detail, when it is a plain object of what a caller may act on (retryAfterSeconds). */
+function detailsOf(failure: ApplicationFailure): Record<string, unknown> | undefined {
+  const first = failure.details?.[0];
+  return first && typeof first === 'object' && !Array.isArray(first) ? (first as Record<string, unknown>) : undefined;
 }

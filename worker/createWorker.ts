@@ -11,6 +11,7 @@ import type { RpcMetrics } from '../activities/rpc/rpcMetrics.js';
 import { createActivities, createChainContext, type ChainConfig } from '../activities/index.js';
 import { rpcCalls, rpcErrors, startMetricsServer, telemetrySinks } from './telemetry.js';
 import { tracingPluginFromEnv } from '../runtime/tracing.js';
+import type { TaskFailureTracker } from './taskFailures.js';
 import type { TemporalSettings } from '../runtime/temporal.js';
 
 export const workflowsPath = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
@@ -24,6 +25,8 @@ export interface AuthcapWorkerOptions {
   watcher?: { cursorFile: string; wsUrl?: string };
   /** Serve Prometheus metrics at http://127.0.0.1:<port>/metrics (0: a free port). */
   metricsPort?: number;
+  /** Failed workflow tasks seen by the runtime logger (worker/main.ts installs it): listed at /readyz. */
+  taskFailures?: TaskFailureTracker;
 }
 
 export interface AuthcapWorker {
@@ -76,7 +79,7 @@ export async function createAuthcapWorker(options: AuthcapWorkerOptions): Promis
     ? startWatcher({ client, publicClient: chain.publicClient, tokenAddress: chain.tokenAddress, ...options.watcher,
         log: (line) => console.warn(line) })
     : undefined;
-  const metrics = options.metricsPort !== undefined ? await startMetricsServer(options.metricsPort) : undefined;
+  const metrics = options.metricsPort !== undefined ? await startMetricsServer(options.metricsPort, '127.0.0.1', options.taskFailures) : undefined;
   let running: Promise<void> | undefined;
   return {
     worker,

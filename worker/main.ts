@@ -5,15 +5,19 @@ import { loadTemporalSettings } from '../runtime/temporal.js';
 import { requireCodec } from '../runtime/codec.js';
 import { chainConfigFromEnv, watcherConfigFromEnv } from './config.js';
 import { createAuthcapWorker } from './createWorker.js';
+import { TaskFailureTracker, trackingLogger } from './taskFailures.js';
 
-// JSON lines (pino), secrets redacted; AUTHCAP_LOG_LEVEL (default warn) decides how much.
-Runtime.install({ logger: temporalLogger(createLogger('authcap-worker', process.env.AUTHCAP_LOG_LEVEL?.toLowerCase() ?? 'warn')) });
+// JSON lines (pino), secrets redacted; AUTHCAP_LOG_LEVEL (default warn) decides how much. Failed
+// workflow tasks are also counted and named (metric, /readyz, an error line) whatever the level.
+const logger = createLogger('authcap-worker', process.env.AUTHCAP_LOG_LEVEL?.toLowerCase() ?? 'warn');
+const taskFailures = new TaskFailureTracker((message, meta) => logger.error(meta, message));
+Runtime.install({ logger: trackingLogger(temporalLogger(logger), taskFailures) });
 requireCodec();
 const temporal = loadTemporalSettings();
 const chain = chainConfigFromEnv();
 const stateDir = process.env.AUTHCAP_STATE_DIR ?? '.authcap';
 const metricsPort = process.env.AUTHCAP_WORKER_METRICS_PORT === undefined ? undefined : Number(process.env.AUTHCAP_WORKER_METRICS_PORT);
-const worker = await createAuthcapWorker({ temporal, chain, watcher: watcherConfigFromEnv(chain.rpcUrl, stateDir), metricsPort });
+const worker = await createAuthcapWorker({ temporal, chain, watcher: watcherConfigFromEnv(chain.rpcUrl, stateDir), metricsPort, taskFailures });
 for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void worker.shutdown());
 console.log(`authcap worker: task queue ${temporal.taskQueue} on ${temporal.connectionOptions.address} (${temporal.namespace})${worker.metricsUrl ? `, metrics at ${worker.metricsUrl}` : ''}`);
 await worker.run();

@@ -7,6 +7,7 @@ import type { InjectedSinks } from '@temporalio/worker';
 import type { AuthcapSinks } from '../domain/telemetry.js';
 import { metricsText, registry } from '../runtime/metrics.js';
 import { authorizationStates } from '../domain/authorization.js';
+import type { TaskFailureTracker } from './taskFailures.js';
 
 const transitions = new Counter({
   name: 'authcap_authorization_transitions_total',
@@ -83,8 +84,13 @@ export const rpcErrors = new Counter({
 });
 
 /** GET /metrics on its own port (AUTHCAP_WORKER_METRICS_PORT). */
-export async function startMetricsServer(port: number, host = '127.0.0.1'): Promise<{ url: string; server: Server }> {
+export async function startMetricsServer(port: number, host = '127.0.0.1', failures?: TaskFailureTracker): Promise<{ url: string; server: Server }> {
   const server = createServer((req, res) => {
+    // The worker's own readiness, for operators: up, and which workflows' tasks keep failing here.
+    if (req.url === '/readyz') {
+      const failingWorkflows = failures?.failing() ?? [];
+      return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ status: 'ok', failingWorkflows }));
+    }
     if (req.url !== '/metrics') return void res.writeHead(404).end();
     void metricsText().then(({ contentType, body }) => res.writeHead(200, { 'content-type': contentType }).end(body));
   });

@@ -1,7 +1,7 @@
 // One workflow per authorization attempt. It reads like the business process: draft (or take a
 // pre-signed authorization), wait for the payer's signature, capture when the merchant says so,
 // watch the chain for outside consumption, and stop at the deadline. The machine decides each step.
-import { allHandlersFinished, condition, continueAsNew, log, setHandler, workflowInfo } from '@temporalio/workflow';
+import { allHandlersFinished, condition, continueAsNew, log, patched, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { AuthorizationView, AuthorizationWorkflowInput, ResumedAuthorization } from '../domain/authorization.js';
 import type { WorkerPolicy } from '../domain/activityContract.js';
 import { shortReads } from './activities.js';
@@ -13,6 +13,8 @@ import { claimNonce } from './nonceClaim.js';
 import { asCommand, cancel, capture, expireAtDeadline, failure, failureOf, reconcile, submitSignature, type ChainWindow } from './procedures.js';
 import { createRelayClient } from './relayClient.js';
 import { startEventPublisher, type EventPublisher } from './eventPublisher.js';
+import { screenSignature } from './signatureScreen.js';
+import type { AttemptKind } from './attemptBudget.js';
 
 const now = () => new Date().toISOString();
 
@@ -45,14 +47,25 @@ export async function authorizationWorkflow(input: AuthorizationWorkflowInput): 
     }
     return lifecycle.view();
   });
-  setHandler(submitSignatureUpdate, ({ signature }) => asCommand(lifecycle, () => submitSignature(lifecycle, signature)), {
-    validator: (_request) => lifecycle.assertCan({ type: 'SIGNATURE_SUBMITTED' }, 'accept a signature'),
+  // A refused command leaves no trace: validators decide what they can without the chain (the state,
+  // the signer of a plain ECDSA signature, the attempt budget); only what needs the chain is accepted.
+  setHandler(submitSignatureUpdate, ({ signature }) => counted(lifecycle, 'signature', () => submitSignature(lifecycle, signature)), {
+    validator: (request) => {
+      lifecycle.assertCan({ type: 'SIGNATURE_SUBMITTED' }, 'accept a signature');
+      screenSignature(lifecycle, 'signature', request);
+    },
   });
-  setHandler(captureUpdate, () => asCommand(lifecycle, () => capture(lifecycle, relay, window)), {
-    validator: () => lifecycle.assertCan({ type: 'CAPTURE_REQUESTED' }, 'capture'),
+  setHandler(captureUpdate, () => counted(lifecycle, 'capture', () => capture(lifecycle, relay, window)), {
+    validator: () => {
+      lifecycle.assertCan({ type: 'CAPTURE_REQUESTED' }, 'capture');
+      lifecycle.assertWithinBudget('capture');
+    },
   });
-  setHandler(cancelUpdate, ({ signature }) => asCommand(lifecycle, () => cancel(lifecycle, relay, signature)), {
-    validator: (_request) => lifecycle.assertCan({ type: 'CANCEL_REQUESTED' }, 'cancel'),
+  setHandler(cancelUpdate, ({ signature }) => counted(lifecycle, 'cancel', () => cancel(lifecycle, relay, signature)), {
+    validator: (request) => {
+      lifecycle.assertCan({ type: 'CANCEL_REQUESTED' }, 'cancel');
+      screenSignature(lifecycle, 'cancel', request);
+    },
   });
 
   const voidAuthorization = ({ reason, by }: VoidRequest) => {
@@ -108,6 +121,7 @@ export async function authorizationWorkflow(input: AuthorizationWorkflowInput): 
   // Until the deadline (a durable timer at validBefore, not polling), wait for the watcher's nudge:
   // the payer may cancel elsewhere, or someone may settle a TransferWithAuthorization. A periodic
   // re-read of its own happens only when the worker asks for one (reconcileIntervalSeconds > 0).
+  const rollsOverWhileWaiting = patched('roll-over-while-waiting');
   const validBefore = lifecycle.context.authorization ? Number(lifecycle.context.authorization.validBefore) * 1000 : Date.now();
   while (!lifecycle.isFinal) {
     const untilDeadline = validBefore - Date.now();
@@ -117,7 +131,11 @@ export async function authorizationWorkflow(input: AuthorizationWorkflowInput): 
       continue;
     }
     const period = policy.reconcileIntervalSeconds > 0 ? policy.reconcileIntervalSeconds * 1000 : untilDeadline;
-    const settled = await condition(() => lifecycle.isFinal || checkRequested, Math.min(untilDeadline, period));
+    // Commands grow history while the loop waits (a payer's failed signatures, say): roll over as soon
+    // as it is long, whatever the state, so no authorization's replay grows without bound.
+    const longHistory = () => rollsOverWhileWaiting && shouldRollOver(lifecycle, policy);
+    const settled = await condition(() => lifecycle.isFinal || checkRequested || longHistory(), Math.min(untilDeadline, period));
+    if (longHistory()) await rollOver(input.orderId, lifecycle, policy, window, events, resumed);
     checkRequested = false;
     if (!lifecycle.isFinal && lifecycle.isResting && Date.now() < validBefore) await untilSettled(() => reconcile(lifecycle, window), 1);
     else if (settled && !lifecycle.isFinal) await condition(() => lifecycle.isResting || lifecycle.isFinal);
@@ -127,6 +145,16 @@ export async function authorizationWorkflow(input: AuthorizationWorkflowInput): 
   // The last events (the final state's among them) are with the stream before this run ends.
   await condition(() => allHandlersFinished() && events.isDrained());
   return lifecycle.view();
+}
+
+/** Runs a command; a failure that leaves the authorization open counts against its attempt budget. */
+async function counted<T>(lifecycle: Lifecycle, kind: AttemptKind, command: () => Promise<T>): Promise<T> {
+  try {
+    return await asCommand(lifecycle, command);
+  } catch (err) {
+    lifecycle.recordFailedAttempt(kind);
+    throw err;
+  }
 }
 
 /** A chain read in the main loop may fail for a while (node outage): the workflow must outlive it. */

@@ -13,6 +13,7 @@ import { authorizationMachine, type AuthorizationContext, type AuthorizationEven
 import { historyEntryFor } from './historyEntry.js';
 import { eventId, type AuthcapEvent } from '../domain/events.js';
 import { eventTypesFor, stageOf } from './events.js';
+import { assertWithinBudget, recordFailure, type AttemptBudgetState, type AttemptKind } from './attemptBudget.js';
 
 type Snapshot = SnapshotFrom<typeof authorizationMachine>;
 
@@ -28,6 +29,8 @@ export interface PersistedLifecycle {
   cancelAttempts: number;
   /** Events emitted so far (absent in runs from before events existed). */
   eventSequence?: number;
+  /** Failed attempts per command (absent in runs from before the attempt budget). */
+  attempts?: AttemptBudgetState;
 }
 
 
@@ -47,6 +50,8 @@ export class Lifecycle {
   /** Set by the workflow (behind a patch): transitions that matter to an order service become events. */
   recordEvents = false;
   eventSequence = 0;
+  /** Failed attempts per command: what the update validators' budget reads. */
+  private attempts: AttemptBudgetState = {};
   /** Events not yet handed to the authorization's event stream (workflows/eventPublisher.ts drains it). */
   readonly outbox: AuthcapEvent[] = [];
 
@@ -60,6 +65,7 @@ export class Lifecycle {
       this.captureAttempts = input.captureAttempts;
       this.cancelAttempts = input.cancelAttempts;
       this.eventSequence = input.eventSequence ?? 0;
+      this.attempts = input.attempts ?? {};
     } else {
       [this.snapshot] = initialTransition(authorizationMachine, input);
       this.history = [{ state: this.state, at: this.now(), event: 'REQUESTED', actor: 'merchant' }];
@@ -145,6 +151,16 @@ export class Lifecycle {
     }
   }
 
+  /** An attempt of `kind` failed and the authorization is still open: it counts against the budget. */
+  recordFailedAttempt(kind: AttemptKind): void {
+    if (!this.isFinal) this.attempts = recordFailure(this.attempts, kind, Date.now());
+  }
+
+  /** For update validators: throws `too_many_attempts` while `kind`'s budget is spent. */
+  assertWithinBudget(kind: AttemptKind): void {
+    assertWithinBudget(this.attempts, kind, Date.now());
+  }
+
   /** What the log watcher searches by: a digest of (payer, nonce), computed by the activity that made it. */
   indexNonce(nonceKey: string): void {
     upsertSearchAttributes([{ key: AuthorizationNonceAttribute, value: nonceKey }]);
@@ -169,6 +185,7 @@ export class Lifecycle {
     return {
       value: this.snapshot.value, context: this.snapshot.context, history: [...this.history],
       captureAttempts: this.captureAttempts, cancelAttempts: this.cancelAttempts, eventSequence: this.eventSequence,
+      attempts: this.attempts,
     };
   }
 
