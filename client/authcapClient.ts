@@ -21,7 +21,7 @@ import { parseResourceId, resourceId, workflowIdForOrder } from './ids.js';
 import { toAuthcapError } from './temporalErrors.js';
 import { closeWhenSettled, serverCall, workerCall, withDeadline } from './temporalCalls.js';
 import { tracingPluginFromEnv } from '../runtime/tracing.js';
-import { parseAmount, parseOrderId, parsePresigned, parseState, parseValidFor, type PresignedRequest } from './requests.js';
+import { parseAmount, parseOrderId, parsePresigned, parseState, parseStoredOrderId, parseValidFor, type PresignedRequest } from './requests.js';
 import { WebhookEndpoints } from './webhookEndpoints.js';
 import { listEvents, type EventPage, type ListEventsRequest } from './eventFeed.js';
 import { quote } from './visibilityQuery.js';
@@ -403,7 +403,7 @@ export class AuthcapClient {
 
   /** The id of the newest authorization attempt for an order (open or not). */
   async idForOrder(orderId: string): Promise<string> {
-    const parsed = parseOrderId(orderId);
+    const parsed = parseStoredOrderId(orderId);
     const description = await this.latestRun(workflowIdForOrder(parsed));
     if (!description) throw new AuthcapError('not_found', `no authorization for order ${parsed}`);
     return resourceId(parsed, firstRunIdOf(description));

@@ -11,6 +11,7 @@ import {
 } from '../domain/events.js';
 import { parseOrderId } from './requests.js';
 import { serverCall } from './temporalCalls.js';
+import { ScanGate } from './scanGate.js';
 import { quote } from './visibilityQuery.js';
 
 export interface ListEventsRequest {
@@ -35,46 +36,80 @@ export const RETENTION_DAYS = 30;
  * passed it would never see it.
  */
 export const SETTLE_MS = 2_000;
-/** Streams one visibility window may hold before the window is narrowed. */
-const WINDOW_CAP = 500;
+/** Streams one visibility window may hold before the window is narrowed (two list pages). */
+const WINDOW_CAP = 200;
+const PAGE_SIZE = 100;
+
+/** Feed scans per Temporal client: shared, bounded and queued (see scanGate.ts). */
+const gates = new WeakMap<Client, ScanGate<EventPage>>();
+const gateFor = (temporal: Client) => {
+  let gate = gates.get(temporal);
+  if (!gate) gates.set(temporal, (gate = new ScanGate<EventPage>({ concurrency: 4, maxQueued: 100, maxWaitMs: 5_000, reuseMs: 1_000, maxEntries: 1_000 })));
+  return gate;
+};
 
 const iso = (ms: number) => new Date(ms).toISOString();
 const isAfter = (e: RecordedEvent, cursor: { recordedAt: string; id: string } | undefined) =>
   !cursor || e.recordedAt > cursor.recordedAt || (e.recordedAt === cursor.recordedAt && e.id > cursor.id);
 const byFeedOrder = (a: RecordedEvent, b: RecordedEvent) => (a.recordedAt === b.recordedAt ? (a.id < b.id ? -1 : 1) : a.recordedAt < b.recordedAt ? -1 : 1);
 
+interface FeedRequest {
+  after?: string;
+  type?: string;
+  orderId?: string;
+  limit: number;
+}
+
 export async function listEvents(temporal: Client, request: ListEventsRequest = {}): Promise<EventPage> {
   const limit = request.limit ?? 20;
-  if (!Number.isSafeInteger(limit) || limit < 1 || limit > 100) throw new AuthcapError('validation_error', 'limit must be a whole number from 1 to 100');
+  if (!Number.isSafeInteger(limit) || limit < 1 || limit > 100) throw new AuthcapError('validation_error', 'limit must be a whole number from 1 to 100', { field: 'limit' });
   if (request.type !== undefined && !(eventTypes as readonly string[]).includes(request.type)) {
-    throw new AuthcapError('validation_error', `type must be one of ${eventTypes.join(', ')}`);
+    throw new AuthcapError('validation_error', `type must be one of ${eventTypes.join(', ')}`, { field: 'type' });
   }
-  const orderId = request.orderId === undefined ? undefined : parseOrderId(request.orderId);
+  if (request.after !== undefined && (typeof request.after !== 'string' || !parseEventId(request.after))) {
+    throw new AuthcapError('validation_error', 'after must be an event id (evt_…)', { field: 'after' });
+  }
+  const feed: FeedRequest = { after: request.after, type: request.type, limit, orderId: request.orderId === undefined ? undefined : parseOrderId(request.orderId) };
+  // An answer a second old is still a right one (the feed holds back its last 2 s anyway): at
+  // worst a follower asks once more for what settled since.
+  const key = JSON.stringify([feed.after ?? null, feed.type ?? null, feed.orderId ?? null, feed.limit]);
+  return structuredClone(await gateFor(temporal).run(key, () => scan(temporal, feed)));
+}
+
+async function scan(temporal: Client, request: FeedRequest): Promise<EventPage> {
+  const { limit, orderId } = request;
   const cursor = request.after === undefined ? undefined : await locate(temporal, request.after);
 
   const clauses = [`WorkflowType = '${EVENT_STREAM_WORKFLOW_TYPE}'`];
   if (orderId !== undefined) clauses.push(`OrderId = ${quote(orderId)}`);
   if (request.type !== undefined) clauses.push(`EventTypes = ${quote(request.type)}`);
+  // Visibility's answer is re-checked: a store that matches loosely must not leak another order's events.
   const wanted = (e: RecordedEvent) => isAfter(e, cursor) && (request.type === undefined || e.type === request.type) && (orderId === undefined || e.orderId === orderId);
 
   const settled = Date.now() - SETTLE_MS;
   const start = cursor ? Date.parse(cursor.recordedAt) : Date.now() - RETENTION_DAYS * 86_400_000;
   const events = new Map<string, RecordedEvent>();
   const keep = (found: RecordedEvent[]) => found.filter(wanted).forEach((e) => events.set(e.id, e));
-  // Streams that began before the cursor and have recorded something since.
+  // Streams that began before the cursor and have recorded something since: every one may hold the
+  // next event, so all are read (as many as authorizations open across the cursor's moment).
   if (cursor) keep((await streams(temporal, [...clauses, `EventsStartedAt < ${quote(iso(start))}`, `EventsUpdatedAt >= ${quote(iso(start))}`], Infinity))!);
 
   let frontier = start;
-  let width = 60_000;
+  // Everything left at once when it is small (one count, a page or two); narrowed only where
+  // streams are dense, so reaching back 30 days over empty time costs one call, not sixteen.
+  let width = settled + 1 - frontier;
   const known = () => [...events.values()].filter((e) => Date.parse(e.recordedAt) < Math.min(frontier, settled));
   while (frontier <= settled && known().length <= limit) {
     const until = Math.min(frontier + width, settled + 1);
-    const found = await streams(temporal, [...clauses, `EventsStartedAt >= ${quote(iso(frontier))}`, `EventsStartedAt < ${quote(iso(until))}`], WINDOW_CAP);
-    if (!found && width > 1) {
-      width = Math.floor(width / 2);
+    const window = [...clauses, `EventsStartedAt >= ${quote(iso(frontier))}`, `EventsStartedAt < ${quote(iso(until))}`];
+    // A window one millisecond wide cannot be split: it is read whole, however many streams it holds.
+    const splittable = until - frontier > 1;
+    const found = splittable && (await count(temporal, window)) > WINDOW_CAP ? undefined : await streams(temporal, window, splittable ? WINDOW_CAP : Infinity);
+    if (!found) {
+      width = Math.max(1, Math.floor((until - frontier) / 2));
       continue;
     }
-    keep(found ?? []);
+    keep(found);
     frontier = until;
     width *= 2;
   }
@@ -104,7 +139,7 @@ async function streams(temporal: Client, clauses: string[], cap: number): Promis
   let nextPageToken: Uint8Array | undefined;
   do {
     const page = await serverCall(temporal, () => temporal.workflowService.listWorkflowExecutions({
-      namespace: temporal.options.namespace, query: clauses.join(' AND '), pageSize: 100, nextPageToken,
+      namespace: temporal.options.namespace, query: clauses.join(' AND '), pageSize: PAGE_SIZE, nextPageToken,
     }));
     for (const execution of page.executions ?? []) {
       if (++count > cap) return undefined;
@@ -114,6 +149,15 @@ async function streams(temporal: Client, clauses: string[], cap: number): Promis
     nextPageToken = page.nextPageToken && page.nextPageToken.length > 0 ? page.nextPageToken : undefined;
   } while (nextPageToken);
   return out;
+}
+
+/** How many streams match: one cheap call that tells whether a window fits before reading it. */
+async function count(temporal: Client, clauses: string[]): Promise<number> {
+  const answer = await serverCall(temporal, () => temporal.workflowService.countWorkflowExecutions({
+    namespace: temporal.options.namespace, query: clauses.join(' AND '),
+  }));
+  const raw = answer.count as unknown;
+  return typeof raw === 'object' && raw !== null ? (raw as { toNumber(): number }).toNumber() : Number(raw ?? 0);
 }
 
 /** The feed serves events exactly as webhooks carry them. */

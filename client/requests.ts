@@ -5,13 +5,30 @@ import { parseAmount, parseUint } from '../domain/amount.js';
 import { authorizationStates, type AuthorizationState, type PresignedAuthorization } from '../domain/authorization.js';
 import { isAuthorizationPrimaryType, type TokenDomain } from '../domain/eip3009.js';
 import { AuthcapError } from '../domain/errors.js';
+import { unsearchable } from './visibilityQuery.js';
 
 const MAX_ORDER_ID_LENGTH = 200;
 
+/**
+ * An order id for a new authorization or a search: besides being present and short enough, it must
+ * be one Temporal visibility can find again exactly (see visibilityQuery.ts), or list and the
+ * events feed would answer with another order's authorization, or with nothing.
+ */
 export function parseOrderId(input: unknown): string {
-  if (typeof input !== 'string' || !input.trim()) throw new AuthcapError('validation_error', 'orderId is required');
+  const orderId = parseStoredOrderId(input);
+  const problem = unsearchable(orderId);
+  if (problem) throw new AuthcapError('validation_error', `orderId ${problem}`, { field: 'orderId' });
+  return orderId;
+}
+
+/**
+ * An order id as earlier versions accepted it (quotes and backslashes included): enough to reach
+ * an existing order through its workflow id, which involves no visibility query.
+ */
+export function parseStoredOrderId(input: unknown): string {
+  if (typeof input !== 'string' || !input.trim()) throw new AuthcapError('validation_error', 'orderId is required', { field: 'orderId' });
   if (input.length > MAX_ORDER_ID_LENGTH) {
-    throw new AuthcapError('validation_error', `orderId is longer than ${MAX_ORDER_ID_LENGTH} characters`);
+    throw new AuthcapError('validation_error', `orderId is longer than ${MAX_ORDER_ID_LENGTH} characters`, { field: 'orderId' });
   }
   return input;
 }

@@ -4,13 +4,20 @@ import { z } from 'zod';
 import { getAddress, isAddress, zeroAddress } from 'viem';
 import { authorizationStates } from '../../domain/authorization.js';
 import { AuthcapError } from '../../domain/errors.js';
+import { QUOTES_MESSAGE } from '../visibilityQuery.js';
 
 const UINT256_LIMIT = 2n ** 256n;
 
-/** Printable ASCII without leading/trailing spaces: safe in workflow ids, visibility queries and logs. */
+/**
+ * Printable ASCII without leading/trailing spaces, and without the three characters no Temporal
+ * visibility store searches for faithfully (client/visibilityQuery.ts): every order created can be
+ * listed and followed by its id. Orders created before quotes were refused stay reachable by their
+ * authorization id.
+ */
 export const orderIdSchema = z.string().min(1).max(200)
   .regex(/^[\x21-\x7E](?:[\x20-\x7E]*[\x21-\x7E])?$/, 'must be printable ASCII without control characters or leading/trailing spaces')
-  .describe("The merchant's order id; one open authorization per order.");
+  .regex(/^[^'"\\]*$/, QUOTES_MESSAGE)
+  .describe("The merchant's order id: printable ASCII, no quotes or backslashes; one open authorization per order.");
 
 /** Checksummed (EIP-55) or all one case: a wrong checksum is a mistyped address. */
 export const addressSchema = z.string().regex(/^0x[0-9a-fA-F]{40}$/, 'must be a 20-byte hex address (0x followed by 40 hex digits)')
