@@ -433,8 +433,16 @@ export class AuthcapClient {
   }
 
   /** An update that needs a worker: bounded, and a missing worker is told apart from a missing server. */
-  private update<T>(_handle: WorkflowHandle, fn: () => Promise<T>): Promise<T> {
-    return workerCall(this.temporal, () => this.ping(), fn, 30_000);
+  private async update<T>(_handle: WorkflowHandle, fn: () => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        return await workerCall(this.temporal, () => this.ping(), fn, 30_000);
+      } catch (err) {
+        // The server drops an update a workflow task carried but did not answer (a burst of updates at
+        // one workflow, a task that failed): nothing was applied, so asking again is safe.
+        if (!isUpdateNotProcessed(err) || attempt >= 3) throw isUpdateNotProcessed(err) ? notProcessed() : err;
+      }
+    }
   }
 
   /**
@@ -459,6 +467,14 @@ export class AuthcapClient {
       throw toAuthcapError(err);
     }
   }
+}
+
+function isUpdateNotProcessed(err: unknown): boolean {
+  return err instanceof AuthcapError && err.code === 'internal_error' && /wasn't processed by worker/.test(err.message);
+}
+
+function notProcessed(): AuthcapError {
+  return new AuthcapError('rate_limited', 'too many requests for this authorization at once; retry shortly', { retryAfterSeconds: 1 });
 }
 
 /** How long a create waits for a final authorization's workflow to close (normally one workflow task). */

@@ -16,6 +16,10 @@ export function toAuthcapError(err: unknown): AuthcapError {
     if (cause instanceof ApplicationFailure && isErrorCode(cause.type)) return new AuthcapError(cause.type, cause.message, detailsOf(cause));
     return new AuthcapError('internal_error', cause?.message ?? err.message);
   }
+  // gRPC RESOURCE_EXHAUSTED: the server's own limits, such as its cap on updates in flight per
+  // workflow, which a burst at one authorization reaches. Nothing was applied: retry shortly.
+  const code = (err as { code?: number })?.code ?? (err as { cause?: { code?: number } })?.cause?.code;
+  if (code === 8) return new AuthcapError('rate_limited', 'too many requests for this authorization at once; retry shortly', { retryAfterSeconds: 1 });
   const message = String((err as Error)?.message ?? err);
   if (/workflow execution already completed/i.test(message)) {
     return new AuthcapError('invalid_state', 'the authorization is already in a final state');

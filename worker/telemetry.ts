@@ -92,8 +92,16 @@ export async function startMetricsServer(port: number, host = '127.0.0.1', failu
       return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ status: 'ok', failingWorkflows }));
     }
     if (req.url !== '/metrics') return void res.writeHead(404).end();
-    void metricsText().then(({ contentType, body }) => res.writeHead(200, { 'content-type': contentType }).end(body));
+    // A failed collection is a 500 for this scrape, never an unhandled rejection that ends the worker.
+    metricsText().then(
+      ({ contentType, body }) => res.writeHead(200, { 'content-type': contentType }).end(body),
+      () => (res.headersSent ? res.destroy() : res.writeHead(500).end()),
+    );
   });
+  // Slow or half-sent requests must not hold sockets open (the codec server's bounds, for the same reason).
+  server.requestTimeout = 10_000;
+  server.headersTimeout = 5_000;
+  server.on('clientError', (_err, socket) => socket.destroy());
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => resolve());

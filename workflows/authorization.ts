@@ -47,21 +47,31 @@ export async function authorizationWorkflow(input: AuthorizationWorkflowInput): 
     }
     return lifecycle.view();
   });
+  // Commands grow history while the main loop waits (a contract wallet's failed signatures, say). Each
+  // command's end, an activation with jobs of its own (so a replay sees it too), checks the length:
+  // the loop then rolls over, whatever the resting state. A check in the wait's own predicate would
+  // also fire in the task of a refused update, which a replay never sees.
+  let policy: WorkerPolicy | undefined;
+  let rollsOverWhileWaiting = false;
+  let rollOverDue = false;
+  const commandEnded = () => {
+    if (rollsOverWhileWaiting && policy && shouldRollOver(lifecycle, policy)) rollOverDue = true;
+  };
   // A refused command leaves no trace: validators decide what they can without the chain (the state,
   // the signer of a plain ECDSA signature, the attempt budget); only what needs the chain is accepted.
-  setHandler(submitSignatureUpdate, ({ signature }) => counted(lifecycle, 'signature', () => submitSignature(lifecycle, signature)), {
+  setHandler(submitSignatureUpdate, ({ signature }) => counted(lifecycle, 'signature', () => submitSignature(lifecycle, signature), commandEnded), {
     validator: (request) => {
       lifecycle.assertCan({ type: 'SIGNATURE_SUBMITTED' }, 'accept a signature');
       screenSignature(lifecycle, 'signature', request);
     },
   });
-  setHandler(captureUpdate, () => counted(lifecycle, 'capture', () => capture(lifecycle, relay, window)), {
+  setHandler(captureUpdate, () => counted(lifecycle, 'capture', () => capture(lifecycle, relay, window), commandEnded), {
     validator: () => {
       lifecycle.assertCan({ type: 'CAPTURE_REQUESTED' }, 'capture');
       lifecycle.assertWithinBudget('capture');
     },
   });
-  setHandler(cancelUpdate, ({ signature }) => counted(lifecycle, 'cancel', () => cancel(lifecycle, relay, signature)), {
+  setHandler(cancelUpdate, ({ signature }) => counted(lifecycle, 'cancel', () => cancel(lifecycle, relay, signature), commandEnded), {
     validator: (request) => {
       lifecycle.assertCan({ type: 'CANCEL_REQUESTED' }, 'cancel');
       screenSignature(lifecycle, 'cancel', request);
@@ -95,7 +105,7 @@ export async function authorizationWorkflow(input: AuthorizationWorkflowInput): 
     checkRequested = true;
   });
 
-  const policy: WorkerPolicy = resumed?.policy ?? { ...(await shortReads().workerPolicy()), ...('policyOverrides' in input ? input.policyOverrides : {}) };
+  policy = resumed?.policy ?? { ...(await shortReads().workerPolicy()), ...('policyOverrides' in input ? input.policyOverrides : {}) };
   if (presigned) {
     const { domain, check, fromBlock, nonceKey } = await shortReads().checkPresignedAuthorization(presigned);
     window.fromBlock = fromBlock;
@@ -121,7 +131,7 @@ export async function authorizationWorkflow(input: AuthorizationWorkflowInput): 
   // Until the deadline (a durable timer at validBefore, not polling), wait for the watcher's nudge:
   // the payer may cancel elsewhere, or someone may settle a TransferWithAuthorization. A periodic
   // re-read of its own happens only when the worker asks for one (reconcileIntervalSeconds > 0).
-  const rollsOverWhileWaiting = patched('roll-over-while-waiting');
+  rollsOverWhileWaiting = patched('roll-over-after-commands');
   const validBefore = lifecycle.context.authorization ? Number(lifecycle.context.authorization.validBefore) * 1000 : Date.now();
   while (!lifecycle.isFinal) {
     const untilDeadline = validBefore - Date.now();
@@ -133,9 +143,8 @@ export async function authorizationWorkflow(input: AuthorizationWorkflowInput): 
     const period = policy.reconcileIntervalSeconds > 0 ? policy.reconcileIntervalSeconds * 1000 : untilDeadline;
     // Commands grow history while the loop waits (a payer's failed signatures, say): roll over as soon
     // as it is long, whatever the state, so no authorization's replay grows without bound.
-    const longHistory = () => rollsOverWhileWaiting && shouldRollOver(lifecycle, policy);
-    const settled = await condition(() => lifecycle.isFinal || checkRequested || longHistory(), Math.min(untilDeadline, period));
-    if (longHistory()) await rollOver(input.orderId, lifecycle, policy, window, events, resumed);
+    const settled = await condition(() => lifecycle.isFinal || checkRequested || rollOverDue, Math.min(untilDeadline, period));
+    if (rollOverDue && !lifecycle.isFinal) await rollOver(input.orderId, lifecycle, policy, window, events, resumed);
     checkRequested = false;
     if (!lifecycle.isFinal && lifecycle.isResting && Date.now() < validBefore) await untilSettled(() => reconcile(lifecycle, window), 1);
     else if (settled && !lifecycle.isFinal) await condition(() => lifecycle.isResting || lifecycle.isFinal);
@@ -148,12 +157,14 @@ export async function authorizationWorkflow(input: AuthorizationWorkflowInput): 
 }
 
 /** Runs a command; a failure that leaves the authorization open counts against its attempt budget. */
-async function counted<T>(lifecycle: Lifecycle, kind: AttemptKind, command: () => Promise<T>): Promise<T> {
+async function counted<T>(lifecycle: Lifecycle, kind: AttemptKind, command: () => Promise<T>, ended: () => void): Promise<T> {
   try {
     return await asCommand(lifecycle, command);
   } catch (err) {
     lifecycle.recordFailedAttempt(kind);
     throw err;
+  } finally {
+    ended();
   }
 }
 
