@@ -1,6 +1,10 @@
 // `npm start`: the whole main job on embedded defaults, until Ctrl-C.
 import { resolve } from 'node:path';
 import { startStack } from './stack.js';
+import { installSafetyNet, safeLog, supervise } from './supervisor.js';
+
+// Before anything starts: from here on a stray error is logged, never fatal (see supervisor.ts).
+installSafetyNet();
 
 function port(name: string, fallback: number): number {
   const raw = process.env[name];
@@ -20,7 +24,9 @@ const stack = await startStack({
   temporalPort: port('TEMPORAL_PORT', 7233),
   temporalUiPort: port('TEMPORAL_UI_PORT', 8233),
   persistent: true,
-  // Worker (with its watcher) and API as their own processes: each can fail or restart alone.
+  log: safeLog,
+  // Worker (with its watcher) and API as their own processes: a crash stays in one process, and
+  // the supervisor below then stops the rest instead of leaving a half-working stack behind.
   separateProcesses: true,
 });
 const { devJson } = stack;
@@ -33,21 +39,11 @@ authcap is up.
   Merchant     ${devJson.merchantAddress}
   Payers       ${externalChain ? 'none (external chain)' : `${devJson.payers.length} funded demo payers`}
   API keys     order-service and operator keys in dev.json (apiKey, operatorApiKey); more: npx authcap keys create --role operator
-  Codec        ${devJson.codecUrl ? 'payloads encrypted; the Web UI decodes them through the codec server (codecUrl in dev.json)' : 'off (AUTHCAP_CODEC=off)'}
+  Codec        ${devJson.codecUrl ? `payloads encrypted; the Web UI decodes them through ${devJson.codecEndpoint} for your OS user only${process.platform === 'linux' ? '' : ' (not on this OS: paste codecUrl from dev.json into the UI\'s codec settings)'}` : 'off (AUTHCAP_CODEC=off)'}
   Webhooks     ${devJson.webhook ? `every event to ${devJson.webhook.url} (endpoint ${devJson.webhook.id}; signing secret in dev.json: webhook.secret)` : 'none (set AUTHCAP_WEBHOOK_URL to have npm start register one)'}
   Processes    worker pid ${stack.processes.worker?.child.pid}, API pid ${stack.processes.api?.child.pid}; logs in ${stateDir}/worker.log and api.log
   Settings     ${resolve(stateDir, 'dev.json')}
 Ctrl-C stops everything.`);
 
-let stopping = false;
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.on(signal, () => {
-    if (stopping) return;
-    stopping = true;
-    console.log('\nauthcap: stopping…');
-    void stack.stop().then(() => {
-      console.log('authcap: stopped.');
-      process.exit(0);
-    });
-  });
-}
+const supervisor = supervise({ stop: () => stack.stop() });
+for (const proc of Object.values(stack.processes)) if (proc) supervisor.watch(proc);

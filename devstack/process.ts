@@ -34,17 +34,25 @@ export async function startProcess(options: StartOptions): Promise<ManagedProces
   const lines: string[] = [];
   const collect = (chunk: Buffer) => {
     const text = chunk.toString();
-    options.onOutput?.(text);
+    try {
+      options.onOutput?.(text);
+    } catch (err) {
+      lines.push(`(${options.name}: mirroring output failed: ${(err as Error).message})`);
+    }
     lines.push(...text.split('\n'));
     if (lines.length > 200) lines.splice(0, lines.length - 200);
   };
-  child.stdout?.on('data', collect);
-  child.stderr?.on('data', collect);
+  // A supervisor must outlive its children's troubles: a broken pipe (EPIPE, ECONNRESET) on their
+  // stdio or an 'error' from the child (a failed kill) is noted, never thrown.
+  const noted = (what: string) => (err: Error) => lines.push(`(${options.name}: ${what}: ${err.message})`);
+  child.stdout?.on('data', collect).on('error', noted('stdout'));
+  child.stderr?.on('data', collect).on('error', noted('stderr'));
   const exited = new Promise<number | null>((resolve) => {
     child.once('exit', (code) => resolve(code));
-    child.once('error', (err) => {
+    child.on('error', (err) => {
       lines.push(String(err));
-      resolve(null);
+      // Spawning failed: there is no process, and no 'exit' will come.
+      if (child.pid === undefined) resolve(null);
     });
   });
   let stopping: Promise<void> | undefined;

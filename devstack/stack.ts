@@ -12,6 +12,7 @@ import { AuthcapClient } from '../client/authcapClient.js';
 import { createApiServer, listen } from '../client/http/server.js';
 import { codecFromEnv, ensureDevCodecKeys } from '../runtime/codec.js';
 import { startCodecServer } from '../runtime/codecServer.js';
+import { sameLocalUser } from './localPeer.js';
 import { startApiProcess, startWorkerProcess } from './appProcesses.js';
 import { freePort, type ManagedProcess } from './process.js';
 import { loadTemporalSettings, type TemporalSettings } from '../runtime/temporal.js';
@@ -30,6 +31,8 @@ export interface DevJson {
   operatorApiKey: string;
   /** The codec server's base (with its token): `${codecUrl}/decode` and `/encode`. */
   codecUrl: string;
+  /** The same server without the token (what the Web UI is given): decodes for this OS user only, on Linux. */
+  codecEndpoint: string;
   rpcUrl: string;
   chainId: number;
   tokenAddress: Address;
@@ -84,6 +87,9 @@ let runtimeInstalled = false;
 
 export async function startStack(options: StackOptions): Promise<Stack> {
   const log = options.log ?? ((line: string) => console.log(line));
+  // A local receiver (AUTHCAP_WEBHOOK_URL=http://127.0.0.1:…) is the dev stack's usual webhook: allow
+  // loopback here, never private or metadata addresses. AUTHCAP_WEBHOOK_ALLOW_LOOPBACK=0 refuses it too.
+  process.env.AUTHCAP_WEBHOOK_ALLOW_LOOPBACK ??= '1';
   // Everything in the state dir is private to this user: keys, the chain, Temporal's database.
   const previousUmask = process.umask(0o077);
   mkdirSync(options.stateDir, { recursive: true, mode: 0o700 });
@@ -104,12 +110,21 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     }
     const codec = codecFromEnv();
     const codecToken = devSecret(options.stateDir, 'codec-token');
-    const uiPort = options.temporalUiPort;
+    // Only the UI's own origin: it listens on 127.0.0.1 alone, so http://localhost:<port> could be
+    // another user's server on ::1, whose pages the operator's browser would send here.
+    const uiOrigins = [`http://127.0.0.1:${options.temporalUiPort}`];
     const codecServer = codec
-      ? await startCodecServer({ port: options.codecPort ?? await freePort(), codec, token: codecToken, allowedOrigins: [`http://127.0.0.1:${uiPort}`, `http://localhost:${uiPort}`] })
+      ? await startCodecServer({
+        port: options.codecPort ?? await freePort(), codec, token: codecToken, allowedOrigins: uiOrigins,
+        // The UI publishes its codec endpoint to anyone (GET /api/v1/settings): the URL it gets
+        // carries no secret, and the server decodes without one only for this OS user.
+        trustRequest: sameLocalUser(uiOrigins),
+        onError: (err) => log(`authcap: codec server: ${err.message}`),
+      })
       : undefined;
     if (codecServer) stops.push(() => codecServer.close());
     const codecUrl = codecServer ? `${codecServer.url}/${codecToken}` : '';
+    const codecEndpoint = codecServer?.url ?? '';
 
     // Temporal: a cluster named by envconfig (TEMPORAL_ADDRESS…), else the embedded dev server.
     const processes: Stack['processes'] = {};
@@ -124,7 +139,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
         uiPort: options.temporalUiPort,
         dbFile,
         headless: options.headless,
-        uiCodecEndpoint: codecUrl || undefined,
+        uiCodecEndpoint: codecEndpoint || undefined,
         log,
       });
       stops.push(() => server.stop());
@@ -153,8 +168,10 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     if (options.separateProcesses) {
       const logFile = (name: string) => {
         const stream = createWriteStream(join(options.stateDir, `${name}.log`), { flags: 'a', mode: 0o600 });
+        // A full disk or output after the stream closed must not bring the supervisor down.
+        stream.on('error', (err) => log(`authcap: ${name}.log: ${err.message}`));
         stops.push(() => new Promise<void>((resolve) => stream.end(() => resolve())));
-        return (chunk: string) => stream.write(chunk);
+        return (chunk: string) => void (stream.writable && stream.write(chunk));
       };
       const env: Record<string, string> = {
         TEMPORAL_ADDRESS: temporal.connectionOptions.address!,
@@ -222,6 +239,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       apiKey,
       operatorApiKey,
       codecUrl,
+      codecEndpoint,
       rpcUrl: chainConfig.rpcUrl,
       chainId: await chainClient.getChainId(),
       tokenAddress: chainConfig.tokenAddress,

@@ -10,7 +10,10 @@ export interface TemporalServerOptions {
   /** Without it the server keeps its state in memory. */
   dbFile?: string;
   headless?: boolean;
-  /** The codec server the Web UI decodes payloads through (with its capability token). */
+  /**
+   * The codec server the Web UI decodes payloads through: a bare origin, never a secret. Every local
+   * user reads it, from this process's command line and from the UI's unauthenticated settings.
+   */
   uiCodecEndpoint?: string;
   namespace?: string;
   log?: (line: string) => void;
@@ -25,6 +28,15 @@ export interface TemporalServer {
   stop(): Promise<void>;
 }
 
+/** Refuses a UI codec endpoint with anything that might be a credential in it (a path, a query, a user). */
+export function publicCodecEndpoint(endpoint: string): string {
+  const url = new URL(endpoint);
+  if (url.username || url.password || url.search || url.hash || url.pathname !== '/') {
+    throw new Error('the Web UI\'s codec endpoint is public (process list, GET /api/v1/settings): give it the bare origin, no token');
+  }
+  return url.origin;
+}
+
 export async function startTemporalServer(options: TemporalServerOptions): Promise<TemporalServer> {
   const cli = await resolveTemporalCli(options.log);
   const namespace = options.namespace ?? 'default';
@@ -34,7 +46,7 @@ export async function startTemporalServer(options: TemporalServerOptions): Promi
   if (options.dbFile) args.push('--db-filename', options.dbFile);
   if (options.headless) args.push('--headless');
   else args.push('--ui-ip', '127.0.0.1', '--ui-port', String(options.uiPort ?? options.port + 1000));
-  if (options.uiCodecEndpoint && !options.headless) args.push('--ui-codec-endpoint', options.uiCodecEndpoint);
+  if (options.uiCodecEndpoint && !options.headless) args.push('--ui-codec-endpoint', publicCodecEndpoint(options.uiCodecEndpoint));
   const proc = await startProcess({
     name: 'temporal',
     command: cli,

@@ -1,18 +1,39 @@
-// The codec server for the Temporal Web UI (and `temporal workflow show --codec-endpoint`): POST
-// /decode and /encode in Temporal's remote-codec protocol, bearer-token auth, CORS for the UI.
-// The dev UI has no login and so cannot attach a bearer token: the token may instead be the first
-// path segment (`<url>/<token>/decode`), a capability URL that `npm start` gives the UI and dev.json.
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+// The codec server for the Temporal Web UI and the `temporal` CLI (`--codec-endpoint`): POST /decode
+// and /encode in Temporal's remote-codec protocol, CORS for the UI. It decodes payment credentials,
+// so every request must prove who sends it: the shared token (bearer header or first path segment),
+// a verified access token (production: the Temporal UI's OIDC token, `codec.passAccessToken`), or a
+// check the embedder supplies (the dev stack: the same local user, see devstack/localPeer.ts).
+// It runs inside the `npm start` supervisor: no request, however broken, may throw out of it.
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Payload, PayloadCodec } from '@temporalio/common';
+import { createRemoteJWKSet, jwtVerify, type JWTVerifyGetKey } from 'jose';
 
 export interface CodecServerOptions {
   host?: string;
   port: number;
   codec: PayloadCodec;
-  token: string;
+  /** A shared secret: `Authorization: Bearer <token>` or `<url>/<token>/decode`. */
+  token?: string;
+  /** Accepts a bearer that is not the shared token, e.g. a JWT access token (see jwtBearerVerifier). */
+  verifyBearer?: (bearer: string) => Promise<boolean>;
+  /** Decides about requests that present no credential at all; without it they are 401. */
+  trustRequest?: (req: IncomingMessage) => Promise<boolean>;
   /** Origins allowed by CORS (the Temporal UI's). */
   allowedOrigins: string[];
+  maxBodyBytes?: number;
+  /** The whole request must arrive within this (slow bodies); default 30 s. */
+  requestTimeoutMs?: number;
+  /** The headers must arrive within this (slow-loris); default 10 s. */
+  headersTimeoutMs?: number;
+  /** Server-level errors after it listens (logged by the supervisor, never thrown). */
+  onError?: (err: Error) => void;
+}
+
+export interface CodecServer {
+  url: string;
+  server: Server;
+  close(): Promise<void>;
 }
 
 interface WirePayload {
@@ -21,16 +42,31 @@ interface WirePayload {
 }
 
 const MAX_BODY_BYTES = 4 * 1024 * 1024;
+const BASE64 = /^[A-Za-z0-9+/_-]*={0,2}$/;
+
+class HttpError extends Error {
+  constructor(readonly status: number, message: string) {
+    super(message);
+  }
+}
 
 function sameSecret(a: string, b: string): boolean {
   const hash = (s: string) => createHash('sha256').update(s).digest();
   return timingSafeEqual(hash(a), hash(b));
 }
 
-function fromWire(p: WirePayload): Payload {
-  const metadata: Record<string, Uint8Array> = {};
-  for (const [k, v] of Object.entries(p.metadata ?? {})) metadata[k] = new Uint8Array(Buffer.from(v, 'base64'));
-  return { metadata, data: new Uint8Array(Buffer.from(p.data ?? '', 'base64')) };
+function base64(value: unknown, what: string): Uint8Array {
+  if (typeof value !== 'string' || !BASE64.test(value)) throw new HttpError(400, `${what} must be a base64 string`);
+  return new Uint8Array(Buffer.from(value, 'base64'));
+}
+
+function fromWire(p: unknown, i: number): Payload {
+  if (typeof p !== 'object' || p === null || Array.isArray(p)) throw new HttpError(400, `payloads[${i}] must be an object`);
+  const { metadata = {}, data = '' } = p as WirePayload;
+  if (typeof metadata !== 'object' || metadata === null || Array.isArray(metadata)) throw new HttpError(400, `payloads[${i}].metadata must be an object`);
+  const decoded: Record<string, Uint8Array> = {};
+  for (const [k, v] of Object.entries(metadata)) decoded[k] = base64(v, `payloads[${i}].metadata.${k}`);
+  return { metadata: decoded, data: base64(data, `payloads[${i}].data`) };
 }
 
 function toWire(p: Payload): WirePayload {
@@ -39,12 +75,55 @@ function toWire(p: Payload): WirePayload {
   return { metadata, data: Buffer.from(p.data ?? new Uint8Array()).toString('base64') };
 }
 
+/** `{}` is what the Go SDK's remote codec sends for no payloads (protobuf JSON omits empty lists). */
+function parsePayloads(text: string): Payload[] {
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    throw new HttpError(400, 'the body is not valid JSON');
+  }
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new HttpError(400, 'the body must be {"payloads": [...]}');
+  const { payloads = [] } = body as { payloads?: unknown };
+  if (!Array.isArray(payloads)) throw new HttpError(400, 'payloads must be an array');
+  return payloads.map(fromWire);
+}
+
+async function readBody(req: IncomingMessage, limit: number): Promise<string> {
+  const declared = req.headers['content-length'];
+  if (declared !== undefined && Number(declared) > limit) throw new HttpError(413, `the body is larger than ${limit} bytes`);
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > limit) throw new HttpError(413, `the body is larger than ${limit} bytes`);
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+async function authenticated(req: IncomingMessage, pathToken: string | undefined, options: CodecServerOptions): Promise<boolean> {
+  const header = req.headers.authorization;
+  const bearer = /^Bearer ([\x21-\x7E]{1,4096})$/.exec(header ?? '')?.[1];
+  if (header !== undefined && bearer === undefined) return false;
+  // Every credential presented must be good: a wrong one is never rescued by another check.
+  if (pathToken !== undefined && !(options.token && sameSecret(pathToken, options.token))) return false;
+  if (bearer !== undefined) {
+    const good = (options.token !== undefined && sameSecret(bearer, options.token))
+      || (options.verifyBearer !== undefined && await options.verifyBearer(bearer).catch(() => false));
+    if (!good) return false;
+  }
+  if (pathToken !== undefined || bearer !== undefined) return true;
+  return options.trustRequest ? options.trustRequest(req).catch(() => false) : false;
+}
+
 export function codecRequestHandler(options: CodecServerOptions) {
-  return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+  const limit = options.maxBodyBytes ?? MAX_BODY_BYTES;
+  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const origin = req.headers.origin;
-    const cors: Record<string, string> = {};
+    const headers: Record<string, string> = { 'content-type': 'application/json', 'cache-control': 'no-store' };
     if (origin && options.allowedOrigins.includes(origin)) {
-      Object.assign(cors, {
+      Object.assign(headers, {
         'access-control-allow-origin': origin,
         'access-control-allow-methods': 'POST, OPTIONS',
         'access-control-allow-headers': 'authorization, content-type, x-namespace',
@@ -53,49 +132,126 @@ export function codecRequestHandler(options: CodecServerOptions) {
       });
     }
     const send = (status: number, body: unknown) => {
-      res.writeHead(status, { 'content-type': 'application/json', ...cors }).end(JSON.stringify(body));
+      // An unread body must not be drained for ever after a refusal: close the connection instead.
+      if (status >= 400) headers.connection = 'close';
+      res.writeHead(status, headers).end(JSON.stringify(body));
     };
-    if (req.method === 'OPTIONS') return void res.writeHead(204, cors).end();
+    if (req.method === 'OPTIONS') {
+      const { 'content-type': _, ...cors } = headers;
+      return void res.writeHead(204, cors).end();
+    }
     const path = (req.url ?? '').split('?')[0]!;
     const match = /^(?:\/([A-Za-z0-9_-]{16,128}))?\/(decode|encode)$/.exec(path);
     if (!match || req.method !== 'POST') return send(404, { error: 'POST /decode or /encode' });
-    const bearer = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
-    const presented = bearer ?? match[1];
-    if (!presented || !sameSecret(presented, options.token)) return send(401, { error: 'unauthorized' });
-    const chunks: Buffer[] = [];
-    let size = 0;
-    for await (const chunk of req) {
-      size += (chunk as Buffer).length;
-      if (size > MAX_BODY_BYTES) return send(413, { error: 'body too large' });
-      chunks.push(chunk as Buffer);
-    }
+    if (!(await authenticated(req, match[1], options))) return send(401, { error: 'unauthorized' });
+    // JSON only: a page elsewhere cannot send it cross-origin without a CORS preflight.
+    const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+    if (type !== 'application/json') return send(415, { error: 'send application/json' });
     try {
-      const { payloads } = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { payloads: WirePayload[] };
-      if (!Array.isArray(payloads)) return send(400, { error: 'payloads must be an array' });
-      const input = payloads.map(fromWire);
+      const input = parsePayloads(await readBody(req, limit));
       const output = match[2] === 'decode' ? await options.codec.decode(input) : await options.codec.encode(input);
       send(200, { payloads: output.map(toWire) });
     } catch (err) {
+      if (req.destroyed && !req.complete) return; // the client went away mid-body: nobody to answer
+      if (err instanceof HttpError) return send(err.status, { error: err.message });
       send(400, { error: (err as Error).message });
+    }
+  };
+  return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    try {
+      await handle(req, res);
+    } catch (err) {
+      options.onError?.(err as Error);
+      if (!res.headersSent && !res.destroyed) res.writeHead(500, { 'content-type': 'application/json', connection: 'close' }).end('{"error":"internal error"}');
+      else res.destroy();
     }
   };
 }
 
-export async function startCodecServer(options: CodecServerOptions): Promise<{ url: string; close(): Promise<void> }> {
+export async function startCodecServer(options: CodecServerOptions): Promise<CodecServer> {
   const handler = codecRequestHandler(options);
-  const server = createServer((req, res) => void handler(req, res));
+  // Node checks the request and headers timeouts on this interval (30 s by default): check often.
+  const server = createServer({ connectionsCheckingInterval: 500 }, (req, res) => void handler(req, res));
+  server.requestTimeout = options.requestTimeoutMs ?? 30_000;
+  server.headersTimeout = Math.min(options.headersTimeoutMs ?? 10_000, server.requestTimeout);
+  server.keepAliveTimeout = 5_000;
+  server.maxConnections = 256;
+  server.on('clientError', (_err, socket) => {
+    if (socket.writable && !socket.destroyed) socket.end('HTTP/1.1 400 Bad Request\r\nconnection: close\r\n\r\n');
+    else socket.destroy();
+  });
   const host = options.host ?? '127.0.0.1';
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(options.port, host, () => resolve());
+    server.listen(options.port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
   });
+  server.on('error', (err) => options.onError?.(err));
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : options.port;
   return {
     url: `http://${host}:${port}`,
+    server,
     close: () => new Promise<void>((resolve) => {
       server.closeAllConnections();
       server.close(() => resolve());
     }),
   };
+}
+
+export interface JwtVerifierOptions {
+  /** The identity provider's JWKS (RS256, PS256, ES256, EdDSA keys); or: */
+  jwksUrl?: string;
+  /** A shared HMAC secret (HS256/384/512), at least 32 bytes. */
+  secret?: string;
+  issuer: string;
+  /** What the token must be issued for (the API / client id your IdP puts in `aud`). */
+  audience: string;
+}
+
+/**
+ * Checks the access token the Temporal UI sends with `codec.passAccessToken: true`: signature,
+ * `exp` (required), `nbf`, issuer and audience. Anything else, or an error fetching keys, is false.
+ */
+export function jwtBearerVerifier(options: JwtVerifierOptions): (bearer: string) => Promise<boolean> {
+  if (Boolean(options.jwksUrl) === Boolean(options.secret)) throw new Error('codec server: give exactly one of jwksUrl and secret');
+  if (!options.issuer || !options.audience) throw new Error('codec server: a JWT verifier needs an issuer and an audience');
+  if (options.secret !== undefined && Buffer.byteLength(options.secret) < 32) throw new Error('codec server: the JWT secret must be at least 32 bytes');
+  const key: Uint8Array | JWTVerifyGetKey = options.secret !== undefined
+    ? new TextEncoder().encode(options.secret)
+    : createRemoteJWKSet(new URL(options.jwksUrl!), { timeoutDuration: 5_000 });
+  const algorithms = options.secret !== undefined ? ['HS256', 'HS384', 'HS512'] : ['RS256', 'PS256', 'ES256', 'ES384', 'EdDSA'];
+  return async (bearer) => {
+    try {
+      await jwtVerify(bearer, key as JWTVerifyGetKey, {
+        issuer: options.issuer, audience: options.audience, algorithms, requiredClaims: ['exp'], clockTolerance: 5,
+      });
+      return true;
+    } catch {
+      return false;
+    }
+  };
+}
+
+/**
+ * The production settings: AUTHCAP_CODEC_TOKEN (a shared bearer, for the CLI), and/or the UI's
+ * access tokens: AUTHCAP_CODEC_JWT_ISSUER + AUTHCAP_CODEC_JWT_AUDIENCE with AUTHCAP_CODEC_JWKS_URL
+ * or AUTHCAP_CODEC_JWT_SECRET. Refuses a configuration that would let anyone in.
+ */
+export function codecAuthFromEnv(env: NodeJS.ProcessEnv = process.env): Pick<CodecServerOptions, 'token' | 'verifyBearer'> {
+  const token = env.AUTHCAP_CODEC_TOKEN || undefined;
+  if (token !== undefined && token.length < 16) throw new Error('AUTHCAP_CODEC_TOKEN must be at least 16 characters');
+  const jwt = env.AUTHCAP_CODEC_JWKS_URL || env.AUTHCAP_CODEC_JWT_SECRET;
+  const verifyBearer = jwt
+    ? jwtBearerVerifier({
+      jwksUrl: env.AUTHCAP_CODEC_JWKS_URL || undefined,
+      secret: env.AUTHCAP_CODEC_JWT_SECRET || undefined,
+      issuer: env.AUTHCAP_CODEC_JWT_ISSUER ?? '',
+      audience: env.AUTHCAP_CODEC_JWT_AUDIENCE ?? '',
+    })
+    : undefined;
+  if (!token && !verifyBearer) throw new Error('codec server: set AUTHCAP_CODEC_TOKEN or AUTHCAP_CODEC_JWKS_URL / AUTHCAP_CODEC_JWT_SECRET');
+  return { token, verifyBearer };
 }

@@ -1,8 +1,11 @@
 // The payer's signature is a payment credential: in Temporal's history (what the server stores in its
 // database, what anyone with read access to the namespace sees) it must not appear in clear text.
 // Through the codec server, with its token, an operator sees everything.
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import type { Client } from '@temporalio/client';
+import { resolveTemporalCli } from '../../devstack/temporalCli.js';
 
 /** History as JSON with payload bytes in base64 (the proto message's own toJSON). */
 function historyToJSON(history: unknown): string {
@@ -77,12 +80,38 @@ describe('payload encryption', () => {
     const allData = [...clear.matchAll(/"data":"([A-Za-z0-9+/=]*)"/g)].map((m) => Buffer.from(m[1]!, 'base64').toString('utf8')).join('\n');
     expect(allData.toLowerCase()).toContain(signature.slice(2).toLowerCase());
 
-    // Without the token: 401, on the base URL, with a wrong bearer, with a wrong path token.
-    const base = dev().codecUrl.replace(/\/[^/]+$/, '');
-    expect((await decode(`${base}/decode`)).status).toBe(401);
+    // A wrong credential is 401 whoever sends it: a wrong bearer, a wrong path token.
+    const base = dev().codecEndpoint;
+    expect(dev().codecUrl.startsWith(`${base}/`)).toBe(true);
     expect((await decode(`${base}/decode`, { authorization: 'Bearer wrong' })).status).toBe(401);
     expect((await decode(`${base}/AAAAAAAAAAAAAAAAAAAAAAAA/decode`)).status).toBe(401);
     const token = dev().codecUrl.split('/').at(-1)!;
     expect((await decode(`${base}/decode`, { authorization: `Bearer ${token}` })).status).toBe(200);
+    // Without one: only this OS user (Linux), and no page from elsewhere in this user's browser.
+    expect((await decode(`${base}/decode`, { origin: 'http://127.0.0.1:1' })).status).toBe(401);
+    expect((await decode(`${base}/decode`)).status).toBe(process.platform === 'linux' ? 200 : 401);
+  });
+
+  it('`temporal workflow query --codec-endpoint` works: its empty query arguments ({}) encode, the answer decodes', async () => {
+    const drafted = await draft(p, '0.7');
+    const [encodedOrder, runId] = drafted.id.slice('auth_'.length).split('.');
+    const orderId = Buffer.from(encodedOrder!, 'base64url').toString('utf8');
+    const workflowId = `authorization-${orderId}`;
+    const cli = await resolveTemporalCli(() => undefined);
+    const token = dev().codecUrl.split('/').at(-1)!;
+    const query = (env: Record<string, string>, extra: string[] = []) => promisify(execFile)(cli, [
+      'workflow', 'query', '--address', dev().temporalAddress, '--namespace', dev().temporalNamespace,
+      '--workflow-id', workflowId, '--run-id', runId!, '--type', 'status', '-o', 'json', ...extra,
+    ], { env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env } });
+    // The portable form: the endpoint and the token from the environment, not the command line.
+    const { stdout } = await query({ TEMPORAL_CODEC_ENDPOINT: dev().codecEndpoint, TEMPORAL_CODEC_AUTH: `Bearer ${token}` });
+    expect(stdout).toContain('"drafted"');
+    expect(stdout).toContain(`"${orderId}"`);
+    if (process.platform === 'linux') {
+      // The same user needs no secret at all.
+      const same = await query({}, ['--codec-endpoint', dev().codecEndpoint]);
+      expect(same.stdout).toContain('"drafted"');
+    }
+    await expect(query({}, ['--codec-endpoint', dev().codecEndpoint, '--codec-auth', 'Bearer wrong'])).rejects.toThrow(/Unauthorized/i);
   });
 });

@@ -1,7 +1,7 @@
 // `npm start`'s stack as a newcomer gets it, on free ports: the worker and the API run as their own
 // processes, the state is private, dev.json carries both keys and the codec server, and reads keep
 // answering while the worker is down (they come from the memo, not from a workflow query).
-import { mkdtempSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -45,6 +45,29 @@ describe('the dev stack (npm start) with separate processes', () => {
     const mode = (file: string) => statSync(join(stateDir, file)).mode & 0o777;
     expect(mode('.')).toBe(0o700);
     for (const file of ['dev.json', 'temporal.db', 'api-keys.json', 'codec-keys.json']) expect(mode(file), file).toBe(0o600);
+  });
+
+  it('keeps the codec token out of every command line and out of the Web UI\'s public settings', async () => {
+    const token = readFileSync(join(stateDir, 'codec-token'), 'utf8').trim();
+    expect(stack.devJson.codecUrl).toBe(`${stack.devJson.codecEndpoint}/${token}`);
+    const temporalPid = stack.processes.temporal!.child.pid!;
+    const cmdline = readFileSync(`/proc/${temporalPid}/cmdline`, 'utf8');
+    expect(cmdline).toContain('--ui-codec-endpoint');
+    for (const proc of Object.values(stack.processes)) {
+      expect(readFileSync(`/proc/${proc!.child.pid}/cmdline`, 'utf8'), proc!.name).not.toContain(token);
+    }
+    // What any local user gets from the UI, no login: the endpoint, without a secret.
+    const settings = (await (await fetch(`${stack.devJson.temporalUiUrl}/api/v1/settings`)).json()) as { Codec: { Endpoint: string } };
+    expect(settings.Codec.Endpoint).toBe(stack.devJson.codecEndpoint);
+    expect(JSON.stringify(settings)).not.toContain(token);
+    // The operator's browser on the UI decodes through it (this OS user); a page elsewhere does not.
+    const decode = (origin: string) => fetch(`${stack.devJson.codecEndpoint}/decode`, {
+      method: 'POST', headers: { origin, 'content-type': 'application/json', 'x-namespace': 'default' }, body: '{"payloads":[]}',
+    });
+    const fromUi = await decode(stack.devJson.temporalUiUrl!);
+    expect(fromUi.status).toBe(200);
+    expect(fromUi.headers.get('access-control-allow-origin')).toBe(stack.devJson.temporalUiUrl);
+    expect((await decode('http://127.0.0.1:1')).status).toBe(401);
   });
 
   it('requires the key (401), and the operator key cannot create (403)', async () => {

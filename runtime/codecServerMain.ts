@@ -1,0 +1,22 @@
+// `npm run codec-server`: the codec server on its own, for a production Temporal UI and CLI. It
+// decodes payment credentials, so it starts only with a credential check configured
+// (codecAuthFromEnv: the UI's OIDC access tokens through a JWKS or HMAC secret, and/or a shared token).
+//   AUTHCAP_CODEC_PORT (8888), AUTHCAP_CODEC_HOST (127.0.0.1: put TLS in front, the UI sends access
+//   tokens only to https), AUTHCAP_CODEC_ALLOWED_ORIGINS (the UI's origins, comma-separated).
+import { createLogger } from './logger.js';
+import { codecFromEnv } from './codec.js';
+import { codecAuthFromEnv, startCodecServer } from './codecServer.js';
+
+const logger = createLogger('authcap-codec-server', process.env.AUTHCAP_LOG_LEVEL?.toLowerCase() ?? 'info');
+const codec = codecFromEnv();
+if (!codec) throw new Error('codec server: no payload keys (AUTHCAP_CODEC_KEYS or AUTHCAP_CODEC_KEY_FILE)');
+const server = await startCodecServer({
+  host: process.env.AUTHCAP_CODEC_HOST ?? '127.0.0.1',
+  port: Number(process.env.AUTHCAP_CODEC_PORT ?? 8888),
+  codec,
+  ...codecAuthFromEnv(),
+  allowedOrigins: (process.env.AUTHCAP_CODEC_ALLOWED_ORIGINS ?? '').split(',').map((o) => o.trim()).filter(Boolean),
+  onError: (err) => logger.error({ err }, 'codec server error'),
+});
+logger.info({ url: server.url }, 'codec server listening');
+for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void server.close().then(() => process.exit(0)));
