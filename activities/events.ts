@@ -1,9 +1,16 @@
 // Events and webhook deliveries: plain async functions over what the worker gives them (its Temporal
 // client, through small functions, so this file stays free of Temporal's client API).
+import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { isIP } from 'node:net';
 import { ApplicationFailure } from '@temporalio/common';
 import type { EventActivities } from '../domain/activityContract.js';
 import { endpointWants, publicEvent, type WebhookEndpoint, type WebhookEndpointRecord } from '../domain/events.js';
 import { EVENT_ID_HEADER, SIGNATURE_HEADER, signWebhook } from '../runtime/webhookSignature.js';
+import {
+  AddressNotAllowedError, bareHost, guardedLookup, refusalForAddress, systemResolver, webhookAddressPolicyFromEnv,
+  type Resolver, type WebhookAddressPolicy,
+} from '../runtime/webhookAddressPolicy.js';
 
 export interface EventDependencies {
   /** The registry's endpoints without secrets (from its memo: no worker needed). */
@@ -12,6 +19,10 @@ export interface EventDependencies {
   endpointRecord(id: string): Promise<WebhookEndpointRecord | undefined>;
   /** How long one delivery attempt may take. */
   deliveryTimeoutMs?: number;
+  /** Which addresses a delivery may reach (default: AUTHCAP_WEBHOOK_ALLOW_* read at each attempt). */
+  addressPolicy?: () => WebhookAddressPolicy;
+  /** Name resolution for deliveries (default: the system resolver, as a socket would use). */
+  resolve?: Resolver;
 }
 
 const USER_AGENT = 'authcap-webhooks/1';
@@ -30,30 +41,62 @@ export function createEventActivities(deps: EventDependencies): EventActivities 
       if (!endpoint) return { endpointId, status: 'skipped', at: at() };
       // The body a receiver verifies is exactly these bytes.
       const body = JSON.stringify(publicEvent(event));
+      const policy = (deps.addressPolicy ?? webhookAddressPolicyFromEnv)();
+      const url = new URL(endpoint.url);
+      // Registration checked it once; DNS and the policy may have changed since, and endpoints
+      // registered before the check existed were never checked. Retryable: each attempt re-checks.
+      // A socket connects to an IP literal without a lookup, so the lookup hook never sees those.
+      const host = bareHost(url);
+      const refused = isIP(host) ? refusalForAddress(host, host, policy) : undefined;
+      if (refused) throw notAllowed(endpoint.url, refused.message);
       let status: number;
       try {
-        const answer = await fetch(endpoint.url, {
-          method: 'POST',
-          redirect: 'manual',
-          headers: {
-            'content-type': 'application/json',
-            'user-agent': USER_AGENT,
-            [SIGNATURE_HEADER]: signWebhook(body, endpoint.secret),
-            [EVENT_ID_HEADER]: event.id,
-          },
-          body,
-          signal: AbortSignal.timeout(deps.deliveryTimeoutMs ?? 10_000),
-        });
-        status = answer.status;
-        await answer.body?.cancel().catch(() => undefined);
+        status = await post(url, body, {
+          'content-type': 'application/json',
+          'user-agent': USER_AGENT,
+          [SIGNATURE_HEADER]: signWebhook(body, endpoint.secret),
+          [EVENT_ID_HEADER]: event.id,
+        }, policy, deps.resolve ?? systemResolver, deps.deliveryTimeoutMs ?? 10_000);
       } catch (err) {
+        if (err instanceof AddressNotAllowedError) throw notAllowed(endpoint.url, err.message);
         // Refused, reset or timed out: Temporal tries again later.
         throw ApplicationFailure.retryable(`${endpoint.url} did not answer: ${(err as Error).message}`, 'webhook_unreachable');
       }
       if (status < 200 || status > 299) {
-        throw ApplicationFailure.retryable(`${endpoint.url} answered ${status}`, 'webhook_refused', { httpStatus: status });
+        // A redirect is never followed: its target was not registered, nor checked.
+        const why = status >= 300 && status < 400 ? ' (redirects are not followed)' : '';
+        throw ApplicationFailure.retryable(`${endpoint.url} answered ${status}${why}`, 'webhook_refused', { httpStatus: status });
       }
       return { endpointId, status: 'delivered', httpStatus: status, at: at() };
     },
   };
+}
+
+function notAllowed(url: string, why: string): ApplicationFailure {
+  return ApplicationFailure.retryable(`${url} is not allowed: ${why}`, 'webhook_address_not_allowed');
+}
+
+/**
+ * One POST on node:http/https rather than fetch: the socket connects only to addresses the guarded
+ * lookup checked, no connection is shared with other code, and nothing follows redirects.
+ */
+function post(url: URL, body: string, headers: Record<string, string>, policy: WebhookAddressPolicy, resolve: Resolver, timeoutMs: number): Promise<number> {
+  const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
+  return new Promise<number>((resolvePromise, reject) => {
+    const req = send(url, {
+      method: 'POST',
+      headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
+      lookup: guardedLookup(policy, resolve),
+      // A socket of our own: a pooled one may have been opened without the guarded lookup.
+      agent: false,
+      signal: AbortSignal.timeout(timeoutMs),
+    }, (res: IncomingMessage) => {
+      // Only the status matters; the answer's body is read and dropped so the socket can close.
+      res.resume();
+      res.on('error', () => undefined);
+      resolvePromise(res.statusCode ?? 0);
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
 }

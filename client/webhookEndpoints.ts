@@ -8,6 +8,7 @@ import {
   type EventType, type WebhookEndpoint, type WebhookEndpointRecord,
 } from '../domain/events.js';
 import { newWebhookSecret } from '../runtime/webhookSignature.js';
+import { checkDestination, systemResolver, webhookAddressPolicyFromEnv, type Resolver, type WebhookAddressPolicy } from '../runtime/webhookAddressPolicy.js';
 import { createWebhookEndpointUpdate, deleteWebhookEndpointUpdate, type webhookEndpointsWorkflow } from '../workflows/webhookEndpoints.js';
 import { serverCall, workerCall } from './temporalCalls.js';
 
@@ -47,17 +48,35 @@ export function parseEndpointRequest(request: CreateWebhookEndpointRequest): Omi
   return { url: url.toString(), events: [...new Set(events)] as (EventType | '*')[], description };
 }
 
+/**
+ * Refuses a URL whose host is, or now resolves to, an address authcap must not call (422
+ * webhook_url_not_allowed, naming why). Deliveries check again at each attempt: DNS may change.
+ */
+export async function assertWebhookUrlAllowed(url: string, policy: WebhookAddressPolicy, resolve: Resolver = systemResolver): Promise<void> {
+  const refused = await checkDestination(new URL(url), policy, resolve);
+  if (refused) {
+    throw new AuthcapError('webhook_url_not_allowed', `url is not allowed: ${refused.message}`, {
+      host: refused.host, ...(refused.address ? { address: refused.address } : {}), reason: refused.kind,
+    });
+  }
+}
+
 export class WebhookEndpoints {
   constructor(
     private readonly temporal: Client,
     private readonly taskQueue: string,
     private readonly ping: () => Promise<unknown>,
+    private readonly policy: () => WebhookAddressPolicy = () => webhookAddressPolicyFromEnv(),
+    private readonly resolve: Resolver = systemResolver,
   ) {}
 
   async create(request: CreateWebhookEndpointRequest): Promise<CreatedWebhookEndpoint> {
+    const parsed = parseEndpointRequest(request);
+    // Before the registry sees it: a refused URL leaves nothing registered.
+    await assertWebhookUrlAllowed(parsed.url, this.policy(), this.resolve);
     const record: WebhookEndpointRecord = {
       id: `we_${randomBytes(12).toString('base64url')}`,
-      ...parseEndpointRequest(request),
+      ...parsed,
       createdAt: new Date().toISOString(),
       secret: newWebhookSecret(),
     };

@@ -23,7 +23,9 @@ export function signWebhook(body: string, secret: string, timestamp = Math.floor
 }
 
 export type WebhookVerificationCode =
-  | 'webhook_header_malformed' | 'webhook_signature_mismatch' | 'webhook_timestamp_out_of_tolerance' | 'webhook_body_malformed';
+  | 'webhook_header_malformed' | 'webhook_signature_mismatch' | 'webhook_timestamp_out_of_tolerance' | 'webhook_body_malformed'
+  /** The receiver's own call is wrong (no secret, a tolerance or clock that is not a number, …): a bug to fix, not a forged delivery. */
+  | 'webhook_arguments_invalid';
 
 /** Why a delivery was refused: a stable code for the receiver's logs and a readable message. */
 export class WebhookVerificationError extends Error {
@@ -40,7 +42,8 @@ export class WebhookVerificationError extends Error {
  * Checks a delivery and returns its event. `body` must be the raw request body exactly as received
  * (re-serialised JSON would not match). Throws WebhookVerificationError when the header is missing or
  * malformed, no v1 signature matches this secret, or the timestamp is further than
- * `toleranceSeconds` from now.
+ * `toleranceSeconds` from now; and with `webhook_arguments_invalid` when the call itself is wrong
+ * (an empty or missing secret, a tolerance or `now` that is not a finite number).
  */
 export function verifyWebhook(
   body: string | Buffer,
@@ -49,6 +52,20 @@ export function verifyWebhook(
   toleranceSeconds: number = DEFAULT_TOLERANCE_SECONDS,
   now: number = Date.now(),
 ): AuthcapEvent {
+  // Each of these once let a delivery through or threw a TypeError: an empty secret makes forging
+  // trivial (HMAC with a known key), a NaN tolerance makes every comparison false (no expiry at all).
+  if (typeof secret !== 'string' || secret.length === 0) {
+    throw new WebhookVerificationError('webhook_arguments_invalid', 'secret must be the endpoint\'s signing secret (a non-empty string)');
+  }
+  if (typeof toleranceSeconds !== 'number' || !Number.isFinite(toleranceSeconds) || toleranceSeconds < 0) {
+    throw new WebhookVerificationError('webhook_arguments_invalid', 'toleranceSeconds must be a finite number of seconds, 0 or more');
+  }
+  if (typeof now !== 'number' || !Number.isFinite(now)) {
+    throw new WebhookVerificationError('webhook_arguments_invalid', 'now must be a finite time in milliseconds');
+  }
+  if (typeof body !== 'string' && !Buffer.isBuffer(body)) {
+    throw new WebhookVerificationError('webhook_arguments_invalid', 'body must be the raw request body, a string or a Buffer');
+  }
   const raw = typeof body === 'string' ? body : body.toString('utf8');
   const value = Array.isArray(header) ? header[0] : header;
   if (typeof value !== 'string' || value.length === 0 || value.length > 2048) {

@@ -3,7 +3,7 @@
 // the node offers it); falls back to polling eth_getLogs. A cursor file holds the last block fully
 // handled, so a restart catches up from there. Workflows re-read the chain on the nudge, so a log
 // delivered twice changes nothing, and one never delivered is still found by their own checks.
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { Client } from '@temporalio/client';
 import { createPublicClient, webSocket, type Address, type Chain, type PublicClient, type Transport } from 'viem';
@@ -178,13 +178,20 @@ export function startWatcher(options: WatcherOptions): Watcher {
 
 function readCursor(file: string): bigint | undefined {
   if (!existsSync(file)) return undefined;
+  // A cursor written by an older worker under a looser umask: private from now on.
+  chmodSync(file, CURSOR_MODE);
   const parsed = JSON.parse(readFileSync(file, 'utf8')) as { lastBlock?: string };
   return parsed.lastBlock === undefined ? undefined : BigInt(parsed.lastBlock);
 }
 
-function writeCursor(file: string, lastBlock: bigint): void {
-  mkdirSync(dirname(file), { recursive: true });
+/** Like every file in the state dir: only the dev stack sets a 077 umask, a worker run alone may not. */
+const CURSOR_MODE = 0o600;
+
+export function writeCursor(file: string, lastBlock: bigint): void {
+  mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
   const tmp = `${file}.tmp`;
-  writeFileSync(tmp, `${JSON.stringify({ lastBlock: lastBlock.toString() })}\n`);
+  writeFileSync(tmp, `${JSON.stringify({ lastBlock: lastBlock.toString() })}\n`, { mode: CURSOR_MODE });
+  // `mode` applies only when the file is created: a temp file left by a crash keeps its old mode.
+  chmodSync(tmp, CURSOR_MODE);
   renameSync(tmp, file);
 }

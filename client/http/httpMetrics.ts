@@ -4,7 +4,7 @@ import { registry } from '../../runtime/metrics.js';
 
 const requests = new Counter({
   name: 'authcap_http_requests_total',
-  help: 'HTTP requests answered by the authcap API, by route and status.',
+  help: 'HTTP requests answered by the authcap API, by route and status (499: the client closed the request before its body arrived).',
   labelNames: ['route', 'status'] as const,
   registers: [registry],
 });

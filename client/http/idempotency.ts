@@ -19,7 +19,11 @@ export type IdempotencyClaim =
   | { kind: 'in_progress' };
 
 export interface IdempotencyStore {
-  claim(scope: string, key: string, fingerprint: string): IdempotencyClaim;
+  /**
+   * `legacyFingerprint`: what the same request's fingerprint was before fingerprints became canonical;
+   * an answer stored under it still replays. Only needed for the 24 h after that change (see fingerprintOf).
+   */
+  claim(scope: string, key: string, fingerprint: string, legacyFingerprint?: string): IdempotencyClaim;
 }
 
 interface Entry {
@@ -52,7 +56,7 @@ export class FileIdempotencyStore implements IdempotencyStore {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
   }
 
-  claim(scope: string, key: string, fingerprint: string): IdempotencyClaim {
+  claim(scope: string, key: string, fingerprint: string, legacyFingerprint?: string): IdempotencyClaim {
     this.sweep();
     const file = join(this.dir, `${createHash('sha256').update(`${scope}\u0000${key}`).digest('hex')}.json`);
     const entry: Entry = { fingerprint, createdAt: Date.now(), owner: { host: hostname(), pid: process.pid } };
@@ -62,7 +66,8 @@ export class FileIdempotencyStore implements IdempotencyStore {
       const abandoned = existing && !existing.response
         && (Date.now() - existing.createdAt > STALE_PENDING_MS || !ownerAlive(existing.owner));
       if (!expired && !abandoned) {
-        if (existing.fingerprint !== fingerprint) return { kind: 'reused' };
+        const same = existing.fingerprint === fingerprint || (legacyFingerprint !== undefined && existing.fingerprint === legacyFingerprint);
+        if (!same) return { kind: 'reused' };
         return existing.response ? { kind: 'replay', response: existing.response } : { kind: 'in_progress' };
       }
       this.write(file, entry);
@@ -123,7 +128,61 @@ export class FileIdempotencyStore implements IdempotencyStore {
   }
 }
 
-/** What makes two requests "the same": method, path and the body as parsed JSON. */
+/**
+ * What makes two requests "the same": method, path and the body as JSON values, so the order of an
+ * object's keys (which no JSON client promises to keep) does not matter; the order in arrays does.
+ * The `canonical-json` tag keeps these apart from the fingerprints stored before (legacyFingerprintOf).
+ */
 export function fingerprintOf(method: string, path: string, body: unknown): string {
+  return createHash('sha256').update(`canonical-json\n${method} ${path}\n${canonicalJson(body ?? null)}`).digest('hex');
+}
+
+/**
+ * The fingerprint answers stored before this release carry (keys in the order sent). Kept so a client
+ * retrying across the upgrade gets its replay rather than 409; answers live 24 h, so this can go a
+ * day after every API runs the canonical form.
+ */
+export function legacyFingerprintOf(method: string, path: string, body: unknown): string {
   return createHash('sha256').update(`${method} ${path}\n${JSON.stringify(body ?? null)}`).digest('hex');
+}
+
+/**
+ * JSON with every object's keys sorted (by UTF-16 code units, as Array.prototype.sort does), built as
+ * text: copying into a new object would turn a "__proto__" key into a prototype. Iterative, since a
+ * 16 KiB body can nest 8,000 deep.
+ */
+export function canonicalJson(value: unknown): string {
+  const out: string[] = [];
+  // Values still to write, and the punctuation between them (a Literal), last first.
+  const stack: unknown[] = [value];
+  while (stack.length > 0) {
+    const item = stack.pop();
+    if (item instanceof Literal) {
+      out.push(item.text);
+    } else if (Array.isArray(item)) {
+      out.push('[');
+      stack.push(new Literal(']'));
+      for (let i = item.length - 1; i >= 0; i -= 1) {
+        stack.push(item[i]);
+        if (i > 0) stack.push(new Literal(','));
+      }
+    } else if (item !== null && typeof item === 'object') {
+      const record = item as Record<string, unknown>;
+      const keys = Object.keys(record).sort();
+      out.push('{');
+      stack.push(new Literal('}'));
+      for (let i = keys.length - 1; i >= 0; i -= 1) {
+        stack.push(record[keys[i]!]);
+        stack.push(new Literal(`${JSON.stringify(keys[i])}:`));
+        if (i > 0) stack.push(new Literal(','));
+      }
+    } else {
+      out.push(JSON.stringify(item) ?? 'null');
+    }
+  }
+  return out.join('');
+}
+
+class Literal {
+  constructor(readonly text: string) {}
 }

@@ -5,7 +5,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { AuthcapError, httpStatusFor } from '../../domain/errors.js';
 import type { ApiRole, Caller } from '../apiKeys.js';
-import { fingerprintOf, type IdempotencyStore } from './idempotency.js';
+import { fingerprintOf, legacyFingerprintOf, type IdempotencyStore } from './idempotency.js';
 import type { RateLimiter } from './rateLimit.js';
 import { createLogger } from '../../runtime/logger.js';
 import { parseRequestTarget, type RequestTarget } from './requestTarget.js';
@@ -53,6 +53,13 @@ export interface RouterOptions {
 
 const MAX_BODY_BYTES = 16 * 1024;
 const IDEMPOTENCY_KEY = /^[\x21-\x7E]{1,255}$/;
+/** nginx's "client closed request": counted apart from our own failures (5xx) and the caller's mistakes (4xx). */
+export const CLIENT_CLOSED_REQUEST = 499;
+
+/** The request body stopped arriving because the client went away. */
+class ClientClosedRequest extends Error {
+  override readonly name = 'ClientClosedRequest';
+}
 
 export class Router {
   private readonly routes: Route[] = [];
@@ -72,15 +79,21 @@ export class Router {
   async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const started = Date.now();
     let response: JsonResponse;
-    let routeName = 'unmatched';
+    // Set by dispatch as soon as a route matches, so an error thrown after that is counted under it.
+    const matched = { route: 'unmatched' };
     try {
-      const { response: answer, route } = await this.dispatch(req);
-      response = answer;
-      routeName = route;
+      response = await this.dispatch(req, matched);
     } catch (err) {
+      if (err instanceof ClientClosedRequest) {
+        // The caller hung up mid-body: nothing of ours failed and nobody is left to answer.
+        logger.info({ route: matched.route, method: req.method }, 'client closed the request before its body was read');
+        this.options.onResponse?.(matched.route, CLIENT_CLOSED_REQUEST, Date.now() - started);
+        res.destroy();
+        return;
+      }
       response = errorResponse(err);
     }
-    this.options.onResponse?.(routeName, response.status, Date.now() - started);
+    this.options.onResponse?.(matched.route, response.status, Date.now() - started);
     const isText = typeof response.body === 'string' && response.headers?.['content-type'];
     const etag = response.headers?.etag;
     // A cached asset (checkout script, style) that did not change: headers only.
@@ -96,7 +109,7 @@ export class Router {
     res.end(payload);
   }
 
-  private async dispatch(req: IncomingMessage): Promise<{ response: JsonResponse; route: string }> {
+  private async dispatch(req: IncomingMessage, matched: { route: string }): Promise<JsonResponse> {
     const method = req.method ?? 'GET';
     // The target is parsed once, strictly, and public-ness comes from the route it matches: a
     // spelling the parser refuses (`/./`, `%2e`, `..`, absolute-form) never reaches a public route.
@@ -126,7 +139,7 @@ export class Router {
     if (candidates.length === 0) throw new AuthcapError('not_found', `no route for ${target.path}`);
     if (!found) throw new AuthcapError('method_not_allowed', `${method} is not allowed on ${target.path}`);
     const { route, params } = found;
-    const routeName = `${route.method} /${route.segments.join('/')}`;
+    matched.route = `${route.method} /${route.segments.join('/')}`;
     if (route.roles !== 'public' && (!caller || !route.roles.includes(caller.role))) {
       throw new AuthcapError('forbidden', `an ${caller?.role ?? 'anonymous'} key may not ${route.method} ${target.path}`);
     }
@@ -137,15 +150,14 @@ export class Router {
     // Public routes keep no answers: an anonymous key space would let one caller pre-empt another's
     // key, and what they do (sign a draft, cancel) is refused the second time by the workflow anyway.
     if (method !== 'POST' || idempotencyKey === undefined || !this.options.idempotency || !caller) {
-      return { response: await route.handler(context), route: routeName };
+      return route.handler(context);
     }
     if (!IDEMPOTENCY_KEY.test(idempotencyKey)) {
       throw new AuthcapError('validation_error', 'Idempotency-Key must be 1 to 255 printable ASCII characters');
     }
-    const claim = this.options.idempotency.claim(caller.id, idempotencyKey, fingerprintOf(method, target.path, body));
-    if (claim.kind === 'replay') {
-      return { response: { ...claim.response, headers: { 'idempotent-replayed': 'true' } }, route: routeName };
-    }
+    const claim = this.options.idempotency.claim(
+      caller.id, idempotencyKey, fingerprintOf(method, target.path, body), legacyFingerprintOf(method, target.path, body));
+    if (claim.kind === 'replay') return { ...claim.response, headers: { 'idempotent-replayed': 'true' } };
     if (claim.kind === 'reused') throw new AuthcapError('idempotency_key_reused', 'this Idempotency-Key was used with a different request');
     if (claim.kind === 'in_progress') throw new AuthcapError('idempotency_key_in_use', 'a request with this Idempotency-Key is still being processed; retry shortly');
     let response: JsonResponse;
@@ -158,7 +170,7 @@ export class Router {
     // able to retry with the same key and get the outcome.
     if (response.status >= 500 || response.status === 429 || response.status === 202) claim.release();
     else claim.complete({ status: response.status, body: response.body });
-    return { response, route: routeName };
+    return response;
   }
 
   /** The routes whose pattern fits the path, any method. */
@@ -193,7 +205,13 @@ function match(pattern: string[], segments: string[]): Record<string, string> | 
 }
 
 async function readJson(req: IncomingMessage): Promise<unknown> {
-  const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+  const contentType = req.headers['content-type'];
+  // No body at all needs no media type (`POST …/capture` with nothing, as Stripe allows): it is `{}`.
+  // A browser could send that cross-origin, but not with our Authorization header, and the public
+  // checkout routes need a signature in the body. A body of any length still needs application/json.
+  const noBody = req.headers['transfer-encoding'] === undefined && (req.headers['content-length'] ?? '0') === '0';
+  if ((contentType === undefined || contentType.trim() === '') && noBody) return {};
+  const type = (contentType ?? '').split(';')[0]!.trim().toLowerCase();
   // Only JSON: a browser page cannot send it cross-origin without a CORS preflight.
   if (type !== 'application/json') {
     throw new AuthcapError('unsupported_media_type', 'send the body as application/json (Content-Type: application/json)');
@@ -202,10 +220,17 @@ async function readJson(req: IncomingMessage): Promise<unknown> {
   if (declared > MAX_BODY_BYTES) throw new AuthcapError('payload_too_large', `request body is larger than ${MAX_BODY_BYTES} bytes`);
   const chunks: Buffer[] = [];
   let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > MAX_BODY_BYTES) throw new AuthcapError('payload_too_large', `request body is larger than ${MAX_BODY_BYTES} bytes`);
-    chunks.push(chunk as Buffer);
+  try {
+    for await (const chunk of req) {
+      size += (chunk as Buffer).length;
+      if (size > MAX_BODY_BYTES) throw new AuthcapError('payload_too_large', `request body is larger than ${MAX_BODY_BYTES} bytes`);
+      chunks.push(chunk as Buffer);
+    }
+  } catch (err) {
+    if (err instanceof AuthcapError) throw err;
+    // Node ends the body with "aborted" (ECONNRESET) when the socket closes before Content-Length is met.
+    if (req.destroyed || (err as NodeJS.ErrnoException).code === 'ECONNRESET') throw new ClientClosedRequest((err as Error).message);
+    throw err;
   }
   const text = Buffer.concat(chunks).toString('utf8').trim();
   if (!text) return {};

@@ -47,6 +47,8 @@ export async function startWorld(options: { workers?: number; api?: boolean; val
   const stateDir = mkdtempSync(join(tmpdir(), 'authcap-faults-'));
   const codecKeys = ensureDevCodecKeys(stateDir);
   process.env.AUTHCAP_CODEC_KEYS = codecKeys;
+  // The cases' webhook receivers listen on 127.0.0.1 (registered from this process, delivered by the workers).
+  process.env.AUTHCAP_WEBHOOK_ALLOW_LOOPBACK = '1';
   const temporalPort = await freePort();
   const dbFile = join(stateDir, 'temporal.db');
   const startTemporal = () => startTemporalServer({ port: temporalPort, dbFile, headless: true });
