@@ -7,6 +7,7 @@ import type { temporal as proto } from '@temporalio/proto';
 import type { Address, Hex } from 'viem';
 import { authorizationDigest, cancelDigest } from '../domain/signatureRecovery.js';
 import { RefusalCache, type RefusedKind } from './refusalCache.js';
+import { MAX_WAIT_SECONDS, waitForStateChange } from './stateWatch.js';
 import { parseAddress, parseSignature } from '../domain/address.js';
 import { FIRST_RUN_MEMO_KEY, VIEW_MEMO_KEY, finalStates, type AuthorizationResource, type AuthorizationView, type AuthorizationWorkflowInput } from '../domain/authorization.js';
 import { AuthcapError } from '../domain/errors.js';
@@ -246,6 +247,28 @@ export class AuthcapClient {
     if (view) return { id, ...view };
     const handle = this.handle(id);
     return { id, ...(await workerCall(this.temporal, () => this.ping(), () => handle.query(statusQuery))) };
+  }
+
+  /**
+   * The authorization once its state differs from `state` (default: its state now), or as it stands
+   * after `waitSeconds` (at most 30): wait for a capture, a signature or a cancellation without polling.
+   */
+  async waitForAuthorization(id: string, options: { waitSeconds: number; state?: string }): Promise<AuthorizationResource> {
+    if (!Number.isFinite(options.waitSeconds) || options.waitSeconds < 0 || options.waitSeconds > MAX_WAIT_SECONDS) {
+      throw new AuthcapError('validation_error', `wait must be from 0 to ${MAX_WAIT_SECONDS} seconds`, { field: 'wait' });
+    }
+    return waitForStateChange({ read: (target) => this.getAuthorization(target), awaitClose: (target, ms) => this.awaitClose(target, ms) },
+      id, options.waitSeconds, options.state === undefined ? undefined : parseState(options.state));
+  }
+
+  /** Temporal's long poll on the close event of the attempt's current run: no workflow task, no repeated reads. */
+  private async awaitClose(id: string, ms: number): Promise<void> {
+    const { workflowId } = this.parse(id);
+    await withDeadline(this.temporal, ms, () => this.temporal.workflowService.getWorkflowExecutionHistory({
+      namespace: this.temporal.options.namespace, execution: { workflowId }, waitNewEvent: true,
+      // HISTORY_EVENT_FILTER_TYPE_CLOSE_EVENT (the proto package is CommonJS: no named ESM enums).
+      historyEventFilterType: 2, skipArchival: true,
+    })).catch(() => undefined);
   }
 
   /** Stores the payer's signature after checking it against the exact draft. */

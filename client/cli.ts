@@ -1,5 +1,5 @@
 // The operator CLI. Readable tables by default (cli-table3), --json for scripts.
-//   authcap get <id | --order ID>
+//   authcap get <id | --order ID> [--wait SECONDS [--state STATE]]
 //   authcap list [--order ID] [--state STATE] [--payer ADDRESS] [--limit N] [--page-token T]
 //   authcap history <id | --order ID>
 //   authcap void <id | --order ID> --reason TEXT [--by NAME]
@@ -21,7 +21,7 @@ import { AuthcapClient, type AuthorizationSummary } from './authcapClient.js';
 import { eventsCommand, webhooksCommand } from './cliEvents.js';
 
 const usage = `usage:
-  authcap get <id | --order ID> [--json]
+  authcap get <id | --order ID> [--wait SECONDS [--state STATE]] [--json]
   authcap list [--order ID] [--state STATE] [--payer ADDRESS] [--limit N] [--page-token T] [--json]
   authcap history <id | --order ID> [--json]
   authcap void <id | --order ID> --reason TEXT [--by NAME] [--json]
@@ -102,6 +102,7 @@ export async function main(argv: string[], out: Out = console.log, err: Out = co
         'page-token': { type: 'string' }, reason: { type: 'string' }, by: { type: 'string' }, role: { type: 'string' },
         label: { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' },
         after: { type: 'string' }, type: { type: 'string' }, follow: { type: 'boolean' }, url: { type: 'string' }, events: { type: 'string' },
+        wait: { type: 'string' },
       },
     });
   } catch (e) {
@@ -140,7 +141,10 @@ export async function main(argv: string[], out: Out = console.log, err: Out = co
       const show = (a: AuthorizationResource, text: string) => out(values.json ? JSON.stringify(a, null, 2) : text);
       switch (command) {
         case 'get': {
-          const a = await client.getAuthorization(await id());
+          // --wait N: answer as soon as the state changes (from --state, else from the state now), at most N s.
+          const a = values.wait === undefined
+            ? await client.getAuthorization(await id())
+            : await client.waitForAuthorization(await id(), { waitSeconds: Number(values.wait), state: values.state });
           show(a, resourceTable(a));
           return 0;
         }

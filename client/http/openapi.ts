@@ -64,6 +64,9 @@ export function openApiDocument(routes: RouteInfo[], schemas: Schemas): Record<s
     if (key === 'GET /v1/authorizations') {
       for (const [name, field] of Object.entries(schemas.listQuery.shape)) parameters.push({ name, in: 'query', required: false, schema: jsonSchema(field as z.ZodType) });
     }
+    if (key === 'GET /v1/authorizations/:id') {
+      for (const [name, field] of Object.entries(schemas.getQuery.shape)) parameters.push({ name, in: 'query', required: false, schema: jsonSchema(field as z.ZodType) });
+    }
     if (key === 'GET /v1/events') {
       for (const [name, field] of Object.entries(eventSchemas.eventsQuery.shape)) parameters.push({ name, in: 'query', required: false, schema: jsonSchema(field as z.ZodType) });
     }

@@ -114,6 +114,11 @@ export function createSchemas(options: SchemaOptions = {}) {
       limit: z.string().regex(/^\d{1,3}$/, 'must be a whole number').refine((v) => Number(v) >= 1 && Number(v) <= 100, 'must be from 1 to 100').optional(),
       pageToken: z.string().regex(/^[A-Za-z0-9_-]{1,4096}$/, 'is not one this API returned').optional(),
     }).strict(),
+    getQuery: z.object({
+      wait: z.string().regex(/^\d{1,2}$/, 'must be a whole number of seconds').refine((v) => Number(v) <= 30, 'must be from 0 to 30')
+        .optional().describe('Seconds to wait for the state to change before answering (long poll); 0 or absent answers at once.'),
+      state: z.enum(authorizationStates).optional().describe('The state the caller already has: the wait ends as soon as the state differs (default: the state when the request arrives).'),
+    }).strict(),
     noQuery: z.object({}).strict(),
   };
 }

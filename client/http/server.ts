@@ -97,7 +97,11 @@ export function createApiRouter(options: ApiOptions, listenUrl: () => string | u
       return ok(200, page);
     })
     .on('GET', '/v1/authorizations/:id', ANY_ROLE, async ({ params, target }) => {
-      noQuery(target.query);
+      const { wait, state } = parseWith(schemas.getQuery, Object.fromEntries(target.query), 'the query');
+      // ?wait=N long-polls: the answer comes as soon as the state changes, instead of the caller polling.
+      if (wait !== undefined && Number(wait) > 0) {
+        return resource(200, await client.waitForAuthorization(idOf(params), { waitSeconds: Number(wait), state }));
+      }
       return resource(200, await client.getAuthorization(idOf(params)));
     })
     .on('POST', '/v1/authorizations/:id/signature', ORDER_SERVICE, async ({ params, body, target }) => {
