@@ -19,10 +19,11 @@ import { createX402Baseline } from './baselines/x402Facilitator.js';
 import { auditExactlyOnce, merchantNonce } from './exactlyOnce.js';
 import { UsageSampler, type UsageByProcess } from './processUsage.js';
 import { phase } from './progress.js';
-import { targetsOf, writeResults } from './report.js';
+import { costMarkdown, targetsOf, writeResults } from './report.js';
 import type { BenchResults, ConcurrencyRow, RpcCost } from './results.js';
 import { distribution, perUnit, pool, ratio, total } from './stats.js';
 import { temporalCostOf } from './temporalCost.js';
+import { spread, temporalPerLifecycle } from './lifecycleCost.js';
 import { captureBurstWithKeys } from './keysComparison.js';
 import { rpcCallsByMethod } from './workerCounters.js';
 
@@ -59,7 +60,7 @@ async function main(): Promise<number> {
   const ok = results.exactlyOnce.ok && results.keys.every((k) => k.exactlyOnceOk);
   results.targets = targetsOf(results);
   const written = await writeResults(results);
-  process.stderr.write(`bench: wrote ${written.join(', ')}\n`);
+  process.stderr.write(`bench: wrote ${written.join(', ')}\n\n${costMarkdown(results)}\n`);
   return ok ? 0 : 1;
 }
 
@@ -160,9 +161,11 @@ async function run(stack: Stack): Promise<BenchResults> {
     const getsBefore = api.getLatencies.length;
     sampler.start();
     t0 = performance.now();
+    const windowStartMs = Date.now();
     const rows = await pool(Array.from({ length: n }, (_, i) => i), c, async (i) => { const r = await api.lifecycle(payerAt(i), `bench-c${c}`); p.tick(); return r; });
     const seconds = (performance.now() - t0) / 1000;
     const usage: UsageByProcess = await sampler.stop();
+    const windowEndMs = Date.now();
     captureHashes.push(...rows.map((r) => r.transactionHash));
     const captured = distribution(rows.map((r) => r.captureToCapturedMs));
     const aCaptured = distribution(aRows.map((r) => r.capturedMs));
@@ -177,6 +180,7 @@ async function run(stack: Stack): Promise<BenchResults> {
       },
       usage,
     };
+    row.costPerLifecycle = await costPerLifecycle(dev, usage, rows.map((r) => r.id), { startMs: windowStartMs, endMs: windowEndMs });
     concurrency.push(row);
     p.done(`${row.authcap.lifecyclesPerSecond} lifecycles/s (A: ${row.baselineA.capturesPerSecond} captures/s), capture p50 ${captured.p50} ms`);
   }
@@ -239,6 +243,23 @@ async function run(stack: Stack): Promise<BenchResults> {
     temporalPerAuthorization, captureProfileMs, apiRetries: api.retries, concurrency, creates, createAndSign, captureBurst, idle, exactlyOnce,
   };
   return { ...results, keys: [], targets: [] };
+}
+
+/**
+ * CPU is the whole phase's, divided by its lifecycles. Temporal is read from a sample of them after
+ * a pause: work the phase set going (the relayer's look at in-flight transactions every 5 s, streams
+ * and authorizations closing) lands just after the phase, and the relayer's window takes it in.
+ */
+async function costPerLifecycle(dev: Stack['devJson'], usage: UsageByProcess, ids: string[], window: { startMs: number; endMs: number }): Promise<ConcurrencyRow['costPerLifecycle']> {
+  const cpuMs = Object.fromEntries(Object.entries(usage).map(([name, u]) => [name, round(u.cpuMs / ids.length)]));
+  const p = phase('  reading the sampled lifecycles\' histories', 1);
+  await sleep(6_000);
+  const temporal = await temporalPerLifecycle({
+    address: dev.temporalAddress, namespace: dev.temporalNamespace, sampledIds: spread(ids, 30), lifecycles: ids.length, window: { ...window, endMs: window.endMs + 6_000 },
+  }).catch((err: Error) => (process.stderr.write(`bench: reading histories failed: ${err.message}\n`), null));
+  const cpuMsTotal = round(Object.values(cpuMs).reduce((a, b) => a + b, 0));
+  p.done(`per lifecycle: ${cpuMsTotal} CPU ms (${Object.entries(cpuMs).map(([k, v]) => `${k} ${v}`).join(', ')})${temporal ? `, ${temporal.total.workflowTasks} workflow tasks, ${temporal.total.historyEvents} events, ${temporal.total.actions} actions` : ''}`);
+  return { cpuMs, cpuMsTotal, temporal };
 }
 
 function round(v: number): number {

@@ -1,10 +1,14 @@
-// CPU and memory of each process of the stack, sampled once a second while a phase runs
-// (pidusage reads /proc on Linux: CPU is the share of one core since the previous sample).
+// CPU and memory of each process of the stack while a phase runs. CPU is exact: cumulative CPU
+// time read from /proc at the phase's start and end (bench/cpuTime.ts). Memory is sampled once a
+// second with pidusage (resident set has no cumulative counter; the largest sample is kept).
 import pidusage from 'pidusage';
+import { cpuMsByTree } from './cpuTime.js';
 
 export interface ProcessFigures {
-  /** Mean CPU over the phase, percent of one core. */
+  /** CPU over the phase, percent of one core (CPU time ÷ wall time). */
   cpuPercent: number;
+  /** CPU time the process (and its children) used over the phase, ms. */
+  cpuMs: number;
   /** Largest resident set seen in the phase, MB. */
   rssMb: number;
 }
@@ -13,39 +17,42 @@ export type UsageByProcess = Record<string, ProcessFigures>;
 
 export class UsageSampler {
   private timer: NodeJS.Timeout | undefined;
-  private readonly samples = new Map<string, { cpu: number[]; rss: number[] }>();
+  private readonly rss = new Map<string, number[]>();
+  private cpuAtStart: Record<string, number> = {};
+  private startedAt = 0;
 
   constructor(private readonly pids: Record<string, number | undefined>) {}
 
   start(intervalMs = 1_000): void {
-    this.samples.clear();
-    // The first reading only sets pidusage's baseline for the CPU delta.
-    void this.sample(false);
-    this.timer = setInterval(() => void this.sample(true), intervalMs);
+    this.rss.clear();
+    this.cpuAtStart = cpuMsByTree(this.pids);
+    this.startedAt = performance.now();
+    void this.sample();
+    this.timer = setInterval(() => void this.sample(), intervalMs);
   }
 
   async stop(): Promise<UsageByProcess> {
     clearInterval(this.timer);
-    await this.sample(true);
+    const cpuAtEnd = cpuMsByTree(this.pids);
+    const wallMs = performance.now() - this.startedAt;
+    await this.sample();
     const out: UsageByProcess = {};
-    for (const [name, s] of this.samples) {
+    for (const name of Object.keys(cpuAtEnd)) {
+      const cpuMs = Math.max(0, cpuAtEnd[name]! - (this.cpuAtStart[name] ?? cpuAtEnd[name]!));
       out[name] = {
-        cpuPercent: Math.round((s.cpu.reduce((a, b) => a + b, 0) / Math.max(1, s.cpu.length)) * 10) / 10,
-        rssMb: Math.round(Math.max(0, ...s.rss) / 1e5) / 10,
+        cpuPercent: Math.round((cpuMs / Math.max(1, wallMs)) * 1000) / 10,
+        cpuMs: Math.round(cpuMs),
+        rssMb: Math.round(Math.max(0, ...(this.rss.get(name) ?? [])) / 1e5) / 10,
       };
     }
     return out;
   }
 
-  private async sample(record: boolean): Promise<void> {
+  private async sample(): Promise<void> {
     await Promise.all(Object.entries(this.pids).map(async ([name, pid]) => {
       if (!pid) return;
       const stat = await pidusage(pid).catch(() => undefined);
-      if (!stat || !record) return;
-      const s = this.samples.get(name) ?? { cpu: [], rss: [] };
-      s.cpu.push(stat.cpu);
-      s.rss.push(stat.memory);
-      this.samples.set(name, s);
+      if (stat) this.rss.set(name, [...(this.rss.get(name) ?? []), stat.memory]);
     }));
   }
 }

@@ -6,6 +6,7 @@ import { markdownTable } from 'markdown-table';
 import * as vega from 'vega';
 import * as vegaLite from 'vega-lite';
 import type { BenchResults, Target } from './results.js';
+import { ACTION_RULES, type TemporalFigures } from './lifecycleCost.js';
 
 const dir = fileURLToPath(new URL('./results/', import.meta.url));
 
@@ -66,6 +67,7 @@ export function markdownOf(r: BenchResults): string {
         ['worker', 'api', 'temporal', 'anvil'].map((p) => c.usage[p]?.cpuPercent ?? '—').join(' / ')]),
     ]),
     '',
+    costMarkdown(r),
     '**Targets (issue 9)**',
     '',
     markdownTable([['target', 'wanted', 'got', 'met'], ...r.targets.map((t) => [t.name, t.target, t.got, t.met ? 'yes' : '**no**'])]),
@@ -89,11 +91,57 @@ export function markdownOf(r: BenchResults): string {
   return `${lines.join('\n')}\n`;
 }
 
+const PROCESSES = ['worker', 'api', 'temporal', 'anvil'] as const;
+const WORKFLOW_NAMES: Record<string, string> = {
+  authorizationWorkflow: 'authorization', nonceClaimWorkflow: 'nonce claim', authorizationEventsWorkflow: 'event stream', merchantRelayerWorkflow: 'relayer (share)',
+};
+
+/** The cost-per-lifecycle tables (issue 16): by concurrency, then by workflow for the row at 50. */
+export function costMarkdown(r: Pick<BenchResults, 'concurrency'>): string {
+  const rows = r.concurrency.filter((c) => c.costPerLifecycle);
+  if (rows.length === 0) return '';
+  const t = (f: TemporalFigures | undefined) => f
+    ? [f.workflowTasks, f.activityTasks, f.localActivities, f.historyEvents, round(f.historyBytes / 1024), f.actions].map(String)
+    : ['—', '—', '—', '—', '—', '—'];
+  const head = ['workflow tasks', 'activity tasks', 'local activities', 'history events', 'history KB', 'actions'];
+  const focus = rows.find((c) => c.concurrency === 50) ?? rows.at(-1)!;
+  const temporal = focus.costPerLifecycle!.temporal;
+  const lines = [
+    '**Cost per lifecycle** (create → sign → store → capture → captured through the API. CPU: each process\'s CPU time over the whole phase ÷ lifecycles, from /proc, the bench itself not counted. Temporal: every workflow a lifecycle causes (its authorization workflow, every run; its nonce claim; its event stream) read from the histories of up to 30 sampled lifecycles, plus its share of the merchant relayer: the relayer\'s events in the phase ÷ lifecycles)',
+    '',
+    markdownTable([
+      ['concurrency', 'n', 'sampled', 'CPU ms worker / API / Temporal / anvil', 'CPU ms total', ...head],
+      ...rows.map((c) => {
+        const k = c.costPerLifecycle!;
+        return [String(c.concurrency), String(c.authorizations), String(k.temporal?.sampled ?? 0), PROCESSES.map((p) => k.cpuMs[p] ?? '—').join(' / '), String(k.cpuMsTotal), ...t(k.temporal?.total)];
+      }),
+    ]),
+    '',
+  ];
+  if (temporal) {
+    lines.push(
+      `At concurrency ${focus.concurrency}, by workflow (per lifecycle; memo upserts are not an action in Temporal Cloud's list):`,
+      '',
+      markdownTable([
+        ['workflow', ...head, 'memo upserts'],
+        ...Object.entries(temporal.byWorkflow).map(([type, f]) => [WORKFLOW_NAMES[type] ?? type, ...t(f), String(f.memoUpserts)]),
+        ['total', ...t(temporal.total), String(temporal.total.memoUpserts)],
+      ]),
+      '',
+      `Actions per lifecycle at concurrency ${focus.concurrency} by kind: ${Object.entries(temporal.total.actionsByKind).map(([k, v]) => `${k} ${v}`).join(', ')}.`,
+      `Counted as actions (Temporal Cloud, docs.temporal.io/cloud/actions; queries, activity heartbeats and rejected updates leave no history and are not counted): ${Object.entries(ACTION_RULES).map(([k, v]) => `${k}: ${v}`).join('; ')}.`,
+      '',
+    );
+  }
+  return lines.join('\n');
+}
+
 export async function chartOf(r: BenchResults): Promise<string> {
   const rows = r.concurrency.flatMap((c) => [
     { concurrency: c.concurrency, who: 'A: bare script', throughput: c.baselineA.capturesPerSecond, p50: c.baselineA.captured.p50, p95: c.baselineA.captured.p95 },
     { concurrency: c.concurrency, who: 'authcap lifecycle', throughput: c.authcap.lifecyclesPerSecond, p50: c.authcap.capturedFromRequest.p50, p95: c.authcap.capturedFromRequest.p95 },
   ]);
+  const cpuRows = r.concurrency.flatMap((c) => PROCESSES.map((process, order) => ({ concurrency: c.concurrency, process, order, cpuMs: c.costPerLifecycle?.cpuMs[process] ?? 0 })));
   const x = { field: 'concurrency', type: 'quantitative', scale: { type: 'log' }, title: 'concurrent callers' } as const;
   const color = { field: 'who', type: 'nominal', title: null } as const;
   const spec = vegaLite.compile({
@@ -107,7 +155,13 @@ export async function chartOf(r: BenchResults): Promise<string> {
       ] },
       { width: 300, height: 220, title: 'throughput, per second', mark: { type: 'line', point: true },
         encoding: { x, y: { field: 'throughput', type: 'quantitative', title: 'per second' }, color } },
+      { width: 220, height: 220, title: 'CPU ms per lifecycle, by process', data: { values: cpuRows }, mark: 'bar',
+        encoding: {
+          x: { field: 'concurrency', type: 'ordinal', title: 'concurrent callers' }, y: { field: 'cpuMs', type: 'quantitative', title: 'CPU ms' },
+          color: { field: 'process', type: 'nominal', title: null, sort: [...PROCESSES] }, order: { field: 'order' },
+        } },
     ],
+    resolve: { scale: { color: 'independent' }, legend: { color: 'independent' } },
   } as never).spec;
   return new vega.View(vega.parse(spec), { renderer: 'none' }).toSVG();
 }

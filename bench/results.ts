@@ -1,5 +1,6 @@
 // The shape of one bench run, as written to bench/results/*.json.
 import type { TemporalCost } from './temporalCost.js';
+import type { TemporalPerLifecycle } from './lifecycleCost.js';
 import type { Distribution } from './stats.js';
 import type { UsageByProcess } from './processUsage.js';
 import type { ExactlyOnceFindings } from './exactlyOnce.js';
@@ -21,6 +22,16 @@ export interface ConcurrencyRow {
     ratioToA: { throughput: number | null; capturedP50: number | null; capturedP95: number | null };
   };
   usage: UsageByProcess;
+  /** What one completed lifecycle cost in this row (bench/lifecycleCost.ts, bench/cpuTime.ts). */
+  costPerLifecycle?: LifecycleCost;
+}
+
+export interface LifecycleCost {
+  /** CPU ms of each stack process over the whole phase ÷ lifecycles (the bench's own CPU excluded). */
+  cpuMs: Record<string, number>;
+  cpuMsTotal: number;
+  /** Temporal figures over every workflow a lifecycle causes; null when reading histories failed. */
+  temporal: TemporalPerLifecycle | null;
 }
 
 export interface Target { name: string; target: string; got: string; met: boolean }
