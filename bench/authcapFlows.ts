@@ -46,7 +46,7 @@ export class AuthcapApi {
         await new Promise((r) => setTimeout(r, Math.max(250, Number(res.headers.get('retry-after') ?? 1) * 1000)));
         continue;
       }
-      if (method === 'GET') this.getLatencies.push(answer.ms);
+      if (method === 'GET' && !path.includes('wait=')) this.getLatencies.push(answer.ms);
       return answer;
     }
   }
@@ -71,30 +71,20 @@ export class AuthcapApi {
   }
 
   /**
-   * Captures and waits for `captured` as a real caller does: the POST answers when the capture is
-   * final (or 202 past its wait); meanwhile, and after a 202, the caller polls GET every 250 ms.
+   * Captures and waits for `captured` the way the README recommends: the POST answers when the
+   * capture is final (or 202 past the API's own wait); after a 202 the caller long-polls
+   * GET …?wait=30&state=<the state it has>, which answers the moment the state changes.
    */
-  async capture(id: string, pollMs = 250): Promise<{ ms: number; body: any }> {
+  async capture(id: string): Promise<{ ms: number; body: any }> {
     const started = performance.now();
-    let done: any;
-    let failed: unknown;
-    let answered = false;
-    const post = this.call('POST', `/v1/authorizations/${id}/capture`).then((res) => {
-      answered = true;
-      if (res.body.state === 'captured') done ??= { at: performance.now(), body: res.body };
-      else if (res.status !== 202 && res.status !== 200) failed = new Error(`capture answered ${res.status}: ${JSON.stringify(res.body)}`);
-    }, (err) => { answered = true; failed = err; });
-    while (!done) {
-      const tick = new Promise((r) => setTimeout(r, pollMs));
-      await (answered ? tick : Promise.race([post, tick]));
-      if (done || failed) break;
-      const res = await this.call('GET', `/v1/authorizations/${id}`);
-      if (res.body.state === 'captured') done ??= { at: performance.now(), body: res.body };
-      else if (['canceled', 'voided', 'expired', 'rejected'].includes(res.body.state)) failed = new Error(`authorization ${id} ended ${res.body.state}`);
+    let res = await this.call('POST', `/v1/authorizations/${id}/capture`);
+    if (res.status !== 200 && res.status !== 202) throw new Error(`capture answered ${res.status}: ${JSON.stringify(res.body)}`);
+    while (res.body.state !== 'captured') {
+      if (['canceled', 'voided', 'expired', 'rejected'].includes(res.body.state)) throw new Error(`authorization ${id} ended ${res.body.state}`);
+      res = await this.call('GET', `/v1/authorizations/${id}?wait=30&state=${res.body.state}`);
+      if (res.status !== 200) throw new Error(`wait answered ${res.status}: ${JSON.stringify(res.body)}`);
     }
-    if (failed && !done) throw failed;
-    await post;
-    return { ms: done.at - started, body: done.body };
+    return { ms: performance.now() - started, body: res.body };
   }
 
   async lifecycle(payer: Payer, label: string): Promise<LifecycleTiming> {

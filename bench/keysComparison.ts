@@ -1,6 +1,6 @@
 // Captures per second through one merchant key against four (MERCHANT_PRIVATE_KEYS): a second stack,
 // the same shipped configuration, the same burst (stored authorizations captured by 100 callers
-// polling GET), and its own exactly-once audit summed over the keys.
+// waiting with GET ?wait), and its own exactly-once audit summed over the keys.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

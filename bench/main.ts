@@ -1,6 +1,6 @@
 // `npm run bench [-- --quick]`: authcap against two baselines on one anvil chain and token, in the
 // configuration `npm start` runs (worker and API as their own processes, watcher and periodic checks
-// on, the API's own capture wait, callers polling GET). Speed is measured here, never by tests.
+// on, the API's own capture wait, callers waiting with GET ?wait after a 202, as the README recommends). Speed is measured here, never by tests.
 //   baseline A  a bare viem script: sign, send receiveWithAuthorization, poll receipt and depth at 20 ms
 //   baseline B  x402's exact-scheme facilitator (@x402/evm): verify and settle a TransferWithAuthorization
 // Writes bench/results/<time>.json, latest.json, latest.md and latest.svg; exits 1 if the run's
@@ -204,7 +204,7 @@ async function run(stack: Stack): Promise<BenchResults> {
   const createAndSign = { concurrency: 50, n: plan.stores, perSecond: round(plan.stores / ((performance.now() - t0) / 1000)), latency: distribution(storeTimes) };
   p.done(`${createAndSign.perSecond}/s, p95 ${createAndSign.latency.p95} ms`);
 
-  p = phase(`capture burst, ${plan.burstCallers} callers polling GET`, stored.length);
+  p = phase(`capture burst, ${plan.burstCallers} callers waiting with GET ?wait`, stored.length);
   const getsBefore = api.getLatencies.length;
   t0 = performance.now();
   const burst = await pool(stored, plan.burstCallers, async (id) => { const r = await api.capture(id); p.tick(); return r; });
@@ -231,7 +231,7 @@ async function run(stack: Stack): Promise<BenchResults> {
   const results: Omit<BenchResults, 'targets' | 'keys'> = {
     version: 1, mode: quick ? 'quick' : 'full', startedAt: startedAt.toISOString(), durationSeconds: Math.round((performance.now() - started) / 1000),
     command: `npm run bench${quick ? ' -- --quick' : ''}`, machine: machine(),
-    configuration: 'npm start defaults: Temporal dev server, anvil 0.2 s blocks, 1 confirmation, worker and API processes, watcher on (periodic per-authorization checks off), API capture wait 15 s, payload codec on',
+    configuration: 'npm start defaults: Temporal dev server, anvil 0.2 s blocks, 1 confirmation, worker and API processes, watcher on (periodic per-authorization checks off), API capture wait 15 s, payload codec on, callers waiting with GET ?wait=30 after a 202',
     latency: {
       baselineA: aLatency, baselineB: bLatency, authcap: cLatency,
       ratioToA: {
