@@ -1,6 +1,6 @@
 // The typed client library order services use. Every method validates its input before anything
 // reaches Temporal, and every failure is an AuthcapError with a stable code.
-import { Client, Connection, WorkflowUpdateStage, type WorkflowExecutionDescription, type WorkflowHandle } from '@temporalio/client';
+import { Client, Connection, WithStartWorkflowOperation, WorkflowUpdateStage, type WorkflowExecutionDescription, type WorkflowHandle } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { decodeMapFromPayloads } from '@temporalio/common/lib/internal-non-workflow/codec-helpers.js';
 import type { temporal as proto } from '@temporalio/proto';
@@ -144,26 +144,35 @@ export class AuthcapClient {
     // One order, one charge: a new attempt is allowed only after one that moved no money.
     const previous = await this.untilClosedIfFinal(workflowId, await this.latestRun(workflowId));
     if (previous && previous.status.name !== 'RUNNING') this.refuseIfCaptured(orderId, previous);
-    let runId: string;
+    // One round trip: the start and the first update travel together (update-with-start), and the
+    // update is answered in the workflow's first task, once the draft (or the refusal) exists.
+    const startOperation = new WithStartWorkflowOperation(WORKFLOW_TYPE, {
+      taskQueue: this.taskQueue,
+      workflowId,
+      args: [input],
+      // One open authorization per order; a new attempt may start once the previous one is final.
+      workflowIdReusePolicy: 'ALLOW_DUPLICATE',
+      workflowIdConflictPolicy: 'FAIL',
+      typedSearchAttributes: [
+        { key: OrderIdAttribute, value: orderId },
+        { key: PayerAttribute, value: payer },
+        { key: AuthorizationStateAttribute, value: 'drafting' },
+        { key: AmountMinorAttribute, value: Number(value) },
+      ],
+    });
+    let view: AuthorizationView | undefined;
+    let failed: AuthcapError | undefined;
     try {
-      const handle = await serverCall(this.temporal, () => this.temporal.workflow.start(WORKFLOW_TYPE, {
-        taskQueue: this.taskQueue,
-        workflowId,
-        args: [input],
-        // One open authorization per order; a new attempt may start once the previous one is final.
-        workflowIdReusePolicy: 'ALLOW_DUPLICATE',
-        workflowIdConflictPolicy: 'FAIL',
-        typedSearchAttributes: [
-          { key: OrderIdAttribute, value: orderId },
-          { key: PayerAttribute, value: payer },
-          { key: AuthorizationStateAttribute, value: 'drafting' },
-          { key: AmountMinorAttribute, value: Number(value) },
-        ],
-      }));
-      runId = handle.firstExecutionRunId;
+      // Not this.update: a start operation is sent once, never retried by us.
+      view = await workerCall(this.temporal, () => this.ping(), () => this.temporal.workflow.executeUpdateWithStart(draftReadyUpdate, { startWorkflowOperation: startOperation }), 30_000);
     } catch (err) {
-      const error = toAuthcapError(err);
-      if (error.code === 'order_has_open_authorization') {
+      failed = toAuthcapError(err);
+    }
+    // The handle does not carry the run id it started: its description (one cheap read) does.
+    const handle = await startOperation.workflowHandle().catch(() => undefined);
+    const started = handle ? firstRunIdOf(await serverCall(this.temporal, () => handle.describe())) : undefined;
+    if (!started) {
+      if (failed?.code === 'order_has_open_authorization') {
         const open = await this.latestRun(workflowId);
         // It became final after we looked: once it has closed, this is a new attempt after all.
         if (!retried && open && isFinalRun(open)) return this.start(orderId, payer, value, input, true);
@@ -171,8 +180,9 @@ export class AuthcapClient {
           id: resourceId(orderId, open ? firstRunIdOf(open) : ''),
         });
       }
-      throw error;
+      throw failed ?? new AuthcapError('internal_error', 'the authorization did not start');
     }
+    const runId = started;
     // The previous attempt was still running when we looked and may have ended captured since:
     // look again, and withdraw this attempt if it did.
     if (previous && previous.status.name === 'RUNNING') {
@@ -184,19 +194,14 @@ export class AuthcapClient {
         throw err;
       }
     }
-    const handle = this.temporal.workflow.getHandle(workflowId, undefined, { firstExecutionRunId: runId });
     const id = resourceId(orderId, runId);
-    try {
-      const view = await this.update(handle, () => handle.executeUpdate(draftReadyUpdate));
-      return { id, ...view };
-    } catch (err) {
-      // A refused pre-signed authorization can end its workflow (rejected) before this update
-      // reaches it; the workflow's own record then says why.
-      if (!(err instanceof AuthcapError) || err.code !== 'not_found') throw err;
-      const ended = await this.getAuthorization(id);
-      if (ended.state === 'rejected' && ended.lastError) throw new AuthcapError(ended.lastError.code, ended.lastError.message);
-      return ended;
-    }
+    if (view) return { id, ...view };
+    // A refused pre-signed authorization can end its workflow (rejected) before the update's answer
+    // is read back; the workflow's own record then says why.
+    if (failed?.code !== 'not_found') throw failed!;
+    const ended = await this.getAuthorization(id);
+    if (ended.state === 'rejected' && ended.lastError) throw new AuthcapError(ended.lastError.code, ended.lastError.message);
+    return ended;
   }
 
   /**
