@@ -33,6 +33,8 @@ export interface DevJson {
   codecUrl: string;
   /** The same server without the token (what the Web UI is given): decodes for this OS user only, on Linux. */
   codecEndpoint: string;
+  /** The worker process's Prometheus metrics (its /readyz beside them); null when the worker runs in-process. */
+  workerMetricsUrl: string | null;
   rpcUrl: string;
   chainId: number;
   tokenAddress: Address;
@@ -162,6 +164,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     const { apiKey, operatorApiKey } = createDevKeys(keyStore);
     let worker: AuthcapWorker | undefined;
     let apiUrl: string;
+    let workerMetricsUrl: string | null = null;
     const client = await AuthcapClient.connect(temporal);
     stops.push(() => client.close());
 
@@ -181,8 +184,11 @@ export async function startStack(options: StackOptions): Promise<Stack> {
         AUTHCAP_STATE_DIR: options.stateDir,
         AUTHCAP_CODEC_KEYS: process.env.AUTHCAP_CODEC_KEYS ?? '',
       };
+      // The worker's /metrics and /readyz (failing workflow tasks): the API's /readyz reports the count.
+      const workerMetricsPort = process.env.AUTHCAP_WORKER_METRICS_PORT ?? String(await freePort());
+      workerMetricsUrl = `http://127.0.0.1:${workerMetricsPort}/metrics`;
       processes.worker = await startWorkerProcess({
-        ...env, MERCHANT_PRIVATE_KEY: chainConfig.merchantPrivateKey, MERCHANT_PRIVATE_KEYS: (chainConfig.merchantPrivateKeys ?? []).join(','),
+        ...env, AUTHCAP_WORKER_METRICS_PORT: workerMetricsPort, MERCHANT_PRIVATE_KEY: chainConfig.merchantPrivateKey, MERCHANT_PRIVATE_KEYS: (chainConfig.merchantPrivateKeys ?? []).join(','),
         AUTHCAP_VALIDITY_SECONDS: String(options.validitySeconds ?? chainConfig.validitySeconds),
         AUTHCAP_CONFIRMATIONS: String(options.confirmations ?? chainConfig.confirmations),
       }, logFile('worker'));
@@ -190,6 +196,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       // The API never holds the merchant key: it only needs to know the address (never a payer).
       processes.api = await startApiProcess({
         ...env, AUTHCAP_API_PORT: String(options.apiPort), AUTHCAP_MERCHANT_ADDRESS: merchantAddresses.join(','),
+        AUTHCAP_WORKER_READYZ_URL: `http://127.0.0.1:${workerMetricsPort}/readyz`,
         ...(options.captureWaitMs ? { AUTHCAP_CAPTURE_WAIT_MS: String(options.captureWaitMs) } : {}),
       }, logFile('api'));
       stops.push(() => processes.api!.stop());
@@ -240,6 +247,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       operatorApiKey,
       codecUrl,
       codecEndpoint,
+      workerMetricsUrl,
       rpcUrl: chainConfig.rpcUrl,
       chainId: await chainClient.getChainId(),
       tokenAddress: chainConfig.tokenAddress,

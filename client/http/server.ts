@@ -34,6 +34,8 @@ export interface ApiOptions {
   forbiddenPayers?: SchemaOptions['forbiddenPayers'];
   /** The node /readyz asks for its head block, and the checkout pages read the token's symbol from. */
   rpcUrl?: string;
+  /** The worker's own /readyz (default AUTHCAP_WORKER_READYZ_URL): /readyz reports how many of its workflows' tasks keep failing. */
+  workerReadyzUrl?: string;
 }
 
 const ORDER_SERVICE = ['order-service'] as const;
@@ -65,10 +67,14 @@ export function createApiRouter(options: ApiOptions, listenUrl: () => string | u
   router
     .on('GET', '/healthz', 'public', async () => ok(200, { status: 'ok' }), { unlimited: true })
     .on('GET', '/readyz', 'public', async () => {
-      const [checks, node] = await Promise.all([client.checkReadiness(), nodeReady(options.rpcUrl)]);
+      const workerReadyzUrl = options.workerReadyzUrl ?? process.env.AUTHCAP_WORKER_READYZ_URL;
+      const [checks, node, workflowTasks] = await Promise.all([client.checkReadiness(), nodeReady(options.rpcUrl), failingWorkflowTasks(workerReadyzUrl)]);
       const ready = checks.temporal.ok && checks.worker.ok && node.ok;
       const headers: Record<string, string> = ready ? {} : { 'retry-after': '2' };
-      return { status: ready ? 200 : 503, body: { status: ready ? 'ready' : 'not_ready', checks: { ...checks, node } }, headers };
+      // A stuck workflow does not make the API unready: it is reported (a count only: this route is
+      // public, and workflow ids name orders), and the worker's own /readyz names them.
+      const extra = workflowTasks ? { workflowTasks } : {};
+      return { status: ready ? 200 : 503, body: { status: ready ? 'ready' : 'not_ready', checks: { ...checks, node, ...extra } }, headers };
     }, { unlimited: true })
     .on('GET', '/openapi.json', ANY_ROLE, async ({ target }) => {
       noQuery(target.query);
@@ -174,4 +180,17 @@ export async function listen(server: Server, port: number, host = process.env.AU
   const address = server.address();
   const actualPort = typeof address === 'object' && address ? address.port : port;
   return `http://${host}:${actualPort}`;
+}
+
+/** How many workflows' tasks keep failing on the worker, from its /readyz; undefined when not configured. */
+async function failingWorkflowTasks(url: string | undefined): Promise<{ failing: number | null; detail?: string } | undefined> {
+  if (!url) return undefined;
+  try {
+    const res = await fetch(url, { signal: AbortSignal.timeout(1_000) });
+    const body = (await res.json()) as { failingWorkflows?: unknown[] };
+    const failing = Array.isArray(body.failingWorkflows) ? body.failingWorkflows.length : null;
+    return failing ? { failing, detail: 'workflow tasks keep failing: the worker\'s /readyz names them' } : { failing };
+  } catch {
+    return { failing: null, detail: 'the worker\'s /readyz did not answer' };
+  }
 }

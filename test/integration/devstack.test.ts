@@ -70,6 +70,16 @@ describe('the dev stack (npm start) with separate processes', () => {
     expect((await decode('http://127.0.0.1:1')).status).toBe(401);
   });
 
+  it('serves the worker\'s metrics and /readyz, and the API\'s /readyz counts workflows whose tasks keep failing', async () => {
+    const metricsUrl = stack.devJson.workerMetricsUrl!;
+    expect(metricsUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/metrics$/);
+    const worker = (await (await fetch(metricsUrl.replace(/\/metrics$/, '/readyz'))).json()) as { status: string; failingWorkflows: unknown[] };
+    expect(worker).toEqual({ status: 'ok', failingWorkflows: [] });
+    expect(await (await fetch(metricsUrl)).text()).toContain('authcap_workflows_with_failing_tasks 0');
+    const ready = await call('/readyz', {}, null);
+    expect(ready.body.checks.workflowTasks).toEqual({ failing: 0 });
+  });
+
   it('requires the key (401), and the operator key cannot create (403)', async () => {
     expect((await call('/v1/authorizations', {}, null)).status).toBe(401);
     const payer = stack.devJson.payers[0]!;
