@@ -19,7 +19,7 @@ import {
   WORKFLOW_TYPE, cancelUpdate, captureUpdate, draftReadyUpdate, statusQuery, submitSignatureUpdate, voidUpdate,
 } from '../workflows/messages.js';
 import { parseResourceId, resourceId, workflowIdForOrder } from './ids.js';
-import { toAuthcapError } from './temporalErrors.js';
+import { authorizationBusy, toAuthcapError } from './temporalErrors.js';
 import { closeWhenSettled, serverCall, workerCall, withDeadline } from './temporalCalls.js';
 import { tracingPluginFromEnv } from '../runtime/tracing.js';
 import { parseAmount, parseOrderId, parsePresigned, parseState, parseStoredOrderId, parseValidFor, type PresignedRequest } from './requests.js';
@@ -468,7 +468,7 @@ export class AuthcapClient {
       } catch (err) {
         // The server drops an update a workflow task carried but did not answer (a burst of updates at
         // one workflow, a task that failed): nothing was applied, so asking again is safe.
-        if (!isUpdateNotProcessed(err) || attempt >= 3) throw isUpdateNotProcessed(err) ? notProcessed() : err;
+        if (!isUpdateNotProcessed(err) || attempt >= 3) throw isUpdateNotProcessed(err) ? authorizationBusy() : err;
       }
     }
   }
@@ -499,10 +499,6 @@ export class AuthcapClient {
 
 function isUpdateNotProcessed(err: unknown): boolean {
   return err instanceof AuthcapError && err.code === 'internal_error' && /wasn't processed by worker/.test(err.message);
-}
-
-function notProcessed(): AuthcapError {
-  return new AuthcapError('rate_limited', 'too many requests for this authorization at once; retry shortly', { retryAfterSeconds: 1 });
 }
 
 /** How long a create waits for a final authorization's workflow to close (normally one workflow task). */

@@ -19,7 +19,7 @@ export function toAuthcapError(err: unknown): AuthcapError {
   // gRPC RESOURCE_EXHAUSTED: the server's own limits, such as its cap on updates in flight per
   // workflow, which a burst at one authorization reaches. Nothing was applied: retry shortly.
   const code = (err as { code?: number })?.code ?? (err as { cause?: { code?: number } })?.cause?.code;
-  if (code === 8) return new AuthcapError('rate_limited', 'too many requests for this authorization at once; retry shortly', { retryAfterSeconds: 1 });
+  if (code === 8) return authorizationBusy();
   const message = String((err as Error)?.message ?? err);
   if (/workflow execution already completed/i.test(message)) {
     return new AuthcapError('invalid_state', 'the authorization is already in a final state');
@@ -32,4 +32,9 @@ export function toAuthcapError(err: unknown): AuthcapError {
 function detailsOf(failure: ApplicationFailure): Record<string, unknown> | undefined {
   const first = failure.details?.[0];
   return first && typeof first === 'object' && !Array.isArray(first) ? (first as Record<string, unknown>) : undefined;
+}
+
+/** Too many requests at one authorization at once (nothing was applied): 429, retry in a second. */
+export function authorizationBusy(): AuthcapError {
+  return new AuthcapError('rate_limited', 'too many requests for this authorization at once; retry shortly', { retryAfterSeconds: 1 });
 }

@@ -10,14 +10,11 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { parseUnits } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import type { Client } from '@temporalio/client';
-import { ApiKeyStore } from '../../client/apiKeys.js';
-import { AuthcapClient } from '../../client/authcapClient.js';
-import { createApiServer, listen } from '../../client/http/server.js';
-import { loadTemporalSettings } from '../../runtime/temporal.js';
 import { startWatcher } from '../../worker/watcher.js';
 import { api, chain, dev, newOrderId } from '../support/api.js';
 import { mint, stored } from '../support/lifecycle.js';
 import { connectTemporal } from '../support/temporal.js';
+import { startOwnApi, type OwnApi } from '../support/ownApi.js';
 
 /** One HTTP/1.1 request written byte for byte (fetch adds Content-Type and Content-Length itself). */
 function raw(url: string, head: string[], body = '', options: { hangUpAfterMs?: number } = {}): Promise<{ status: number; text: string }> {
@@ -35,25 +32,14 @@ function raw(url: string, head: string[], body = '', options: { hangUpAfterMs?: 
 }
 
 describe('an API of its own: metrics of aborted and failed requests', () => {
-  let dir: string;
-  let client: AuthcapClient;
+  let own: OwnApi;
   let key: string;
   let url: string;
-  let close: () => Promise<void>;
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'authcap-hygiene-'));
-    const keys = ApiKeyStore.open(join(dir, 'keys.json'), {});
-    key = keys.create('order-service', 'hygiene').key;
-    client = await AuthcapClient.connect(loadTemporalSettings({ address: dev().temporalAddress, namespace: dev().temporalNamespace }));
-    const server = createApiServer({ client, keys, idempotency: { dir: join(dir, 'idem') } });
-    url = await listen(server, 0);
-    close = () => new Promise((r) => { server.closeAllConnections(); server.close(() => r()); });
+    own = await startOwnApi('hygiene');
+    ({ key, url } = own);
   });
-  afterAll(async () => {
-    await close?.();
-    await client?.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  afterAll(() => own?.close());
 
   /** authcap_http_requests_total by `route status`, from this process's API (its own registry). */
   async function counts(): Promise<Map<string, number>> {

@@ -1,27 +1,16 @@
 // Issue 15: a workflow whose task keeps failing is visible, not silent. The worker's tracker reads
 // the SDK's report of each failed activation; its /readyz names the workflows, and the API's /readyz
 // (public) reports how many, without making the API unready.
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ApiKeyStore } from '../../client/apiKeys.js';
-import { AuthcapClient } from '../../client/authcapClient.js';
-import { createApiServer, listen } from '../../client/http/server.js';
-import { loadTemporalSettings } from '../../runtime/temporal.js';
+import { afterAll, describe, expect, it } from 'vitest';
 import { TaskFailureTracker } from '../../worker/taskFailures.js';
 import { startMetricsServer } from '../../worker/telemetry.js';
 import { dev } from '../support/api.js';
+import { startOwnApi } from '../support/ownApi.js';
 
 describe('workflows whose tasks keep failing', () => {
-  let client: AuthcapClient;
   const closers: (() => Promise<void>)[] = [];
-  beforeAll(async () => {
-    client = await AuthcapClient.connect(loadTemporalSettings({ address: dev().temporalAddress, namespace: dev().temporalNamespace }));
-  });
   afterAll(async () => {
     for (const close of closers) await close();
-    await client?.close();
   });
 
   it('are counted on the worker\'s /readyz and /metrics, and reported by the API\'s /readyz', async () => {
@@ -30,10 +19,9 @@ describe('workflows whose tasks keep failing', () => {
     const metrics = await startMetricsServer(0, '127.0.0.1', tracker);
     closers.push(() => new Promise((r) => metrics.server.close(() => r())));
     const readyz = metrics.url.replace(/\/metrics$/, '/readyz');
-    const dir = mkdtempSync(join(tmpdir(), 'authcap-readyz-'));
-    const api = createApiServer({ client, keys: ApiKeyStore.open(join(dir, 'keys.json'), {}), idempotency: { dir: join(dir, 'idem') }, rpcUrl: dev().rpcUrl, workerReadyzUrl: readyz });
-    const apiUrl = await listen(api, 0);
-    closers.push(() => new Promise((r) => { api.closeAllConnections(); api.close(() => r()); }));
+    const own = await startOwnApi('readyz', { rpcUrl: dev().rpcUrl, workerReadyzUrl: readyz });
+    closers.push(() => own.close());
+    const apiUrl = own.url;
 
     const apiReadyz = async () => (await (await fetch(`${apiUrl}/readyz`)).json()) as any;
     expect((await apiReadyz()).checks.workflowTasks).toEqual({ failing: 0 });

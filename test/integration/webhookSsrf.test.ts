@@ -1,23 +1,18 @@
 // Webhook endpoints cannot aim the worker at the host, the private network or the cloud metadata
 // service (finding 5: each of the probe's URLs answered 201 and was POSTed to for 3 days). Receivers
 // are real servers on 127.0.0.1; deliveries run the worker's real activity.
-import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApplicationFailure } from '@temporalio/common';
 import { createEventActivities } from '../../activities/events.js';
-import { ApiKeyStore } from '../../client/apiKeys.js';
-import { AuthcapClient, verifyWebhook } from '../../client/authcapClient.js';
-import { createApiServer, listen } from '../../client/http/server.js';
+import { verifyWebhook } from '../../client/authcapClient.js';
 import { assertWebhookUrlAllowed } from '../../client/webhookEndpoints.js';
 import type { RecordedEvent, WebhookEndpointRecord } from '../../domain/events.js';
-import { loadTemporalSettings } from '../../runtime/temporal.js';
 import type { Resolver, WebhookAddressPolicy } from '../../runtime/webhookAddressPolicy.js';
 import { api, dev } from '../support/api.js';
 import { startReceiver, type Receiver } from '../support/webhookReceiver.js';
+import { startOwnApi, type OwnApi } from '../support/ownApi.js';
 
 // This file's own API runs as an operator who allowed nothing; the suite's stack allows loopback
 // receivers (the other webhook tests need them), and that must not leak in here.
@@ -32,25 +27,14 @@ const PROBE_URLS = [
 ];
 
 describe('registering a webhook endpoint', () => {
-  let dir: string;
-  let client: AuthcapClient;
+  let own: OwnApi;
   let key: string;
   let url: string;
-  let close: () => Promise<void>;
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'authcap-ssrf-'));
-    const keys = ApiKeyStore.open(join(dir, 'keys.json'), {});
-    key = keys.create('order-service', 'ssrf').key;
-    client = await AuthcapClient.connect(loadTemporalSettings({ address: dev().temporalAddress, namespace: dev().temporalNamespace }));
-    const server = createApiServer({ client, keys, idempotency: { dir: join(dir, 'idem') } });
-    url = await listen(server, 0);
-    close = () => new Promise((r) => { server.closeAllConnections(); server.close(() => r()); });
+    own = await startOwnApi('ssrf');
+    ({ key, url } = own);
   });
-  afterAll(async () => {
-    await close?.();
-    await client?.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  afterAll(() => own?.close());
 
   const registered = async () => ((await api('GET', '/v1/webhook_endpoints')).body.data as { url: string }[]).map((e) => e.url).sort();
 

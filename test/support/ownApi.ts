@@ -1,0 +1,35 @@
+// An API server of a test file's own, on the suite's Temporal and chain: for what the shared stack's
+// API cannot show (its own metrics registry, its own settings), with a fresh key store and state dir.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ApiKeyStore } from '../../client/apiKeys.js';
+import { AuthcapClient } from '../../client/authcapClient.js';
+import { createApiServer, listen, type ApiOptions } from '../../client/http/server.js';
+import { loadTemporalSettings } from '../../runtime/temporal.js';
+import { dev } from './api.js';
+
+export interface OwnApi {
+  url: string;
+  /** An order-service key of this API's own key store. */
+  key: string;
+  client: AuthcapClient;
+  close(): Promise<void>;
+}
+
+export async function startOwnApi(label: string, options: Partial<Omit<ApiOptions, 'client' | 'keys' | 'idempotency'>> = {}): Promise<OwnApi> {
+  const dir = mkdtempSync(join(tmpdir(), `authcap-${label}-`));
+  const keys = ApiKeyStore.open(join(dir, 'keys.json'), {});
+  const key = keys.create('order-service', label).key;
+  const client = await AuthcapClient.connect(loadTemporalSettings({ address: dev().temporalAddress, namespace: dev().temporalNamespace }));
+  const server = createApiServer({ client, keys, idempotency: { dir: join(dir, 'idem') }, ...options });
+  const url = await listen(server, 0);
+  return {
+    url, key, client,
+    async close() {
+      await new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); });
+      await client.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
