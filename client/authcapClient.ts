@@ -16,7 +16,7 @@ import {
 } from '../domain/searchAttributes.js';
 import { loadTemporalSettings, type TemporalSettings } from '../runtime/temporal.js';
 import {
-  WORKFLOW_TYPE, cancelUpdate, captureUpdate, draftReadyUpdate, statusQuery, submitSignatureUpdate, voidUpdate,
+  WORKFLOW_TYPE, cancelUpdate, captureUpdate, draftReadyUpdate, statusQuery, submitSignatureUpdate, voidUpdate, type DraftReady,
 } from '../workflows/messages.js';
 import { parseResourceId, resourceId, workflowIdForOrder } from './ids.js';
 import { authorizationBusy, toAuthcapError } from './temporalErrors.js';
@@ -160,7 +160,7 @@ export class AuthcapClient {
         { key: AmountMinorAttribute, value: Number(value) },
       ],
     });
-    let view: AuthorizationView | undefined;
+    let view: DraftReady | undefined;
     let failed: AuthcapError | undefined;
     try {
       // Not this.update: a start operation is sent once, never retried by us.
@@ -168,9 +168,9 @@ export class AuthcapClient {
     } catch (err) {
       failed = toAuthcapError(err);
     }
-    // The handle does not carry the run id it started: its description (one cheap read) does.
-    const handle = await startOperation.workflowHandle().catch(() => undefined);
-    const started = handle ? firstRunIdOf(await serverCall(this.temporal, () => handle.describe())) : undefined;
+    // The answer names the run (workers from before it did not): else the run's description does.
+    const handle = view?.firstRunId ? undefined : await startOperation.workflowHandle().catch(() => undefined);
+    const started = view?.firstRunId ?? (handle ? firstRunIdOf(await serverCall(this.temporal, () => handle.describe())) : undefined);
     if (!started) {
       if (failed?.code === 'order_has_open_authorization') {
         const open = await this.latestRun(workflowId);
@@ -195,7 +195,10 @@ export class AuthcapClient {
       }
     }
     const id = resourceId(orderId, runId);
-    if (view) return { id, ...view };
+    if (view) {
+      const { firstRunId: _, ...stored } = view;
+      return { id, ...stored };
+    }
     // A refused pre-signed authorization can end its workflow (rejected) before the update's answer
     // is read back; the workflow's own record then says why.
     if (failed?.code !== 'not_found') throw failed!;

@@ -45,7 +45,8 @@ export async function authorizationWorkflow(input: AuthorizationWorkflowInput): 
       const why = lifecycle.context.lastError;
       throw failure(why?.code ?? 'invalid_signature', why?.message ?? 'the pre-signed authorization was refused');
     }
-    return lifecycle.view();
+    // The run id names the resource: with it in the answer, a create needs no describe to learn it.
+    return { ...lifecycle.view(), firstRunId: workflowInfo().firstExecutionRunId };
   });
   // Commands grow history while the main loop waits (a contract wallet's failed signatures, say). Each
   // command's end, an activation with jobs of its own (so a replay sees it too), checks the length:

@@ -4,7 +4,7 @@
 // other, and the authorization's own workflow never waits for any of them. Temporal retries each
 // delivery with exponential backoff for up to 3 days.
 import {
-  condition, continueAsNew, defineSignal, log, proxyActivities, proxyLocalActivities, setHandler, upsertMemo, upsertSearchAttributes, workflowInfo,
+  condition, continueAsNew, defineSignal, log, patched, proxyActivities, proxyLocalActivities, setHandler, upsertMemo, upsertSearchAttributes, workflowInfo,
 } from '@temporalio/workflow';
 import type { EventActivities } from '../domain/activityContract.js';
 import {
@@ -13,6 +13,9 @@ import {
 import { EventTypesAttribute, EventsStartedAtAttribute, EventsUpdatedAtAttribute } from '../domain/searchAttributes.js';
 
 export const eventsSignal = defineSignal<[AuthcapEvent[]]>('events');
+
+/** Patch id: histories recorded when a batch rewrote the memo twice. */
+export const ONE_MEMO_PER_BATCH_PATCH = 'events-memo-once-per-batch';
 
 export interface EventStreamInput {
   orderId: string;
@@ -102,7 +105,9 @@ export async function authorizationEventsWorkflow(input: EventStreamInput): Prom
       { key: EventsStartedAtAttribute, value: new Date(events[0]!.recordedAt) },
       { key: EventsUpdatedAtAttribute, value: new Date(at) },
     ]);
-    publish();
+    // The memo is rewritten whole: once per batch, after the subscribers are known, is enough (the
+    // lookup is a local activity: the feed sees the batch in the same workflow task either way).
+    if (!patched(ONE_MEMO_PER_BATCH_PATCH)) publish();
     // Endpoints are those subscribed when the event is recorded (an endpoint added later does not
     // receive what came before it; the feed has it).
     const subscribers = await lookups.webhookSubscribers({ types: [...new Set(recorded.map((e) => e.type))] as EventType[] });

@@ -13,7 +13,8 @@ import { authorizationMachine, type AuthorizationContext, type AuthorizationEven
 import { historyEntryFor } from './historyEntry.js';
 import { eventId, type AuthcapEvent } from '../domain/events.js';
 import { eventTypesFor, stageOf } from './events.js';
-import { assertWithinBudget, recordFailure, type AttemptBudgetState, type AttemptKind } from './attemptBudget.js';
+import { assertWithinBudget, recordFailure, secondsUntilAllowed, type AttemptBudgetState, type AttemptKind } from './attemptBudget.js';
+import { prepareSignerRecovery } from './signerRecovery.js';
 
 type Snapshot = SnapshotFrom<typeof authorizationMachine>;
 
@@ -66,6 +67,7 @@ export class Lifecycle {
       this.cancelAttempts = input.cancelAttempts;
       this.eventSequence = input.eventSequence ?? 0;
       this.attempts = input.attempts ?? {};
+      if (Object.keys(this.attempts).length > 0) prepareSignerRecovery();
     } else {
       [this.snapshot] = initialTransition(authorizationMachine, input);
       this.history = [{ state: this.state, at: this.now(), event: 'REQUESTED', actor: 'merchant' }];
@@ -153,7 +155,15 @@ export class Lifecycle {
 
   /** An attempt of `kind` failed and the authorization is still open: it counts against the budget. */
   recordFailedAttempt(kind: AttemptKind): void {
-    if (!this.isFinal) this.attempts = recordFailure(this.attempts, kind, Date.now());
+    if (this.isFinal) return;
+    this.attempts = recordFailure(this.attempts, kind, Date.now());
+    // A spent budget screens signatures by their signer: have the recovery ready by then.
+    prepareSignerRecovery();
+  }
+
+  /** Whether another attempt of `kind` would be accepted without looking at who made it. */
+  isWithinBudget(kind: AttemptKind): boolean {
+    return secondsUntilAllowed(this.attempts, kind, Date.now()) === 0;
   }
 
   /** For update validators: throws `too_many_attempts` while `kind`'s budget is spent. */

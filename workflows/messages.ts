@@ -9,7 +9,9 @@ export const WORKFLOW_TYPE = 'authorizationWorkflow';
 export const statusQuery = defineQuery<AuthorizationView>('status');
 
 /** Resolves once the typed data exists (the authorization is `drafted`, or further). */
-export const draftReadyUpdate = defineUpdate<AuthorizationView>('draftReady');
+/** The draft (or pre-signed authorization) as stored, and the attempt's first run id, which names it. */
+export type DraftReady = AuthorizationView & { firstRunId?: string };
+export const draftReadyUpdate = defineUpdate<DraftReady>('draftReady');
 
 /** The payer's signature over the drafted typed data. Fails `invalid_signature` and changes nothing. */
 export const submitSignatureUpdate = defineUpdate<AuthorizationView, [{ signature: `0x${string}` }]>('submitSignature');

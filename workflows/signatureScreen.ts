@@ -1,11 +1,12 @@
 // The update validators' look at a payer's signature, before the update is accepted into history.
-// The payer's own plain ECDSA signature always passes: nobody can lock a payer out of their own
-// authorization. Anything else (a stranger's key, a contract wallet's signature) can only be judged
-// by the chain, so it passes while the attempt budget lasts, and is refused without a trace after.
+// While the attempt budget lasts, any well-formed signature is accepted and the chain judges it (the
+// verify activity); a failure counts against the budget. Once the budget is spent, only the payer's
+// own plain ECDSA signature passes: nobody can lock a payer out of their own authorization, and
+// anything else (a stranger's key, a contract wallet's signature) is refused without a trace.
 import type { Hex } from 'viem';
-import { authorizationDigest, cancelDigest, isEcdsaSignatureOf } from '../domain/signatureRecovery.js';
 import { failure } from './procedures.js';
 import type { Lifecycle } from './lifecycle.js';
+import { loadedSignerRecovery } from './signerRecovery.js';
 
 const SIGNATURE = /^0x[0-9a-fA-F]{2,8192}$/;
 
@@ -14,12 +15,18 @@ export function screenSignature(lifecycle: Lifecycle, kind: 'signature' | 'cance
   if (typeof signature !== 'string' || !SIGNATURE.test(signature) || signature.length % 2 !== 0) {
     throw failure('validation_error', 'signature must be 0x-prefixed hex bytes');
   }
+  if (lifecycle.isWithinBudget(kind)) return;
   const { domain, authorization, primaryType } = lifecycle.context;
   // assertCan ran first: a draft exists. Without one there is nothing to screen against.
   if (!domain || !authorization) return;
+  // Loaded since the first failure (Lifecycle.recordFailedAttempt). Only in the first task of a run
+  // continued with a spent budget can it still be loading: that one attempt is let through to the
+  // chain rather than risk refusing the payer's own signature.
+  const recovery = loadedSignerRecovery();
+  if (!recovery) return;
   const digest = kind === 'signature'
-    ? authorizationDigest(domain, primaryType, authorization)
-    : cancelDigest(domain, authorization.from, authorization.nonce);
-  if (isEcdsaSignatureOf(digest, signature as Hex, authorization.from)) return;
+    ? recovery.authorizationDigest(domain, primaryType, authorization)
+    : recovery.cancelDigest(domain, authorization.from, authorization.nonce);
+  if (recovery.isEcdsaSignatureOf(digest, signature as Hex, authorization.from)) return;
   lifecycle.assertWithinBudget(kind);
 }
