@@ -2,16 +2,18 @@
 // be killed or be restarted alone (npm start, the fault suite).
 import { fileURLToPath } from 'node:url';
 import { startProcess, type ManagedProcess } from './process.js';
+import { processCommand } from './build.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 
-function spawnTsx(name: string, entry: string, readyLine: string, env: Record<string, string>, onOutput?: (chunk: string) => void): Promise<ManagedProcess> {
+/** Runs from the build (dist/) when it is fresh, else from source through tsx. */
+function spawnEntry(name: string, entry: string, readyLine: string, env: Record<string, string>, onOutput?: (chunk: string) => void): Promise<ManagedProcess> {
   let output = '';
   return startProcess({
     name,
     command: process.execPath,
     cwd: root,
-    args: ['--import', 'tsx', entry],
+    args: processCommand(entry).args,
     env,
     readyTimeoutMs: 120_000,
     onOutput: (chunk) => {
@@ -28,9 +30,9 @@ function spawnTsx(name: string, entry: string, readyLine: string, env: Record<st
 }
 
 export function startWorkerProcess(env: Record<string, string>, onOutput?: (chunk: string) => void): Promise<ManagedProcess> {
-  return spawnTsx('worker', 'worker/main.ts', 'authcap worker:', env, onOutput);
+  return spawnEntry('worker', 'worker/main.ts', 'authcap worker:', env, onOutput);
 }
 
 export function startApiProcess(env: Record<string, string>, onOutput?: (chunk: string) => void): Promise<ManagedProcess> {
-  return spawnTsx('api', 'client/http/main.ts', 'authcap API listening on', env, onOutput);
+  return spawnEntry('api', 'client/http/main.ts', 'authcap API listening on', env, onOutput);
 }

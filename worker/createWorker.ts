@@ -1,7 +1,8 @@
 // Builds the authcap worker: workflows bundled from workflows/, activities bound to the chain.
 import { fileURLToPath } from 'node:url';
 import { Client } from '@temporalio/client';
-import { NativeConnection, Worker, type WorkflowBundleOption } from '@temporalio/worker';
+import { existsSync } from 'node:fs';
+import { NativeConnection, Worker, type WorkerOptions, type WorkflowBundleOption } from '@temporalio/worker';
 import { relayerWorkflowId, type RelayRequest } from '../domain/relay.js';
 import { relayRequestSignal } from '../workflows/messages.js';
 import type { merchantRelayerWorkflow as RelayerWorkflow } from '../workflows/relayer.js';
@@ -14,7 +15,11 @@ import { tracingPluginFromEnv } from '../runtime/tracing.js';
 import type { TaskFailureTracker } from './taskFailures.js';
 import type { TemporalSettings } from '../runtime/temporal.js';
 
-export const workflowsPath = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
+// Run from the build (dist/), this file is JavaScript and the workflows beside it too.
+const compiled = import.meta.url.endsWith('.js');
+export const workflowsPath = fileURLToPath(new URL(`../workflows/index.${compiled ? 'js' : 'ts'}`, import.meta.url));
+/** The bundle `npm run build` made (dist/workflow-bundle.js): absent when running from source. */
+const prebuiltBundlePath = fileURLToPath(new URL('../workflow-bundle.js', import.meta.url));
 
 export interface AuthcapWorkerOptions {
   temporal: TemporalSettings;
@@ -71,9 +76,7 @@ export async function createAuthcapWorker(options: AuthcapWorkerOptions): Promis
     // Open authorizations mostly wait on a timer: bound the cache so memory does not grow with them
     // (an evicted one is replayed from its short history when a message or its deadline arrives).
     maxCachedWorkflows: workflowCacheSize(),
-    // Tracing bundles its workflow interceptors: only when this worker bundles the workflows itself.
-    plugins: options.workflowBundle ? [] : [tracingPluginFromEnv('authcap-worker')].filter((p) => p !== undefined),
-    ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : { workflowsPath }),
+    ...workflowCode(options.workflowBundle),
   });
   const watcher = options.watcher
     ? startWatcher({ client, publicClient: chain.publicClient, tokenAddress: chain.tokenAddress, ...options.watcher,
@@ -100,6 +103,19 @@ export async function createAuthcapWorker(options: AuthcapWorkerOptions): Promis
       await connection.close();
     },
   };
+}
+
+/**
+ * Where the workflow code comes from: the caller's bundle (tests), the build's (dist/: no webpack in
+ * the worker, so a faster start and a smaller process), or bundled here at start from source. Tracing
+ * bundles its workflow interceptors with the code, so a worker with tracing on always bundles its own.
+ */
+function workflowCode(given?: WorkflowBundleOption): Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath' | 'plugins'> {
+  if (given) return { workflowBundle: given };
+  const tracing = tracingPluginFromEnv('authcap-worker');
+  if (tracing) return { workflowsPath, plugins: [tracing] };
+  if (existsSync(prebuiltBundlePath)) return { workflowBundle: { codePath: prebuiltBundlePath } };
+  return { workflowsPath };
 }
 
 export function workflowCacheSize(env: NodeJS.ProcessEnv = process.env): number {

@@ -8,6 +8,7 @@ import { mnemonicToAccount } from 'viem/accounts';
 import { AuthcapClient } from '../../client/authcapClient.js';
 import { startAnvil, ANVIL_MNEMONIC, type Anvil } from '../../devstack/anvil.js';
 import { freePort, startProcess, type ManagedProcess } from '../../devstack/process.js';
+import { processCommand } from '../../devstack/build.js';
 import { deployDevToken, devAccounts } from '../../devstack/token.js';
 import { tokenAbi } from '../../domain/tokenAbi.js';
 import { loadTemporalSettings } from '../../runtime/temporal.js';
@@ -66,7 +67,7 @@ export async function startIsolatedChain(options: { proxy?: ProxyOptions; env?: 
       name: `worker ${taskQueue}`,
       command: process.execPath,
       cwd: root,
-      args: ['--import', 'tsx', 'worker/main.ts'],
+      args: processCommand('worker/main.ts').args,
       env: {
         TEMPORAL_ADDRESS: dev().temporalAddress,
         TEMPORAL_NAMESPACE: dev().temporalNamespace,

@@ -1,6 +1,7 @@
 // A second worker as its own OS process, against the same Temporal and chain as the suite's stack.
 import { fileURLToPath } from 'node:url';
 import { startProcess, type ManagedProcess } from '../../devstack/process.js';
+import { processCommand } from '../../devstack/build.js';
 import { devAccounts } from '../../devstack/token.js';
 import type { DevJson } from '../../devstack/stack.js';
 
@@ -11,7 +12,7 @@ export async function startWorkerProcess(dev: DevJson, env: Record<string, strin
     name: 'second worker',
     command: process.execPath,
     cwd: root,
-    args: ['--import', 'tsx', 'worker/main.ts'],
+    args: processCommand('worker/main.ts').args,
     env: {
       TEMPORAL_ADDRESS: dev.temporalAddress,
       TEMPORAL_NAMESPACE: dev.temporalNamespace,
