@@ -18,7 +18,7 @@ export async function captureBurstWithKeys(keys: number, n: number, callers: num
   const stateDir = mkdtempSync(join(tmpdir(), 'authcap-bench-keys-'));
   const stack = await startStack({
     stateDir, apiPort: await freePort(), rpcPort: await freePort(), temporalPort: await freePort(), temporalUiPort: await freePort(),
-    persistent: false, headless: true, blockTimeSeconds: 0.2, separateProcesses: true, merchantKeys: keys, log: () => undefined,
+    persistent: true, headless: true, blockTimeSeconds: 0.2, separateProcesses: true, merchantKeys: keys, log: () => undefined,
   });
   try {
     const dev = stack.devJson;

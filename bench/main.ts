@@ -5,13 +5,15 @@
 //   baseline B  x402's exact-scheme facilitator (@x402/evm): verify and settle a TransferWithAuthorization
 // Writes bench/results/<time>.json, latest.json, latest.md and latest.svg; exits 1 if the run's
 // exactly-once audit fails.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { cpus, platform, release, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { createPublicClient, createTestClient, http, parseEther, type Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { freePort } from '../devstack/process.js';
 import { startStack, type Stack } from '../devstack/stack.js';
+import { sqlitePragmas } from '../devstack/temporalServer.js';
+import { processCommand } from '../devstack/build.js';
 import { tokenAbi } from '../domain/tokenAbi.js';
 import { AuthcapApi, type Payer } from './authcapFlows.js';
 import { createBareBaseline } from './baselines/bareCapture.js';
@@ -20,14 +22,22 @@ import { auditExactlyOnce, merchantNonce } from './exactlyOnce.js';
 import { UsageSampler, type UsageByProcess } from './processUsage.js';
 import { phase } from './progress.js';
 import { costMarkdown, targetsOf, writeResults } from './report.js';
+import { whereItGoesMarkdown } from './whereItGoes.js';
 import type { BenchResults, ConcurrencyRow, RpcCost } from './results.js';
 import { distribution, perUnit, pool, ratio, total } from './stats.js';
+import { scrapeServerCounters, serverCallsPerLifecycle } from './temporalServerCalls.js';
+import { summarizeProfiles } from './cpuProfile.js';
 import { temporalCostOf } from './temporalCost.js';
 import { spread, temporalPerLifecycle } from './lifecycleCost.js';
 import { captureBurstWithKeys } from './keysComparison.js';
 import { rpcCallsByMethod } from './workerCounters.js';
 
 const quick = process.argv.includes('--quick');
+// --profile: V8 CPU profiles of the worker and the API over the highest-concurrency row (SIGUSR2,
+// runtime/cpuProfiler.ts), summarized into the results. The profiler costs CPU too: compare the cost
+// table of runs without it.
+const profileDir = process.argv.includes('--profile') ? mkdtempSync(join(tmpdir(), 'authcap-profiles-')) : undefined;
+if (profileDir) process.env.AUTHCAP_CPU_PROFILE_DIR = profileDir;
 const plan = quick
   ? { sequential: 20, sequentialB: 10, sweep: [[1, 10], [10, 40], [50, 100]], creates: 300, stores: 100, burstCallers: 100, open: 1_000, idleSeconds: 20 }
   : { sequential: 50, sequentialB: 30, sweep: [[1, 30], [10, 200], [50, 400], [200, 600]], creates: 1_000, stores: 300, burstCallers: 100, open: 10_000, idleSeconds: 60 };
@@ -38,21 +48,32 @@ const startedAt = new Date();
 const started = performance.now();
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** Starts or stops (and writes) the worker's and the API's CPU profiles. */
+function toggleProfilers(stack: Stack): void {
+  for (const proc of [stack.processes.worker, stack.processes.api]) proc?.child.kill('SIGUSR2');
+}
+
 async function main(): Promise<number> {
   // The shipped configuration; the only addition is the worker's metrics port, which the bench reads.
   process.env.AUTHCAP_WORKER_METRICS_PORT = String(await freePort());
+  const temporalMetricsPort = await freePort();
   const stateDir = mkdtempSync(join(tmpdir(), 'authcap-bench-'));
   process.stderr.write('bench: starting the stack as npm start does (Temporal dev server, anvil 0.2 s blocks, worker and API processes)…\n');
   const stack: Stack = await startStack({
     stateDir, apiPort: await freePort(), rpcPort: await freePort(), temporalPort: await freePort(), temporalUiPort: await freePort(),
-    persistent: false, headless: true, blockTimeSeconds: 0.2, separateProcesses: true, log: () => undefined,
+    temporalMetricsPort, persistent: true, headless: true, blockTimeSeconds: 0.2, separateProcesses: true, log: () => undefined,
   });
   let results: BenchResults;
   try {
-    results = await run(stack);
+    results = await run(stack, `http://127.0.0.1:${temporalMetricsPort}/metrics`);
   } finally {
     await stack.stop();
     rmSync(stateDir, { recursive: true, force: true });
+  }
+  if (profileDir) {
+    const files = readdirSync(profileDir).filter((f) => f.endsWith('.cpuprofile'));
+    results.profile = Object.fromEntries(['worker', 'api'].map((name) => [name, summarizeProfiles(files.filter((f) => f.startsWith(`${name}-`)).map((f) => join(profileDir, f)))]));
+    process.stderr.write(`bench: CPU profiles in ${profileDir}\n`);
   }
   // Throughput grows with merchant keys: the same burst on a stack with one key, then four.
   results.keys = [];
@@ -60,11 +81,11 @@ async function main(): Promise<number> {
   const ok = results.exactlyOnce.ok && results.keys.every((k) => k.exactlyOnceOk);
   results.targets = targetsOf(results);
   const written = await writeResults(results);
-  process.stderr.write(`bench: wrote ${written.join(', ')}\n\n${costMarkdown(results)}\n`);
+  process.stderr.write(`bench: wrote ${written.join(', ')}\n\n${costMarkdown(results)}\n${whereItGoesMarkdown(results)}\n`);
   return ok ? 0 : 1;
 }
 
-async function run(stack: Stack): Promise<BenchResults> {
+async function run(stack: Stack, temporalMetricsUrl: string): Promise<BenchResults> {
   const dev = stack.devJson;
   const metricsUrl = `http://127.0.0.1:${process.env.AUTHCAP_WORKER_METRICS_PORT}/metrics`;
   const sampler = new UsageSampler({
@@ -159,6 +180,9 @@ async function run(stack: Stack): Promise<BenchResults> {
     p.done();
     p = phase(`concurrency ${c}: authcap lifecycle`, n);
     const getsBefore = api.getLatencies.length;
+    const profiled = profileDir !== undefined && c === Math.max(...plan.sweep.map(([x]) => x!));
+    if (profiled) toggleProfilers(stack);
+    const serverBefore = await scrapeServerCounters(temporalMetricsUrl, dev.temporalNamespace);
     sampler.start();
     t0 = performance.now();
     const windowStartMs = Date.now();
@@ -166,6 +190,8 @@ async function run(stack: Stack): Promise<BenchResults> {
     const seconds = (performance.now() - t0) / 1000;
     const usage: UsageByProcess = await sampler.stop();
     const windowEndMs = Date.now();
+    const serverCalls = serverCallsPerLifecycle(serverBefore, await scrapeServerCounters(temporalMetricsUrl, dev.temporalNamespace), n);
+    if (profiled) toggleProfilers(stack);
     captureHashes.push(...rows.map((r) => r.transactionHash));
     const captured = distribution(rows.map((r) => r.captureToCapturedMs));
     const aCaptured = distribution(aRows.map((r) => r.capturedMs));
@@ -179,6 +205,7 @@ async function run(stack: Stack): Promise<BenchResults> {
         ratioToA: { throughput: ratio(n / seconds, n / aSeconds), capturedP50: ratio(captured.p50, aCaptured.p50), capturedP95: ratio(captured.p95, aCaptured.p95) },
       },
       usage,
+      serverCalls,
     };
     row.costPerLifecycle = await costPerLifecycle(dev, usage, rows.map((r) => r.id), { startMs: windowStartMs, endMs: windowEndMs });
     concurrency.push(row);
@@ -231,7 +258,7 @@ async function run(stack: Stack): Promise<BenchResults> {
   const results: Omit<BenchResults, 'targets' | 'keys'> = {
     version: 1, mode: quick ? 'quick' : 'full', startedAt: startedAt.toISOString(), durationSeconds: Math.round((performance.now() - started) / 1000),
     command: `npm run bench${quick ? ' -- --quick' : ''}`, machine: machine(),
-    configuration: 'npm start defaults: Temporal dev server, anvil 0.2 s blocks, 1 confirmation, worker and API processes, watcher on (periodic per-authorization checks off), API capture wait 15 s, payload codec on, callers waiting with GET ?wait=30 after a 202',
+    configuration: `npm start defaults: Temporal dev server on its SQLite file (pragmas: ${sqlitePragmas().join(', ') || 'SQLite defaults'}), worker and API ${processCommand('worker/main.ts').built ? 'from the compiled build (dist/)' : 'from source (tsx): the build was stale'}, anvil 0.2 s blocks, 1 confirmation, worker and API processes, watcher on (periodic per-authorization checks off), API capture wait 15 s, payload codec on, callers waiting with GET ?wait=30 after a 202`,
     latency: {
       baselineA: aLatency, baselineB: bLatency, authcap: cLatency,
       ratioToA: {

@@ -7,6 +7,7 @@ import * as vega from 'vega';
 import * as vegaLite from 'vega-lite';
 import type { BenchResults, Target } from './results.js';
 import { ACTION_RULES, type TemporalFigures } from './lifecycleCost.js';
+import { whereItGoesMarkdown } from './whereItGoes.js';
 
 const dir = fileURLToPath(new URL('./results/', import.meta.url));
 
@@ -69,6 +70,7 @@ export function markdownOf(r: BenchResults): string {
     ]),
     '',
     costMarkdown(r),
+    whereItGoesMarkdown(r),
     '**Targets (issue 9)**',
     '',
     markdownTable([['target', 'wanted', 'got', 'met'], ...r.targets.map((t) => [t.name, t.target, t.got, t.met ? 'yes' : '**no**'])]),

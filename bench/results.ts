@@ -1,3 +1,5 @@
+import type { ServerCallsPerLifecycle } from './temporalServerCalls.js';
+import type { ProfileSummary } from './cpuProfile.js';
 // The shape of one bench run, as written to bench/results/*.json.
 import type { TemporalCost } from './temporalCost.js';
 import type { TemporalPerLifecycle } from './lifecycleCost.js';
@@ -24,6 +26,8 @@ export interface ConcurrencyRow {
   usage: UsageByProcess;
   /** What one completed lifecycle cost in this row (bench/lifecycleCost.ts, bench/cpuTime.ts). */
   costPerLifecycle?: LifecycleCost;
+  /** The Temporal server's requests and persistence work in this row, per lifecycle (bench/temporalServerCalls.ts). */
+  serverCalls?: ServerCallsPerLifecycle;
 }
 
 export interface LifecycleCost {
@@ -65,4 +69,6 @@ export interface BenchResults {
   /** The capture burst on a stack with one merchant key and on one with four. */
   keys: KeysRun[];
   targets: Target[];
+  /** With --profile: where the worker's and the API's CPU went in the highest-concurrency row (self time; the profiler's own overhead is in this run's CPU figures). */
+  profile?: Record<string, ProfileSummary>;
 }

@@ -11,8 +11,9 @@ export const ACCEPT_UPDATE_MS = 10_000;
 
 export function isDeadlineOrUnavailable(err: unknown): boolean {
   const code = (err as { code?: number })?.code ?? (err as { cause?: { code?: number } })?.cause?.code;
-  // gRPC: 4 DEADLINE_EXCEEDED, 14 UNAVAILABLE.
-  return code === 4 || code === 14 || /deadline exceeded|unavailable|ECONNREFUSED|connect/i.test(String((err as Error)?.message ?? ''));
+  // gRPC: 4 DEADLINE_EXCEEDED, 14 UNAVAILABLE, and 1 CANCELLED: authcap never cancels a call itself,
+  // so a CANCELLED is the server resetting the stream of a call whose deadline it reached first.
+  return code === 1 || code === 4 || code === 14 || /deadline exceeded|unavailable|ECONNREFUSED|connect/i.test(String((err as Error)?.message ?? ''));
 }
 
 /**

@@ -70,6 +70,8 @@ export interface StackOptions {
   /** Merchant keys on the dev chain (default AUTHCAP_MERCHANT_KEYS, else 1): each has its own relayer. */
   merchantKeys?: number;
   codecPort?: number;
+  /** The embedded Temporal server's Prometheus port (the bench reads it); else a random one. */
+  temporalMetricsPort?: number;
   /** Registered as a webhook endpoint for every event (default AUTHCAP_WEBHOOK_URL). */
   webhookUrl?: string;
   log?: (line: string) => void;
@@ -141,6 +143,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
         uiPort: options.temporalUiPort,
         dbFile,
         headless: options.headless,
+        metricsPort: options.temporalMetricsPort,
         uiCodecEndpoint: codecEndpoint || undefined,
         log,
       });

@@ -16,6 +16,8 @@ export interface TemporalServerOptions {
    */
   uiCodecEndpoint?: string;
   namespace?: string;
+  /** Serve the server's Prometheus metrics here (the bench reads its calls by operation); else a random port. */
+  metricsPort?: number;
   log?: (line: string) => void;
   onOutput?: (chunk: string) => void;
 }
@@ -37,13 +39,26 @@ export function publicCodecEndpoint(endpoint: string): string {
   return url.origin;
 }
 
+/**
+ * The database file's settings (SQLite's defaults sync the journal to disk at every commit): a
+ * write-ahead log, synced at checkpoints. A killed server or machine process loses nothing
+ * committed (the fault suite kills the server mid-capture); only an operating-system crash or power
+ * loss can drop the last transactions, which a production server on PostgreSQL does not risk.
+ * AUTHCAP_SQLITE_PRAGMAS (comma-separated, "" for SQLite's defaults) overrides them.
+ */
+export function sqlitePragmas(env: NodeJS.ProcessEnv = process.env): string[] {
+  const raw = env.AUTHCAP_SQLITE_PRAGMAS ?? 'journal_mode=wal,synchronous=normal';
+  return raw.split(',').map((p) => p.trim()).filter(Boolean);
+}
+
 export async function startTemporalServer(options: TemporalServerOptions): Promise<TemporalServer> {
   const cli = await resolveTemporalCli(options.log);
   const namespace = options.namespace ?? 'default';
   const address = `127.0.0.1:${options.port}`;
   const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(options.port), '--namespace', namespace,
     '--log-level', 'error', ...searchAttributeCliFlags()];
-  if (options.dbFile) args.push('--db-filename', options.dbFile);
+  if (options.dbFile) args.push('--db-filename', options.dbFile, ...sqlitePragmas().flatMap((p) => ['--sqlite-pragma', p]));
+  if (options.metricsPort !== undefined) args.push('--metrics-port', String(options.metricsPort));
   if (options.headless) args.push('--headless');
   else args.push('--ui-ip', '127.0.0.1', '--ui-port', String(options.uiPort ?? options.port + 1000));
   if (options.uiCodecEndpoint && !options.headless) args.push('--ui-codec-endpoint', publicCodecEndpoint(options.uiCodecEndpoint));

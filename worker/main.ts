@@ -6,12 +6,16 @@ import { requireCodec } from '../runtime/codec.js';
 import { chainConfigFromEnv, watcherConfigFromEnv } from './config.js';
 import { createAuthcapWorker } from './createWorker.js';
 import { TaskFailureTracker, trackingLogger } from './taskFailures.js';
+import { cpuProfileOnSignal } from '../runtime/cpuProfiler.js';
+
+cpuProfileOnSignal('worker');
 
 // JSON lines (pino), secrets redacted; AUTHCAP_LOG_LEVEL (default warn) decides how much. Failed
 // workflow tasks are also counted and named (metric, /readyz, an error line) whatever the level.
 const logger = createLogger('authcap-worker', process.env.AUTHCAP_LOG_LEVEL?.toLowerCase() ?? 'warn');
 const taskFailures = new TaskFailureTracker((message, meta) => logger.error(meta, message));
-Runtime.install({ logger: trackingLogger(temporalLogger(logger), taskFailures) });
+// Temporal's default shutdown signals include SIGUSR2, which authcap keeps for CPU profiles.
+Runtime.install({ logger: trackingLogger(temporalLogger(logger), taskFailures), shutdownSignals: ['SIGINT', 'SIGTERM', 'SIGQUIT'] });
 requireCodec();
 const temporal = loadTemporalSettings();
 const chain = chainConfigFromEnv();

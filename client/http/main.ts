@@ -11,6 +11,9 @@ import { loadTemporalSettings } from '../../runtime/temporal.js';
 import { ApiKeyStore } from '../apiKeys.js';
 import { AuthcapClient } from '../authcapClient.js';
 import { createApiServer, listen } from './server.js';
+import { cpuProfileOnSignal } from '../../runtime/cpuProfiler.js';
+
+cpuProfileOnSignal('api');
 
 requireCodec();
 const stateDir = process.env.AUTHCAP_STATE_DIR ?? '.authcap';
