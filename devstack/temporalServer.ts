@@ -51,6 +51,16 @@ export function sqlitePragmas(env: NodeJS.ProcessEnv = process.env): string[] {
   return raw.split(',').map((p) => p.trim()).filter(Boolean);
 }
 
+/**
+ * The dev server's dynamic config. One partition per task queue: the server's default (4) suits a
+ * cluster with many pollers; one process with one worker pays for forwarding polls and tasks between
+ * partitions instead. AUTHCAP_TEMPORAL_DYNAMIC_CONFIG (comma-separated KEY=VALUE, "" for none) overrides it.
+ */
+export function devServerDynamicConfig(env: NodeJS.ProcessEnv = process.env): string[] {
+  const raw = env.AUTHCAP_TEMPORAL_DYNAMIC_CONFIG ?? 'matching.numTaskqueueReadPartitions=1,matching.numTaskqueueWritePartitions=1';
+  return raw.split(',').map((p) => p.trim()).filter(Boolean);
+}
+
 export async function startTemporalServer(options: TemporalServerOptions): Promise<TemporalServer> {
   const cli = await resolveTemporalCli(options.log);
   const namespace = options.namespace ?? 'default';
@@ -59,6 +69,7 @@ export async function startTemporalServer(options: TemporalServerOptions): Promi
     '--log-level', 'error', ...searchAttributeCliFlags()];
   if (options.dbFile) args.push('--db-filename', options.dbFile, ...sqlitePragmas().flatMap((p) => ['--sqlite-pragma', p]));
   if (options.metricsPort !== undefined) args.push('--metrics-port', String(options.metricsPort));
+  for (const value of devServerDynamicConfig()) args.push('--dynamic-config-value', value);
   if (options.headless) args.push('--headless');
   else args.push('--ui-ip', '127.0.0.1', '--ui-port', String(options.uiPort ?? options.port + 1000));
   if (options.uiCodecEndpoint && !options.headless) args.push('--ui-codec-endpoint', publicCodecEndpoint(options.uiCodecEndpoint));

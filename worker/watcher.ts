@@ -7,7 +7,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSy
 import { dirname } from 'node:path';
 import { Client } from '@temporalio/client';
 import { createPublicClient, webSocket, type Address, type Chain, type PublicClient, type Transport } from 'viem';
-import { AuthorizationNonceAttribute, PayerAttribute } from '../domain/searchAttributes.js';
+import { AuthorizationNonceAttribute, AuthorizationStateAttribute, PayerAttribute } from '../domain/searchAttributes.js';
 import { nonceSearchKey } from '../activities/nonceKey.js';
 import { LogReader, type DecodedLog } from '../activities/rpc/logReader.js';
 import { authorizationCanceledTopic, authorizationUsedTopic } from '../activities/nonceState.js';
@@ -65,6 +65,10 @@ export function startWatcher(options: WatcherOptions): Watcher {
       const attrs = execution.typedSearchAttributes;
       const owner = String(attrs.get(PayerAttribute) ?? '').toLowerCase();
       if (owner && owner !== payer) continue;
+      // A capturing authorization follows its own transaction to this very log (inclusion is judged by
+      // the AuthorizationUsed log, whoever sent it): a nudge would only cost it a workflow task. If
+      // visibility lags a capture that has just failed, its deadline check still reads the chain.
+      if (attrs.get(AuthorizationStateAttribute) === 'capturing') continue;
       await options.client.workflow
         .getHandle(execution.workflowId, execution.runId)
         .signal(nonceActivitySignal, {

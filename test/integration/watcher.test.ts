@@ -82,6 +82,22 @@ describe('the log watcher', () => {
     await watcher.stop();
   });
 
+  it('leaves alone an authorization that is following its own capture (no nudge, no workflow task)', async () => {
+    const watcher = startWatcher(watcherOptions());
+    await watcher.ready;
+    const hashes: Hex[] = [];
+    for (let i = 0; i < 4; i++) {
+      const resource = await storedAuthorization();
+      const captured = await api('POST', `/v1/authorizations/${resource.id}/capture`);
+      expect(captured.body.state).toBe('captured');
+      hashes.push(captured.body.capture.transactionHash);
+    }
+    await until(() => hashes.every((hash) => watcher.handledTransactions().includes(hash)));
+    // Each capture's log was seen, and (visibility lag aside) none of its workflows was signaled.
+    expect(watcher.delivered()).toBeLessThanOrEqual(1);
+    await watcher.stop();
+  });
+
   it('once stopped, never moves the cursor again (its successor delivers what came after)', async () => {
     const file = join(mkdtempSync(join(tmpdir(), 'authcap-watcher-')), 'cursor.json');
     const watcher = startWatcher({ ...watcherOptions(), cursorFile: file });
