@@ -35,22 +35,26 @@ export function placeOf(url: string, functionName: string): string {
   return url.replace(/^file:\/\//, '').split('/').slice(-2).join('/');
 }
 
-export function summarizeProfiles(files: string[], top = 15): ProfileSummary {
+export type CallFrame = ProfileNode['callFrame'];
+
+/** One profile's self time by frame, idle left out: each sampled frame once, with its milliseconds. */
+export function selfTimes(file: string): { wallMs: number; frames: { callFrame: CallFrame; ms: number }[] } {
+  const profile = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;
+  const nodes = new Map(profile.nodes.map((node) => [node.id, node]));
   const selfMs = new Map<number, number>();
-  const nodes = new Map<string, ProfileNode>();
+  profile.samples.forEach((id, i) => selfMs.set(id, (selfMs.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0) / 1000));
+  const frames = [...selfMs].map(([id, ms]) => ({ callFrame: nodes.get(id)!.callFrame, ms })).filter((f) => f.callFrame.functionName !== '(idle)');
+  return { wallMs: (profile.endTime - profile.startTime) / 1000, frames };
+}
+
+export function summarizeProfiles(files: string[], top = 15): ProfileSummary {
   let wallMs = 0;
   const byPlace = new Map<string, number>();
   const byFn = new Map<string, { fn: string; place: string; ms: number }>();
   for (const file of files) {
-    const profile = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;
-    wallMs += (profile.endTime - profile.startTime) / 1000;
-    selfMs.clear();
-    nodes.clear();
-    for (const node of profile.nodes) nodes.set(String(node.id), node);
-    profile.samples.forEach((id, i) => selfMs.set(id, (selfMs.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0) / 1000));
-    for (const [id, ms] of selfMs) {
-      const { functionName, url, lineNumber } = nodes.get(String(id))!.callFrame;
-      if (functionName === '(idle)') continue;
+    const profile = selfTimes(file);
+    wallMs += profile.wallMs;
+    for (const { callFrame: { functionName, url, lineNumber }, ms } of profile.frames) {
       const place = placeOf(url, functionName);
       byPlace.set(place, (byPlace.get(place) ?? 0) + ms);
       const key = `${functionName || '(anonymous)'} ${url}:${lineNumber + 1}`;

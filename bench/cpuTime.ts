@@ -13,20 +13,33 @@ const TICKS = (() => {
   }
 })();
 
-interface Stat { ppid: number; ticks: number }
+interface Stat { name: string; ppid: number; ticks: number; ownTicks: number }
 
-/** utime + stime + cutime + cstime: the children it has reaped count too, so one that exits mid-phase is not lost. */
-function statOf(pid: number): Stat | undefined {
+/** A /proc stat file (a process's or a thread's), or nothing if it ended before the read. */
+function statAt(path: string): Stat | undefined {
   try {
-    const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const text = readFileSync(path, 'utf8');
     // The command name may hold spaces and parentheses: the fields start after the last ')'.
     const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
     const n = (i: number) => Number(fields[i] ?? 0);
     // fields[0] is field 3 (state) of proc(5): ppid is field 4, utime..cstime are fields 14..17.
-    return { ppid: n(1), ticks: n(11) + n(12) + n(13) + n(14) };
+    // ticks counts the children it has reaped too, so one that exits mid-phase is not lost.
+    return { name: text.slice(text.indexOf('(') + 1, text.lastIndexOf(')')), ppid: n(1), ticks: n(11) + n(12) + n(13) + n(14), ownTicks: n(11) + n(12) };
   } catch {
     return undefined;
   }
+}
+
+const statOf = (pid: number) => statAt(`/proc/${pid}/stat`);
+
+/** CPU milliseconds used so far by each thread of a process, by thread id, with the thread's name. */
+export function cpuMsByThread(pid: number): Map<string, { name: string; ms: number }> {
+  const out = new Map<string, { name: string; ms: number }>();
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    const stat = statAt(`/proc/${pid}/task/${tid}/stat`);
+    if (stat) out.set(tid, { name: stat.name, ms: (stat.ownTicks * 1000) / TICKS });
+  }
+  return out;
 }
 
 /**

@@ -5,8 +5,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createPublicClient, http } from 'viem';
-import { freePort } from '../devstack/process.js';
-import { startStack } from '../devstack/stack.js';
+import { startBenchStack } from './benchStack.js';
 import { AuthcapApi, type Payer } from './authcapFlows.js';
 import { auditExactlyOnce, merchantNonce } from './exactlyOnce.js';
 import { phase } from './progress.js';
@@ -16,10 +15,7 @@ export interface KeysRun { keys: number; n: number; capturesPerSecond: number; c
 
 export async function captureBurstWithKeys(keys: number, n: number, callers: number): Promise<KeysRun> {
   const stateDir = mkdtempSync(join(tmpdir(), 'authcap-bench-keys-'));
-  const stack = await startStack({
-    stateDir, apiPort: await freePort(), rpcPort: await freePort(), temporalPort: await freePort(), temporalUiPort: await freePort(),
-    persistent: true, headless: true, blockTimeSeconds: 0.2, separateProcesses: true, merchantKeys: keys, log: () => undefined,
-  });
+  const stack = await startBenchStack(stateDir, { merchantKeys: keys });
   try {
     const dev = stack.devJson;
     const api = new AuthcapApi(dev.apiUrl, dev.apiKey);

@@ -5,11 +5,12 @@
 // thread, the Temporal server's requests and persistence work by operation. Runs on one shared VM vary
 // by ±30 %: alternate the configurations being compared and run each more than once.
 //   N (150), C (50), AUTHCAP_CPU_PROFILE_DIR (profile the worker over the measured phase)
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../devstack/process.js';
-import { startStack } from '../devstack/stack.js';
+import { startBenchStack } from './benchStack.js';
+import { cpuMsByThread } from './cpuTime.js';
 import { AuthcapApi } from './authcapFlows.js';
 import { UsageSampler } from './processUsage.js';
 import { pool } from './stats.js';
@@ -17,30 +18,11 @@ import { scrapeServerCounters, serverCallsPerLifecycle } from './temporalServerC
 
 const n = Number(process.env.N ?? 150);
 const c = Number(process.env.C ?? 50);
-const ticksPerSecond = 100;
-
-/** CPU ticks of each thread of a process, by thread id, with the thread's name. */
-function threadTicks(pid: number): Map<string, { name: string; ticks: number }> {
-  const out = new Map<string, { name: string; ticks: number }>();
-  for (const tid of readdirSync(`/proc/${pid}/task`)) {
-    try {
-      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      out.set(tid, { name: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')), ticks: Number(fields[11]) + Number(fields[12]) });
-    } catch {
-      // The thread ended between the listing and the read.
-    }
-  }
-  return out;
-}
 
 process.env.AUTHCAP_WORKER_METRICS_PORT = String(await freePort());
 const metricsPort = await freePort();
 const stateDir = mkdtempSync(join(tmpdir(), 'authcap-load-'));
-const stack = await startStack({
-  stateDir, apiPort: await freePort(), rpcPort: await freePort(), temporalPort: await freePort(), temporalUiPort: await freePort(),
-  temporalMetricsPort: metricsPort, persistent: true, headless: true, blockTimeSeconds: 0.2, separateProcesses: true, log: () => undefined,
-});
+const stack = await startBenchStack(stateDir, { temporalMetricsPort: metricsPort });
 try {
   const dev = stack.devJson;
   const api = new AuthcapApi(dev.apiUrl, dev.apiKey);
@@ -50,7 +32,7 @@ try {
   const sampler = new UsageSampler({ worker: workerPid, api: stack.processes.api?.child.pid, temporal: stack.processes.temporal?.child.pid, anvil: stack.processes.anvil?.child.pid });
   const metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
   const serverBefore = await scrapeServerCounters(metricsUrl, dev.temporalNamespace);
-  const threadsBefore = threadTicks(workerPid);
+  const threadsBefore = cpuMsByThread(workerPid);
   if (process.env.AUTHCAP_CPU_PROFILE_DIR) stack.processes.worker!.child.kill('SIGUSR2');
   sampler.start();
   const started = performance.now();
@@ -58,7 +40,7 @@ try {
   const seconds = (performance.now() - started) / 1000;
   const usage = await sampler.stop();
   if (process.env.AUTHCAP_CPU_PROFILE_DIR) stack.processes.worker!.child.kill('SIGUSR2');
-  const threads = [...threadTicks(workerPid)].map(([tid, t]) => ({ ...t, ms: ((t.ticks - (threadsBefore.get(tid)?.ticks ?? 0)) * 1000) / ticksPerSecond / n }))
+  const threads = [...cpuMsByThread(workerPid)].map(([tid, t]) => ({ name: t.name, ms: (t.ms - (threadsBefore.get(tid)?.ms ?? 0)) / n }))
     .filter((t) => t.ms > 0).sort((a, b) => b.ms - a.ms).slice(0, 6);
   const p50 = rows.map((r) => r.captureToCapturedMs).sort((a, b) => a - b)[Math.floor(n / 2)];
   console.log(`${n} lifecycles at concurrency ${c}: ${(n / seconds).toFixed(2)}/s, capture p50 ${Math.round(p50 ?? 0)} ms`);

@@ -11,7 +11,8 @@ import { join } from 'node:path';
 import { createPublicClient, createTestClient, http, parseEther, type Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { freePort } from '../devstack/process.js';
-import { startStack, type Stack } from '../devstack/stack.js';
+import type { Stack } from '../devstack/stack.js';
+import { startBenchStack } from './benchStack.js';
 import { sqlitePragmas } from '../devstack/temporalServer.js';
 import { processCommand } from '../devstack/build.js';
 import { tokenAbi } from '../domain/tokenAbi.js';
@@ -59,10 +60,7 @@ async function main(): Promise<number> {
   const temporalMetricsPort = await freePort();
   const stateDir = mkdtempSync(join(tmpdir(), 'authcap-bench-'));
   process.stderr.write('bench: starting the stack as npm start does (Temporal dev server, anvil 0.2 s blocks, worker and API processes)…\n');
-  const stack: Stack = await startStack({
-    stateDir, apiPort: await freePort(), rpcPort: await freePort(), temporalPort: await freePort(), temporalUiPort: await freePort(),
-    temporalMetricsPort, persistent: true, headless: true, blockTimeSeconds: 0.2, separateProcesses: true, log: () => undefined,
-  });
+  const stack: Stack = await startBenchStack(stateDir, { temporalMetricsPort });
   let results: BenchResults;
   try {
     results = await run(stack, `http://127.0.0.1:${temporalMetricsPort}/metrics`);

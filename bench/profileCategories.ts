@@ -2,19 +2,14 @@
 // its workflows in the profiled thread (Worker debugMode) summed by what the time is spent on,
 // per lifecycle. Bundle code is attributed to its module through the bundle's own module markers.
 import { readFileSync } from 'node:fs';
+import { selfTimes } from './cpuProfile.js';
 const [file, bundlePath] = process.argv.slice(2) as [string, string];
-const p = JSON.parse(readFileSync(file, 'utf8'));
 const lines = readFileSync(bundlePath, 'utf8').split('\n');
 const moduleAt: string[] = []; let cur = '';
 lines.forEach((l, i) => { const m = l.match(/^\/\*\*\*\/ "([^"]+)"/); if (m) cur = m[1]!; moduleAt[i + 1] = cur; });
-const byId = new Map(p.nodes.map((n: any) => [n.id, n]));
-const self = new Map<number, number>();
-p.samples.forEach((id: number, i: number) => self.set(id, (self.get(id) ?? 0) + p.timeDeltas[i] / 1000));
 const cat = new Map<string, number>(); let total = 0;
 const plumbing = /^(runInContext|getActivator|init|formatCallsiteName|cutoffStackTrace|Error\.prepareStackTrace|get stack|maybeCacheGeneratedSourceMap|extractSourceURLMagicComment|__TEMPORAL_CALL_INTO_SCOPE|cutoffStructuredStackTrace|promiseInitHook|promiseBeforeHook|promiseAfterHook|promiseResolveHook|_propagate|lookupPublicResource)$/;
-for (const [id, ms] of self) {
-  const { functionName: fn, url, lineNumber } = (byId.get(id) as any).callFrame;
-  if (fn === '(idle)') continue;
+for (const { callFrame: { functionName: fn, url, lineNumber }, ms } of selfTimes(file).frames) {
   total += ms;
   let c: string;
   if (url.includes('workflow-bundle')) {

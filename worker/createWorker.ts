@@ -76,6 +76,8 @@ export async function createAuthcapWorker(options: AuthcapWorkerOptions): Promis
     // Open authorizations mostly wait on a timer: bound the cache so memory does not grow with them
     // (an evicted one is replayed from its short history when a message or its deadline arrives).
     maxCachedWorkflows: workflowCacheSize(),
+    // Workflows in the main thread, so a CPU profile sees them (slower: for profiling only).
+    debugMode: process.env.AUTHCAP_PROFILE_WORKFLOWS === '1',
     ...workflowCode(options.workflowBundle),
   });
   const watcher = options.watcher
@@ -84,6 +86,7 @@ export async function createAuthcapWorker(options: AuthcapWorkerOptions): Promis
     : undefined;
   const metrics = options.metricsPort !== undefined ? await startMetricsServer(options.metricsPort, '127.0.0.1', options.taskFailures) : undefined;
   let running: Promise<void> | undefined;
+  let stopping: Promise<void> | undefined;
   return {
     worker,
     rpcMetrics: chain.rpcMetrics,
@@ -94,13 +97,18 @@ export async function createAuthcapWorker(options: AuthcapWorkerOptions): Promis
       running ??= worker.run();
       return running;
     },
-    async shutdown() {
-      await watcher?.stop();
-      chain.heads.stop();
-      metrics?.server.close();
-      if (worker.getState() === 'RUNNING') worker.shutdown();
-      await running?.catch(() => undefined);
-      await connection.close();
+    // Both a shutdown signal and run() returning call this: the second call waits on the first
+    // instead of closing the connection twice (an uncaught "Client already closed", exit code 1).
+    shutdown() {
+      stopping ??= (async () => {
+        await watcher?.stop();
+        chain.heads.stop();
+        metrics?.server.close();
+        if (worker.getState() === 'RUNNING') worker.shutdown();
+        await running?.catch(() => undefined);
+        await connection.close();
+      })();
+      return stopping;
     },
   };
 }

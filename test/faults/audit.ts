@@ -10,6 +10,7 @@ import { appendFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { encodeEventTopics, parseEventLogs, type Address, type Hex } from 'viem';
+import { AuthcapError } from '../../domain/errors.js';
 import { tokenAbi } from '../../domain/tokenAbi.js';
 import type { World } from './harness.js';
 import { eventually } from './harness.js';
@@ -43,8 +44,22 @@ export async function audit(world: World, ids: string[], options: { caseName: st
   let captures = 0;
   let cancellations = 0;
   let capturedValue = 0n;
+  let unavailable = 0;
+  // A read the server could not answer within the client's 3 s bound is a 503 a merchant retries
+  // after its Retry-After; the audit does the same (bounded), and says how often it had to.
+  const read = async (id: string) => {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await world.client.getAuthorization(id);
+      } catch (err) {
+        if (!(err instanceof AuthcapError && err.code === 'temporal_unavailable') || attempt === 5) throw err;
+        unavailable += 1;
+        await new Promise((resolve) => setTimeout(resolve, 1_000));
+      }
+    }
+  };
   for (const id of ids) {
-    const a = await world.client.getAuthorization(id);
+    const a = await read(id);
     if (!a.authorization) continue;
     const key = `${a.authorization.from.slice(2).toLowerCase()}:${a.authorization.nonce.toLowerCase()}`;
     const onchain = byNonce.get(key) ?? { used: 0, canceled: 0 };
@@ -68,6 +83,7 @@ export async function audit(world: World, ids: string[], options: { caseName: st
     if (a.state === 'captured' && a.capture?.by === 'authcap') captures += 1;
     if (a.state === 'canceled' && a.cancellation?.by === 'authcap') cancellations += 1;
   }
+  if (unavailable > 0) details.push(`note: ${unavailable} read(s) answered temporal_unavailable and were retried`);
   // No nonce gap: whatever the relayer sent is mined (pending == latest once the pool drains).
   const merchant = world.merchant.address as Address;
   const drained = await eventually(async () => {

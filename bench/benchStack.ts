@@ -1,0 +1,12 @@
+// The stack every bench runs: what `npm start` brings up (the build when fresh, the dev server's
+// SQLite file, anvil at 0.2 s blocks, worker and API as their own processes), on free ports, quiet.
+import { freePort } from '../devstack/process.js';
+import { startStack, type Stack, type StackOptions } from '../devstack/stack.js';
+
+export async function startBenchStack(stateDir: string, extra: Partial<StackOptions> = {}): Promise<Stack> {
+  return startStack({
+    stateDir, apiPort: await freePort(), rpcPort: await freePort(), temporalPort: await freePort(), temporalUiPort: await freePort(),
+    persistent: true, headless: true, blockTimeSeconds: 0.2, separateProcesses: true, log: () => undefined,
+    ...extra,
+  });
+}
