@@ -1,6 +1,7 @@
 // `npm start`: the whole main job on embedded defaults, until Ctrl-C.
 import { resolve } from 'node:path';
 import { startStack } from './stack.js';
+import { temporalTopology } from './embeddedTemporal.js';
 import { installSafetyNet, safeLog, supervise } from './supervisor.js';
 
 // Before anything starts: from here on a stray error is logged, never fatal (see supervisor.ts).
@@ -15,8 +16,11 @@ function port(name: string, fallback: number): number {
 
 const stateDir = resolve(process.env.AUTHCAP_STATE_DIR ?? '.authcap');
 const externalChain = Boolean(process.env.RPC_URL && process.env.TOKEN_ADDRESS && process.env.MERCHANT_PRIVATE_KEY);
-const parts = [process.env.TEMPORAL_ADDRESS ? 'Temporal at TEMPORAL_ADDRESS' : 'Temporal dev server', externalChain ? `the chain at ${process.env.RPC_URL}` : 'anvil', 'worker', 'API'];
+const topology = temporalTopology();
+const temporalPart = process.env.TEMPORAL_ADDRESS ? 'Temporal at TEMPORAL_ADDRESS' : topology === 'postgres' ? 'Temporal server on PostgreSQL' : 'Temporal dev server';
+const parts = [temporalPart, externalChain ? `the chain at ${process.env.RPC_URL}` : 'anvil', 'workers', 'APIs'];
 console.log(`authcap: starting the dev stack (${parts.join(', ')})…`);
+// A stack that cannot start says why and exits 1 (the safety net below would otherwise keep an idle process).
 const stack = await startStack({
   stateDir,
   apiPort: port('AUTHCAP_API_PORT', 8080),
@@ -28,12 +32,15 @@ const stack = await startStack({
   // Worker (with its watcher) and API as their own processes: a crash stays in one process, and
   // the supervisor below then stops the rest instead of leaving a half-working stack behind.
   separateProcesses: true,
+}).catch((err: Error) => {
+  safeLog(`authcap: could not start: ${err.message}`);
+  process.exit(1);
 });
 const { devJson } = stack;
 console.log(`
 authcap is up.
-  API          ${devJson.apiUrl}            (try: curl ${devJson.apiUrl}/healthz)
-  Temporal UI  ${devJson.temporalUiUrl ?? '(external cluster)'}
+  API          ${devJson.apiUrls.join(', ')}            (try: curl ${devJson.apiUrl}/healthz)
+  Temporal UI  ${devJson.temporalUiUrl ?? (devJson.temporalTopology === 'postgres' ? '(none: the server on PostgreSQL has no UI; use npx authcap and temporal --address)' : '(external cluster)')}
   Temporal     ${devJson.temporalAddress} namespace ${devJson.temporalNamespace}
   Chain        ${devJson.rpcUrl} (chain id ${devJson.chainId}${externalChain ? '' : ', anvil'}), token ${devJson.tokenAddress}
   Merchant     ${devJson.merchantAddress}
@@ -41,9 +48,10 @@ authcap is up.
   API keys     order-service and operator keys in dev.json (apiKey, operatorApiKey); more: npx authcap keys create --role operator
   Codec        ${devJson.codecUrl ? `payloads encrypted; the Web UI decodes them through ${devJson.codecEndpoint} for your OS user only${process.platform === 'linux' ? '' : ' (not on this OS: paste codecUrl from dev.json into the UI\'s codec settings)'}` : 'off (AUTHCAP_CODEC=off)'}
   Webhooks     ${devJson.webhook ? `every event to ${devJson.webhook.url} (endpoint ${devJson.webhook.id}; signing secret in dev.json: webhook.secret)` : 'none (set AUTHCAP_WEBHOOK_URL to have npm start register one)'}
-  Processes    worker pid ${stack.processes.worker?.child.pid}, API pid ${stack.processes.api?.child.pid}; logs in ${stateDir}/worker.log and api.log
+  Processes    worker pids ${(stack.processes.workers ?? []).map((p) => p.child.pid).join(', ')}, API pids ${(stack.processes.apis ?? []).map((p) => p.child.pid).join(', ')}; logs in ${stateDir} (worker*.log, api*.log${devJson.temporalTopology === 'postgres' ? ', temporal.log' : ''})
   Settings     ${resolve(stateDir, 'dev.json')}
 Ctrl-C stops everything.`);
 
 const supervisor = supervise({ stop: () => stack.stop() });
-for (const proc of Object.values(stack.processes)) if (proc) supervisor.watch(proc);
+const { workers = [], apis = [], temporal, anvil } = stack.processes;
+for (const proc of [...workers, ...apis, temporal, anvil, stack.temporalCluster?.postgres.process]) if (proc) supervisor.watch(proc);

@@ -116,3 +116,18 @@ export async function freePort(): Promise<number> {
     });
   });
 }
+
+/** A free port below the OS's ephemeral range (Temporal stores membership ports as a SQL smallint). */
+export async function freeLowPort(min = 20_000, max = 32_000): Promise<number> {
+  for (let attempt = 0; attempt < 200; attempt++) {
+    const port = min + Math.floor(Math.random() * (max - min));
+    const free = await new Promise<boolean>((resolve) => {
+      const server = createServer();
+      server.unref();
+      server.once('error', () => resolve(false));
+      server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+    });
+    if (free) return port;
+  }
+  throw new Error(`no free port between ${min} and ${max}`);
+}

@@ -21,10 +21,13 @@ import { chainConfigFromEnv, watcherConfigFromEnv } from '../worker/config.js';
 import { startAnvil, type Anvil } from './anvil.js';
 import { ensureDevWebhook, type DevWebhook } from './webhook.js';
 import { deployDevToken, devAccounts, extraMerchantKeys } from './token.js';
-import { startTemporalServer, type TemporalServer } from './temporalServer.js';
+import { startEmbeddedTemporal, temporalTopology, type TemporalTopology } from './embeddedTemporal.js';
+import type { TemporalOnPostgres } from './temporalOnPostgres.js';
 
 export interface DevJson {
+  /** The first API process; every one is in apiUrls (they share keys and idempotency records). */
   apiUrl: string;
+  apiUrls: string[];
   /** An order-service key (create, sign, capture, cancel, void, read). */
   apiKey: string;
   /** An operator key (void, read, list). */
@@ -46,6 +49,8 @@ export interface DevJson {
   temporalAddress: string;
   temporalNamespace: string;
   temporalUiUrl: string | null;
+  /** The embedded Temporal the stack runs (dev server or server on PostgreSQL), or "external" (TEMPORAL_ADDRESS). */
+  temporalTopology: TemporalTopology | 'external';
   /** The endpoint registered from AUTHCAP_WEBHOOK_URL, with its signing secret; null without one. */
   webhook: DevWebhook | null;
 }
@@ -74,6 +79,13 @@ export interface StackOptions {
   temporalMetricsPort?: number;
   /** Registered as a webhook endpoint for every event (default AUTHCAP_WEBHOOK_URL). */
   webhookUrl?: string;
+  /** The embedded Temporal: the dev server, or the Temporal server on PostgreSQL (default AUTHCAP_TEMPORAL, else dev). */
+  temporal?: TemporalTopology;
+  /** Worker and API processes with separateProcesses (default AUTHCAP_WORKERS / AUTHCAP_APIS, else 2 each on postgres, 1 on dev). */
+  workers?: number;
+  apis?: number;
+  /** Ports of the second and later API processes (default apiPort + 1, + 2…). */
+  moreApiPorts?: number[];
   log?: (line: string) => void;
 }
 
@@ -83,8 +95,20 @@ export interface Stack {
   /** The in-process worker; undefined when it runs as its own process. */
   worker?: AuthcapWorker;
   /** The processes the stack started (absent when it runs in-process or uses an external service). */
-  processes: { worker?: ManagedProcess; api?: ManagedProcess; temporal?: ManagedProcess; anvil?: ManagedProcess };
+  processes: StackProcesses;
+  /** The embedded Temporal on PostgreSQL, for the fault cases that restart its parts. */
+  temporalCluster?: TemporalOnPostgres;
   stop(): Promise<void>;
+}
+
+export interface StackProcesses {
+  /** The first worker and API (every one is in workers and apis). */
+  worker?: ManagedProcess;
+  api?: ManagedProcess;
+  workers?: ManagedProcess[];
+  apis?: ManagedProcess[];
+  temporal?: ManagedProcess;
+  anvil?: ManagedProcess;
 }
 
 let runtimeInstalled = false;
@@ -134,22 +158,19 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     const processes: Stack['processes'] = {};
     let temporal: TemporalSettings;
     let temporalUiUrl: string | null = null;
+    let topology: DevJson['temporalTopology'] = 'external';
+    let temporalCluster: TemporalOnPostgres | undefined;
     if (process.env.TEMPORAL_ADDRESS) {
       temporal = loadTemporalSettings();
     } else {
-      const dbFile = options.persistent ? join(options.stateDir, 'temporal.db') : undefined;
-      const server: TemporalServer = await startTemporalServer({
-        port: options.temporalPort,
-        uiPort: options.temporalUiPort,
-        dbFile,
-        headless: options.headless,
-        metricsPort: options.temporalMetricsPort,
-        uiCodecEndpoint: codecEndpoint || undefined,
-        log,
+      topology = options.temporal ?? temporalTopology();
+      const server = await startEmbeddedTemporal({
+        topology, stateDir: options.stateDir, port: options.temporalPort, uiPort: options.temporalUiPort, persistent: options.persistent,
+        headless: options.headless, metricsPort: options.temporalMetricsPort, uiCodecEndpoint: codecEndpoint || undefined, log,
       });
       stops.push(() => server.stop());
-      processes.temporal = server.process;
-      for (const file of dbFile ? [dbFile, `${dbFile}-wal`, `${dbFile}-shm`] : []) if (existsSync(file)) chmodSync(file, 0o600);
+      temporalCluster = server.postgres;
+      Object.defineProperty(processes, 'temporal', { enumerable: true, get: () => server.process });
       temporal = loadTemporalSettings({ address: server.address, namespace: server.namespace });
       temporalUiUrl = server.uiUrl;
     }
@@ -167,6 +188,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     const { apiKey, operatorApiKey } = createDevKeys(keyStore);
     let worker: AuthcapWorker | undefined;
     let apiUrl: string;
+    let moreApiUrls: string[] = [];
     let workerMetricsUrl: string | null = null;
     const client = await AuthcapClient.connect(temporal);
     stops.push(() => client.close());
@@ -187,23 +209,44 @@ export async function startStack(options: StackOptions): Promise<Stack> {
         AUTHCAP_STATE_DIR: options.stateDir,
         AUTHCAP_CODEC_KEYS: process.env.AUTHCAP_CODEC_KEYS ?? '',
       };
-      // The worker's /metrics and /readyz (failing workflow tasks): the API's /readyz reports the count.
-      const workerMetricsPort = process.env.AUTHCAP_WORKER_METRICS_PORT ?? String(await freePort());
-      workerMetricsUrl = `http://127.0.0.1:${workerMetricsPort}/metrics`;
-      processes.worker = await startWorkerProcess({
-        ...env, AUTHCAP_WORKER_METRICS_PORT: workerMetricsPort, MERCHANT_PRIVATE_KEY: chainConfig.merchantPrivateKey, MERCHANT_PRIVATE_KEYS: (chainConfig.merchantPrivateKeys ?? []).join(','),
-        AUTHCAP_VALIDITY_SECONDS: String(options.validitySeconds ?? chainConfig.validitySeconds),
-        AUTHCAP_CONFIRMATIONS: String(options.confirmations ?? chainConfig.confirmations),
-      }, logFile('worker'));
-      stops.push(() => processes.worker!.stop());
-      // The API never holds the merchant key: it only needs to know the address (never a payer).
-      processes.api = await startApiProcess({
-        ...env, AUTHCAP_API_PORT: String(options.apiPort), AUTHCAP_MERCHANT_ADDRESS: merchantAddresses.join(','),
-        AUTHCAP_WORKER_READYZ_URL: `http://127.0.0.1:${workerMetricsPort}/readyz`,
-        ...(options.captureWaitMs ? { AUTHCAP_CAPTURE_WAIT_MS: String(options.captureWaitMs) } : {}),
-      }, logFile('api'));
-      stops.push(() => processes.api!.stop());
-      apiUrl = `http://${process.env.AUTHCAP_API_HOST ?? '127.0.0.1'}:${options.apiPort}`;
+      const counts = processCounts(options, topology);
+      processes.workers = [];
+      processes.apis = [];
+      const workerMetricsPorts: string[] = [];
+      for (let i = 0; i < counts.workers; i++) {
+        const suffix = i === 0 ? '' : `-${i + 1}`;
+        // Each worker's /metrics and /readyz (failing workflow tasks): an API's /readyz reports the count.
+        const metricsPort = i === 0 && process.env.AUTHCAP_WORKER_METRICS_PORT ? process.env.AUTHCAP_WORKER_METRICS_PORT : String(await freePort());
+        workerMetricsPorts.push(metricsPort);
+        const worker = await startWorkerProcess({
+          ...env, AUTHCAP_WORKER_METRICS_PORT: metricsPort, MERCHANT_PRIVATE_KEY: chainConfig.merchantPrivateKey, MERCHANT_PRIVATE_KEYS: (chainConfig.merchantPrivateKeys ?? []).join(','),
+          AUTHCAP_VALIDITY_SECONDS: String(options.validitySeconds ?? chainConfig.validitySeconds),
+          AUTHCAP_CONFIRMATIONS: String(options.confirmations ?? chainConfig.confirmations),
+          // Each worker's log watcher keeps its own place in the chain (their nudges are idempotent).
+          AUTHCAP_WATCHER_CURSOR: join(options.stateDir, `watcher-cursor${suffix}.json`),
+        }, logFile(`worker${suffix}`));
+        processes.workers.push(worker);
+        stops.push(() => worker.stop());
+      }
+      workerMetricsUrl = `http://127.0.0.1:${workerMetricsPorts[0]}/metrics`;
+      const apiUrls: string[] = [];
+      for (let i = 0; i < counts.apis; i++) {
+        const suffix = i === 0 ? '' : `-${i + 1}`;
+        const port = i === 0 ? options.apiPort : options.moreApiPorts?.[i - 1] ?? options.apiPort + i;
+        // The API never holds the merchant key: it only needs to know the address (never a payer).
+        const api = await startApiProcess({
+          ...env, AUTHCAP_API_PORT: String(port), AUTHCAP_MERCHANT_ADDRESS: merchantAddresses.join(','),
+          AUTHCAP_WORKER_READYZ_URL: `http://127.0.0.1:${workerMetricsPorts[i % workerMetricsPorts.length]}/readyz`,
+          ...(options.captureWaitMs ? { AUTHCAP_CAPTURE_WAIT_MS: String(options.captureWaitMs) } : {}),
+        }, logFile(`api${suffix}`));
+        processes.apis.push(api);
+        stops.push(() => api.stop());
+        apiUrls.push(`http://${process.env.AUTHCAP_API_HOST ?? '127.0.0.1'}:${port}`);
+      }
+      processes.worker = processes.workers[0];
+      processes.api = processes.apis[0];
+      apiUrl = apiUrls[0]!;
+      moreApiUrls = apiUrls.slice(1);
     } else {
       worker = await createAuthcapWorker({
         temporal,
@@ -246,6 +289,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     const chainClient = createPublicClient({ transport: http(chainConfig.rpcUrl) });
     const devJson: DevJson = {
       apiUrl,
+      apiUrls: [apiUrl, ...moreApiUrls],
       apiKey,
       operatorApiKey,
       codecUrl,
@@ -261,14 +305,25 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       temporalAddress: temporal.connectionOptions.address!,
       temporalNamespace: temporal.namespace,
       temporalUiUrl,
+      temporalTopology: topology,
       webhook,
     };
     writeFileSync(join(options.stateDir, 'dev.json'), `${JSON.stringify(devJson, null, 2)}\n`, { mode: 0o600 });
-    return { devJson, client, worker, processes, stop };
+    return { devJson, client, worker, processes, temporalCluster, stop };
   } catch (err) {
     await stop();
     throw err;
   }
+}
+
+/** How many worker and API processes: two of each on the production shape, so it is tried as it is run. */
+function processCounts(options: StackOptions, topology: DevJson['temporalTopology']): { workers: number; apis: number } {
+  const count = (given: number | undefined, variable: string) => {
+    const value = given ?? (process.env[variable] ? Number(process.env[variable]) : topology === 'postgres' ? 2 : 1);
+    if (!Number.isInteger(value) || value < 1 || value > 16) throw new Error(`${variable} must be a whole number from 1 to 16, got "${process.env[variable]}"`);
+    return value;
+  };
+  return { workers: count(options.workers, 'AUTHCAP_WORKERS'), apis: count(options.apis, 'AUTHCAP_APIS') };
 }
 
 /** A random secret kept in the state dir (0600), the same across restarts of the dev stack. */

@@ -53,7 +53,8 @@ describe('the dev stack (npm start) with separate processes', () => {
     const temporalPid = stack.processes.temporal!.child.pid!;
     const cmdline = readFileSync(`/proc/${temporalPid}/cmdline`, 'utf8');
     expect(cmdline).toContain('--ui-codec-endpoint');
-    for (const proc of Object.values(stack.processes)) {
+    const { workers = [], apis = [], temporal, anvil } = stack.processes;
+    for (const proc of [...workers, ...apis, temporal, anvil]) {
       expect(readFileSync(`/proc/${proc!.child.pid}/cmdline`, 'utf8'), proc!.name).not.toContain(token);
     }
     // What any local user gets from the UI, no login: the endpoint, without a secret.

@@ -1,0 +1,72 @@
+// Which Temporal the stack runs when no TEMPORAL_ADDRESS names one: the CLI's dev server (SQLite, Web
+// UI; the default) or, with AUTHCAP_TEMPORAL=postgres, the production shape (the Temporal server on a
+// PostgreSQL cluster of the stack's own). The product code is the same on both.
+import { appendFileSync, chmodSync, existsSync } from 'node:fs';
+import { join } from 'node:path';
+import type { ManagedProcess } from './process.js';
+import { startTemporalServer } from './temporalServer.js';
+import { startTemporalOnPostgres, type TemporalOnPostgres } from './temporalOnPostgres.js';
+
+export type TemporalTopology = 'dev' | 'postgres';
+
+export function temporalTopology(env: NodeJS.ProcessEnv = process.env): TemporalTopology {
+  const value = env.AUTHCAP_TEMPORAL ?? 'dev';
+  if (value !== 'dev' && value !== 'postgres') throw new Error(`AUTHCAP_TEMPORAL must be "dev" or "postgres", got "${value}"`);
+  return value;
+}
+
+export interface EmbeddedTemporalOptions {
+  topology: TemporalTopology;
+  stateDir: string;
+  port: number;
+  uiPort: number;
+  persistent: boolean;
+  headless?: boolean;
+  metricsPort?: number;
+  uiCodecEndpoint?: string;
+  log: (line: string) => void;
+}
+
+export interface EmbeddedTemporal {
+  address: string;
+  namespace: string;
+  uiUrl: string | null;
+  process: ManagedProcess;
+  /** The production shape only: its database, and restarts for the fault cases. */
+  postgres?: TemporalOnPostgres;
+  stop(): Promise<void>;
+}
+
+export async function startEmbeddedTemporal(options: EmbeddedTemporalOptions): Promise<EmbeddedTemporal> {
+  if (options.topology === 'postgres') {
+    const cluster = await startTemporalOnPostgres({
+      stateDir: options.stateDir, port: options.port, namespace: 'authcap', metricsPort: options.metricsPort, log: options.log,
+      onOutput: logTo(options.stateDir),
+    });
+    return {
+      address: cluster.address, namespace: cluster.namespace, uiUrl: null, postgres: cluster,
+      get process() {
+        return cluster.process;
+      },
+      stop: () => cluster.stop(),
+    };
+  }
+  const dbFile = options.persistent ? join(options.stateDir, 'temporal.db') : undefined;
+  const server = await startTemporalServer({
+    port: options.port, uiPort: options.uiPort, dbFile, headless: options.headless, metricsPort: options.metricsPort,
+    uiCodecEndpoint: options.uiCodecEndpoint, log: options.log,
+  });
+  for (const file of dbFile ? [dbFile, `${dbFile}-wal`, `${dbFile}-shm`] : []) if (existsSync(file)) chmodSync(file, 0o600);
+  return { address: server.address, namespace: server.namespace, uiUrl: server.uiUrl, process: server.process, stop: () => server.stop() };
+}
+
+/** The server's and PostgreSQL's own output: appended to a file in the state dir, not the terminal (a restart keeps earlier lines). */
+function logTo(stateDir: string): (chunk: string) => void {
+  return (chunk) => {
+    try {
+      appendFileSync(join(stateDir, 'temporal.log'), chunk, { mode: 0o600 });
+    } catch {
+      // a full disk must not stop the stack
+    }
+  };
+}
