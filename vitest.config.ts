@@ -44,6 +44,18 @@ export default defineConfig({
           hookTimeout: 300_000,
         },
       },
+      {
+        test: {
+          name: 'postgres',
+          include: ['test/postgres/**/*.test.ts'],
+          // The production shape (npm run test:postgres): the Temporal server on PostgreSQL, two
+          // workers, two APIs; each file its own cluster, one at a time.
+          globalSetup: ['test/faults/summary.ts'],
+          fileParallelism: false,
+          testTimeout: 600_000,
+          hookTimeout: 300_000,
+        },
+      },
     ],
   },
 });

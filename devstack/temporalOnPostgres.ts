@@ -37,8 +37,8 @@ export interface TemporalOnPostgres {
   postgres: Postgres;
   /** Stops the server, then PostgreSQL. */
   stop(): Promise<void>;
-  /** Starts the server again on the same ports and database (the fault suite kills it). */
-  restartServer(): Promise<void>;
+  /** Starts the server again on the same ports and database; `kill`: SIGKILL it first, as a crash would. */
+  restartServer(options?: { kill?: boolean }): Promise<void>;
   restartPostgres(): Promise<void>;
 }
 
@@ -101,7 +101,8 @@ export async function startTemporalOnPostgres(options: TemporalOnPostgresOptions
         await result.process.stop();
         await result.postgres.stop();
       },
-      restartServer: async () => {
+      restartServer: async ({ kill = false } = {}) => {
+        if (kill) result.process.child.kill('SIGKILL');
         await result.process.stop();
         serverProcess = await startServer();
         result.process = serverProcess;

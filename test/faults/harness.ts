@@ -1,6 +1,7 @@
 // The fault suite's world: every part its own OS process on 127.0.0.1, so a case can kill any of
-// them — a Temporal dev server on a SQLite file (restartable), anvil with our token behind a JSON-RPC
-// fault proxy, worker processes and an API process — plus the audit every case ends with.
+// them — a Temporal dev server on a SQLite file, or the Temporal server on PostgreSQL (the postgres
+// suite), anvil with our token behind a JSON-RPC fault proxy, worker processes and API processes —
+// plus the audit every case ends with.
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,7 +12,8 @@ import { AuthcapClient } from '../../client/authcapClient.js';
 import { startAnvil, type Anvil } from '../../devstack/anvil.js';
 import { startApiProcess, startWorkerProcess } from '../../devstack/appProcesses.js';
 import { freePort, type ManagedProcess } from '../../devstack/process.js';
-import { startTemporalServer, type TemporalServer } from '../../devstack/temporalServer.js';
+import { startTemporalServer } from '../../devstack/temporalServer.js';
+import { startTemporalOnPostgres, type TemporalOnPostgres } from '../../devstack/temporalOnPostgres.js';
 import { deployDevToken, devAccounts } from '../../devstack/token.js';
 import { ensureDevCodecKeys } from '../../runtime/codec.js';
 import { loadTemporalSettings } from '../../runtime/temporal.js';
@@ -19,9 +21,19 @@ import { startFaultProxy, type FaultProxy } from './faultProxy.js';
 
 export const FULL = process.env.FAULTS_FULL === '1';
 
+/** The Temporal a world runs: what a case kills and restarts. */
+export interface WorldTemporal {
+  address: string;
+  namespace: string;
+  process: ManagedProcess;
+  stop(): Promise<void>;
+}
+
 export interface World {
   stateDir: string;
-  temporal: TemporalServer;
+  temporal: WorldTemporal;
+  /** The Temporal server on PostgreSQL (postgres suite only). */
+  cluster?: TemporalOnPostgres;
   temporalPort: number;
   anvil: Anvil;
   proxy: FaultProxy;
@@ -30,20 +42,27 @@ export interface World {
   payers: { address: Address; privateKey: Hex }[];
   owner: { address: Address; privateKey: Hex };
   workers: ManagedProcess[];
+  /** The first API process; all of them in apis, their URLs in apiUrls. */
   api?: ManagedProcess;
   apiUrl?: string;
+  apis: ManagedProcess[];
+  apiUrls: string[];
   apiKey?: string;
   client: AuthcapClient;
   publicClient: ReturnType<typeof createPublicClient>;
   testClient: ReturnType<typeof createTestClient>;
   ownerWallet: ReturnType<typeof createWalletClient>;
   startWorker(): Promise<ManagedProcess>;
+  /** SIGKILLs the Temporal server and starts it again on the same database. */
   restartTemporal(): Promise<void>;
+  /** Restarts PostgreSQL under the running Temporal server (postgres suite only). */
+  restartPostgres(): Promise<void>;
+  /** Starts the first API again (after a kill) on its port, or a first one. */
   startApi(): Promise<void>;
   stop(): Promise<void>;
 }
 
-export async function startWorld(options: { workers?: number; api?: boolean; validitySeconds?: number; payers?: number; env?: Record<string, string> } = {}): Promise<World> {
+export async function startWorld(options: { workers?: number; api?: boolean; apis?: number; validitySeconds?: number; payers?: number; env?: Record<string, string>; temporal?: 'dev' | 'postgres' } = {}): Promise<World> {
   const stateDir = mkdtempSync(join(tmpdir(), 'authcap-faults-'));
   const codecKeys = ensureDevCodecKeys(stateDir);
   process.env.AUTHCAP_CODEC_KEYS = codecKeys;
@@ -51,8 +70,11 @@ export async function startWorld(options: { workers?: number; api?: boolean; val
   process.env.AUTHCAP_WEBHOOK_ALLOW_LOOPBACK = '1';
   const temporalPort = await freePort();
   const dbFile = join(stateDir, 'temporal.db');
+  const cluster = options.temporal === 'postgres'
+    ? await startTemporalOnPostgres({ stateDir, port: temporalPort, namespace: 'authcap', log: () => undefined })
+    : undefined;
   const startTemporal = () => startTemporalServer({ port: temporalPort, dbFile, headless: true });
-  let temporal = await startTemporal();
+  let temporal: WorldTemporal = cluster ?? await startTemporal();
   const anvil = await startAnvil({ port: await freePort(), blockTimeSeconds: 0.2 });
   const chain = defineChain({ id: anvil.chainId, name: 'faults', nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 }, rpcUrls: { default: { http: [anvil.rpcUrl] } } });
   const accounts = devAccounts(options.payers ?? 16);
@@ -79,36 +101,54 @@ export async function startWorld(options: { workers?: number; api?: boolean; val
   };
   for (let i = 0; i < (options.workers ?? 1); i += 1) await startWorker();
   const client = await AuthcapClient.connect(loadTemporalSettings({ address: temporal.address, namespace: temporal.namespace }));
+  const startApiAt = async (port: number) => {
+    const keys = ApiKeyStore.open(join(stateDir, 'api-keys.json'), {});
+    world.apiKey ??= keys.create('order-service', 'faults').key;
+    return startApiProcess({ ...env, AUTHCAP_API_PORT: String(port), AUTHCAP_MERCHANT_ADDRESS: accounts.merchant.address });
+  };
   const world: World = {
-    stateDir, temporal, temporalPort, anvil, proxy, tokenAddress, merchant: accounts.merchant, payers: accounts.payers, owner: accounts.tokenOwner,
-    workers, client,
+    stateDir, temporal, cluster, temporalPort, anvil, proxy, tokenAddress, merchant: accounts.merchant, payers: accounts.payers, owner: accounts.tokenOwner,
+    workers, client, apis: [], apiUrls: [],
     publicClient: createPublicClient({ chain, transport, pollingInterval: 100 }) as never,
     testClient: createTestClient({ chain, transport, mode: 'anvil' }) as never,
     ownerWallet: createWalletClient({ chain, transport, account: privateKeyToAccount(accounts.tokenOwner.privateKey) }) as never,
     startWorker,
     async restartTemporal() {
+      if (cluster) {
+        await cluster.restartServer({ kill: true });
+        return;
+      }
       await temporal.process.child.kill('SIGKILL');
       await temporal.process.exited;
       temporal = await startTemporal();
       world.temporal = temporal;
     },
+    async restartPostgres() {
+      if (!cluster) throw new Error('this world runs the dev server: no PostgreSQL to restart');
+      await cluster.restartPostgres();
+    },
     async startApi() {
-      const keys = ApiKeyStore.open(join(stateDir, 'api-keys.json'), {});
-      world.apiKey ??= keys.create('order-service', 'faults').key;
       const port = world.apiUrl ? Number(new URL(world.apiUrl).port) : await freePort();
-      world.api = await startApiProcess({ ...env, AUTHCAP_API_PORT: String(port), AUTHCAP_MERCHANT_ADDRESS: accounts.merchant.address });
+      world.api = await startApiAt(port);
       world.apiUrl = `http://127.0.0.1:${port}`;
+      world.apis[0] = world.api;
+      world.apiUrls[0] = world.apiUrl;
     },
     async stop() {
       await client.close().catch(() => undefined);
-      await world.api?.stop().catch(() => undefined);
+      for (const api of world.apis) await api.stop().catch(() => undefined);
       for (const worker of workers) await worker.stop().catch(() => undefined);
       await proxy.close().catch(() => undefined);
       await anvil.stop().catch(() => undefined);
       await temporal.stop().catch(() => undefined);
     },
   };
-  if (options.api) await world.startApi();
+  if (options.api || (options.apis ?? 0) > 0) await world.startApi();
+  for (let i = 1; i < (options.apis ?? 0); i += 1) {
+    const port = await freePort();
+    world.apis.push(await startApiAt(port));
+    world.apiUrls.push(`http://127.0.0.1:${port}`);
+  }
   return world;
 }
 
