@@ -34,5 +34,5 @@ export function startWorkerProcess(env: Record<string, string>, onOutput?: (chun
 }
 
 export function startApiProcess(env: Record<string, string>, onOutput?: (chunk: string) => void): Promise<ManagedProcess> {
-  return spawnEntry('api', 'client/http/main.ts', 'authcap API listening on', env, onOutput);
+  return spawnEntry('api', 'api/main.ts', 'authcap API listening on', env, onOutput);
 }

@@ -9,7 +9,7 @@ import { privateKeyToAccount } from 'viem/accounts';
 import { DefaultLogger, Runtime, type WorkflowBundleOption } from '@temporalio/worker';
 import { ApiKeyStore, createDevKeys } from '../client/apiKeys.js';
 import { AuthcapClient } from '../client/authcapClient.js';
-import { createApiServer, listen } from '../client/http/server.js';
+import { createApiServer, listen } from '../api/server.js';
 import { codecFromEnv, ensureDevCodecKeys } from '../runtime/codec.js';
 import { startCodecServer } from '../runtime/codecServer.js';
 import { sameLocalUser } from './localPeer.js';

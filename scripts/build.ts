@@ -13,7 +13,7 @@ process.stderr.write('authcap: building dist/ (tsc, workflow bundle)…\n');
 rmSync(buildStamp, { force: true });
 execFileSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', join(root, 'tsconfig.build.json')], { stdio: 'inherit' });
 // The checkout pages' browser code is bundled by the API at start (esbuild): it travels as source.
-cpSync(join(root, 'client/checkout/browser'), join(distDir, 'client/checkout/browser'), { recursive: true });
+cpSync(join(root, 'api/checkout/browser'), join(distDir, 'api/checkout/browser'), { recursive: true });
 const quiet = { trace() {}, debug() {}, info() {}, warn: (m: string) => console.warn(m), error: (m: string) => console.error(m), log() {} };
 const { code } = await bundleWorkflowCode({ workflowsPath: join(distDir, 'workflows/index.js'), logger: quiet as never });
 writeFileSync(join(distDir, 'workflow-bundle.js'), code);

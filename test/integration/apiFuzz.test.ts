@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { ApiKeyStore } from '../../client/apiKeys.js';
 import { AuthcapClient } from '../../client/authcapClient.js';
-import { createApiServer, listen } from '../../client/http/server.js';
+import { createApiServer, listen } from '../../api/server.js';
 import { errorCodes } from '../../domain/errors.js';
 import { loadTemporalSettings } from '../../runtime/temporal.js';
 import { dev, payer, tokenBalance } from '../support/api.js';

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ApiKeyStore } from '../../client/apiKeys.js';
 import { AuthcapClient } from '../../client/authcapClient.js';
-import { createApiServer, listen, type ApiOptions } from '../../client/http/server.js';
+import { createApiServer, listen, type ApiOptions } from '../../api/server.js';
 import { loadTemporalSettings } from '../../runtime/temporal.js';
 import { dev } from './api.js';
 

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
-import { FileIdempotencyStore, canonicalJson, fingerprintOf, legacyFingerprintOf } from '../../client/http/idempotency.js';
+import { FileIdempotencyStore, canonicalJson, fingerprintOf, legacyFingerprintOf } from '../../api/idempotency.js';
 
 const path = '/v1/authorizations';
 

@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { AuthcapError } from '../../domain/errors.js';
 import { parseOrderId, parseStoredOrderId } from '../../client/requests.js';
-import { orderIdSchema } from '../../client/http/schemas.js';
+import { orderIdSchema } from '../../api/schemas.js';
 import { quote, unsearchable } from '../../client/visibilityQuery.js';
 
 const searchable = [

@@ -1,8 +1,8 @@
 // The OpenAPI 3.1 document, generated from the router's routes and the very schemas that check
 // requests (zod's JSON Schema output is OpenAPI 3.1's schema dialect), so it cannot drift.
 import { z } from 'zod';
-import { errorCodes } from '../../domain/errors.js';
-import type { ApiRole } from '../apiKeys.js';
+import { errorCodes } from '../domain/errors.js';
+import type { ApiRole } from '../client/apiKeys.js';
 import { eventSchemas } from './eventRoutes.js';
 import type { Schemas } from './schemas.js';
 

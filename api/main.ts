@@ -6,12 +6,12 @@
 //   default this API's own URL), AUTHCAP_CHECKOUT_SECRET (checkout link secret; default a file
 //   checkout-secret in the state dir), AUTHCAP_MERCHANT_NAME (the name payers see).
 import { join } from 'node:path';
-import { requireCodec } from '../../runtime/codec.js';
-import { loadTemporalSettings } from '../../runtime/temporal.js';
-import { ApiKeyStore } from '../apiKeys.js';
-import { AuthcapClient } from '../authcapClient.js';
+import { requireCodec } from '../runtime/codec.js';
+import { loadTemporalSettings } from '../runtime/temporal.js';
+import { ApiKeyStore } from '../client/apiKeys.js';
+import { AuthcapClient } from '../client/authcapClient.js';
 import { createApiServer, listen } from './server.js';
-import { cpuProfileOnSignal } from '../../runtime/cpuProfiler.js';
+import { cpuProfileOnSignal } from '../runtime/cpuProfiler.js';
 
 cpuProfileOnSignal('api');
 

@@ -1,14 +1,14 @@
 // HTTP API v1: JSON in and out, amounts and uint256 values as decimal strings, errors as
 // {error:{code,message}} with stable codes. The signature is accepted but never returned.
-// Every route but the probes and the payer's checkout pages (their own link token, client/checkout)
+// Every route but the probes and the payer's checkout pages (their own link token, api/checkout)
 // needs an API key; roles decide who may move money.
 import { createServer, type Server } from 'node:http';
-import type { AuthorizationResource } from '../../domain/authorization.js';
-import { AuthcapError } from '../../domain/errors.js';
-import type { ApiKeyStore } from '../apiKeys.js';
-import type { AuthcapClient } from '../authcapClient.js';
-import { metricsText } from '../../runtime/metrics.js';
-import { Checkout, type CheckoutOptions } from '../checkout/routes.js';
+import type { AuthorizationResource } from '../domain/authorization.js';
+import { AuthcapError } from '../domain/errors.js';
+import type { ApiKeyStore } from '../client/apiKeys.js';
+import type { AuthcapClient } from '../client/authcapClient.js';
+import { metricsText } from '../runtime/metrics.js';
+import { Checkout, type CheckoutOptions } from './checkout/routes.js';
 import { recordHttpRequest } from './httpMetrics.js';
 import { FileIdempotencyStore, type IdempotencyStore } from './idempotency.js';
 import { openApiDocument } from './openapi.js';

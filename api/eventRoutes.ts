@@ -1,8 +1,8 @@
 // Events and webhook endpoints over HTTP: order services register endpoints (the signing secret is
 // in the 201 answer only), and read the events feed to catch up after being down.
 import { z } from 'zod';
-import { eventTypes } from '../../domain/events.js';
-import type { AuthcapClient } from '../authcapClient.js';
+import { eventTypes } from '../domain/events.js';
+import type { AuthcapClient } from '../client/authcapClient.js';
 import type { JsonResponse, Router } from './router.js';
 import { orderIdSchema, parseWith } from './schemas.js';
 

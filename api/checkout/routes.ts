@@ -5,9 +5,9 @@
 // (only while stored); nothing on /v1 ever accepts it.
 import type { AuthorizationResource } from '../../domain/authorization.js';
 import { AuthcapError } from '../../domain/errors.js';
-import type { AuthcapClient } from '../authcapClient.js';
-import type { JsonResponse, RouteContext, Router } from '../http/router.js';
-import { parseWith, type Schemas } from '../http/schemas.js';
+import type { AuthcapClient } from '../../client/authcapClient.js';
+import type { JsonResponse, RouteContext, Router } from '../router.js';
+import { parseWith, type Schemas } from '../schemas.js';
 import { buildCheckoutAssets, type CheckoutAssets } from './assets.js';
 import { htmlSecurityHeaders, notFoundHtml, pageHtml } from './html.js';
 import { CheckoutLinks, checkoutSecret } from './linkToken.js';

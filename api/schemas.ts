@@ -2,9 +2,9 @@
 // z.toJSONSchema turns the same schemas into the OpenAPI document, so docs and checks cannot drift.
 import { z } from 'zod';
 import { getAddress, isAddress, zeroAddress } from 'viem';
-import { authorizationStates } from '../../domain/authorization.js';
-import { AuthcapError } from '../../domain/errors.js';
-import { QUOTES_MESSAGE } from '../visibilityQuery.js';
+import { authorizationStates } from '../domain/authorization.js';
+import { AuthcapError } from '../domain/errors.js';
+import { QUOTES_MESSAGE } from '../client/visibilityQuery.js';
 
 const UINT256_LIMIT = 2n ** 256n;
 

@@ -1,6 +1,6 @@
 // HTTP metrics for the API's /metrics: requests by route and status, and their latency.
 import { Counter, Histogram } from 'prom-client';
-import { registry } from '../../runtime/metrics.js';
+import { registry } from '../runtime/metrics.js';
 
 const requests = new Counter({
   name: 'authcap_http_requests_total',

@@ -3,7 +3,7 @@
 // public), never from the raw URL. A key check on the raw URL while the router matched a normalised
 // one let `/./v1/…`, `/%2e/v1/…`, `/x/../v1/…` and absolute-form targets through without a key:
 // such spellings are refused outright.
-import { AuthcapError } from '../../domain/errors.js';
+import { AuthcapError } from '../domain/errors.js';
 
 export interface RequestTarget {
   /** Decoded path segments, e.g. ['v1', 'authorizations', 'auth_…']. */

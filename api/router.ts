@@ -3,11 +3,11 @@
 // client address on public routes), the role, the media type and size, the body by schema,
 // idempotency, then the handler. Nothing reaches Temporal before all that.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { AuthcapError, httpStatusFor } from '../../domain/errors.js';
-import type { ApiRole, Caller } from '../apiKeys.js';
+import { AuthcapError, httpStatusFor } from '../domain/errors.js';
+import type { ApiRole, Caller } from '../client/apiKeys.js';
 import { fingerprintOf, legacyFingerprintOf, type IdempotencyStore } from './idempotency.js';
 import type { RateLimiter } from './rateLimit.js';
-import { createLogger } from '../../runtime/logger.js';
+import { createLogger } from '../runtime/logger.js';
 import { parseRequestTarget, type RequestTarget } from './requestTarget.js';
 
 const logger = createLogger('authcap-api');
