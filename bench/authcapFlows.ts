@@ -29,12 +29,18 @@ export class AuthcapApi {
   /** Answers of 503/429 the bench waited out (Retry-After) and retried, as a real client does. */
   retries = 0;
 
-  constructor(private readonly url: string, private readonly key: string) {}
+  private readonly urls: string[];
+  private turn = 0;
+
+  /** Several API processes (the production shape): calls go to each in turn, as a load balancer sends them. */
+  constructor(url: string | string[], private readonly key: string) {
+    this.urls = [url].flat();
+  }
 
   async call(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<ApiAnswer> {
     const started = performance.now();
     for (let attempt = 1; ; attempt += 1) {
-      const res = await fetch(`${this.url}${path}`, {
+      const res = await fetch(`${this.urls[this.turn++ % this.urls.length]}${path}`, {
         method,
         headers: { 'content-type': 'application/json', authorization: `Bearer ${this.key}`, ...headers },
         body: body === undefined ? undefined : JSON.stringify(body),

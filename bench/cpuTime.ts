@@ -47,7 +47,7 @@ export function cpuMsByThread(pid: number): Map<string, { name: string; ms: numb
  * worker's and API's esbuild helpers belong to them). Processes outside those trees, the bench
  * itself included, are not counted.
  */
-export function cpuMsByTree(roots: Record<string, number | undefined>): Record<string, number> {
+export function cpuMsByTree(roots: Record<string, number | number[] | undefined>): Record<string, number> {
   const stats = new Map<number, Stat>();
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
@@ -57,10 +57,11 @@ export function cpuMsByTree(roots: Record<string, number | undefined>): Record<s
   const children = new Map<number, number[]>();
   for (const [pid, { ppid }] of stats) children.set(ppid, [...(children.get(ppid) ?? []), pid]);
   const out: Record<string, number> = {};
-  for (const [name, root] of Object.entries(roots)) {
-    if (!root || !stats.has(root)) continue;
+  for (const [name, given] of Object.entries(roots)) {
+    const tops = [given ?? []].flat().filter((pid) => stats.has(pid));
+    if (tops.length === 0) continue;
     let ticks = 0;
-    const todo = [root];
+    const todo = [...tops];
     for (let pid = todo.pop(); pid !== undefined; pid = todo.pop()) {
       ticks += stats.get(pid)?.ticks ?? 0;
       todo.push(...(children.get(pid) ?? []));

@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../devstack/process.js';
-import { startBenchStack } from './benchStack.js';
+import { stackPids, startBenchStack } from './benchStack.js';
 import { cpuMsByThread } from './cpuTime.js';
 import { AuthcapApi } from './authcapFlows.js';
 import { UsageSampler } from './processUsage.js';
@@ -29,7 +29,7 @@ try {
   const payer = (i: number) => dev.payers[i % dev.payers.length]!;
   await pool(Array.from({ length: 20 }, (_, i) => i), 10, (i) => api.lifecycle(payer(i), 'warm-up'));
   const workerPid = stack.processes.worker!.child.pid!;
-  const sampler = new UsageSampler({ worker: workerPid, api: stack.processes.api?.child.pid, temporal: stack.processes.temporal?.child.pid, anvil: stack.processes.anvil?.child.pid });
+  const sampler = new UsageSampler(stackPids(stack));
   const metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
   const serverBefore = await scrapeServerCounters(metricsUrl, dev.temporalNamespace);
   const threadsBefore = cpuMsByThread(workerPid);

@@ -12,8 +12,9 @@ import { createPublicClient, createTestClient, http, parseEther, type Hex } from
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { freePort } from '../devstack/process.js';
 import type { Stack } from '../devstack/stack.js';
-import { startBenchStack } from './benchStack.js';
+import { stackPids, startBenchStack } from './benchStack.js';
 import { sqlitePragmas } from '../devstack/temporalServer.js';
+import { HISTORY_SHARDS, TEMPORAL_SERVER_VERSION } from '../devstack/temporalOnPostgres.js';
 import { processCommand } from '../devstack/build.js';
 import { tokenAbi } from '../domain/tokenAbi.js';
 import { AuthcapApi, type Payer } from './authcapFlows.js';
@@ -86,12 +87,9 @@ async function main(): Promise<number> {
 async function run(stack: Stack, temporalMetricsUrl: string): Promise<BenchResults> {
   const dev = stack.devJson;
   const metricsUrl = `http://127.0.0.1:${process.env.AUTHCAP_WORKER_METRICS_PORT}/metrics`;
-  const sampler = new UsageSampler({
-    worker: stack.processes.worker?.child.pid, api: stack.processes.api?.child.pid,
-    temporal: stack.processes.temporal?.child.pid, anvil: stack.processes.anvil?.child.pid,
-  });
+  const sampler = new UsageSampler(stackPids(stack));
   const chain = createPublicClient({ transport: http(dev.rpcUrl) });
-  const api = new AuthcapApi(dev.apiUrl, dev.apiKey);
+  const api = new AuthcapApi(dev.apiUrls, dev.apiKey);
   const payers: Payer[] = dev.payers;
   const payerAt = (i: number) => payers[i % payers.length]!;
   const fromBlock = await chain.getBlockNumber();
@@ -256,7 +254,10 @@ async function run(stack: Stack, temporalMetricsUrl: string): Promise<BenchResul
   const results: Omit<BenchResults, 'targets' | 'keys'> = {
     version: 1, mode: quick ? 'quick' : 'full', startedAt: startedAt.toISOString(), durationSeconds: Math.round((performance.now() - started) / 1000),
     command: `npm run bench${quick ? ' -- --quick' : ''}`, machine: machine(),
-    configuration: `npm start defaults: Temporal dev server on its SQLite file (pragmas: ${sqlitePragmas().join(', ') || 'SQLite defaults'}), worker and API ${processCommand('worker/main.ts').built ? 'from the compiled build (dist/)' : 'from source (tsx): the build was stale'}, anvil 0.2 s blocks, 1 confirmation, worker and API processes, watcher on (periodic per-authorization checks off), API capture wait 15 s, payload codec on, callers waiting with GET ?wait=30 after a 202`,
+    temporalTopology: dev.temporalTopology,
+    configuration: `npm start defaults${dev.temporalTopology === 'postgres'
+      ? ` on the production shape (AUTHCAP_TEMPORAL=postgres): the Temporal server ${TEMPORAL_SERVER_VERSION} on PostgreSQL, ${HISTORY_SHARDS} history shards, SQL visibility, ${stack.processes.workers?.length} worker and ${stack.processes.apis?.length} API processes (calls spread over the APIs)`
+      : `: Temporal dev server on its SQLite file (pragmas: ${sqlitePragmas().join(', ') || 'SQLite defaults'}), worker and API processes`}, worker and API ${processCommand('worker/main.ts').built ? 'from the compiled build (dist/)' : 'from source (tsx): the build was stale'}, anvil 0.2 s blocks, 1 confirmation, watcher on (periodic per-authorization checks off), API capture wait 15 s, payload codec on, callers waiting with GET ?wait=30 after a 202`,
     latency: {
       baselineA: aLatency, baselineB: bLatency, authcap: cLatency,
       ratioToA: {

@@ -21,7 +21,8 @@ export class UsageSampler {
   private cpuAtStart: Record<string, number> = {};
   private startedAt = 0;
 
-  constructor(private readonly pids: Record<string, number | undefined>) {}
+  /** Each name's process, or several summed (two workers, the Temporal server and its PostgreSQL). */
+  constructor(private readonly pids: Record<string, number | number[] | undefined>) {}
 
   start(intervalMs = 1_000): void {
     this.rss.clear();
@@ -49,10 +50,11 @@ export class UsageSampler {
   }
 
   private async sample(): Promise<void> {
-    await Promise.all(Object.entries(this.pids).map(async ([name, pid]) => {
-      if (!pid) return;
-      const stat = await pidusage(pid).catch(() => undefined);
-      if (stat) this.rss.set(name, [...(this.rss.get(name) ?? []), stat.memory]);
+    await Promise.all(Object.entries(this.pids).map(async ([name, given]) => {
+      const pids = [given ?? []].flat();
+      if (pids.length === 0) return;
+      const stats = await Promise.all(pids.map((pid) => pidusage(pid).catch(() => undefined)));
+      if (stats.every(Boolean)) this.rss.set(name, [...(this.rss.get(name) ?? []), stats.reduce((sum, s) => sum + s!.memory, 0)]);
     }));
   }
 }

@@ -172,11 +172,13 @@ export async function chartOf(r: BenchResults): Promise<string> {
 export async function writeResults(r: BenchResults): Promise<string[]> {
   mkdirSync(dir, { recursive: true });
   const stamp = r.startedAt.replace(/[:.]/g, '-');
+  // Runs on the production shape are kept beside the dev server's, not over them.
+  const kind = r.temporalTopology === 'postgres' ? `${r.mode}-postgres` : r.mode;
   const files: [string, string][] = [
-    [`${r.mode}-${stamp}.json`, `${JSON.stringify(r, null, 2)}\n`],
-    [`latest-${r.mode}.json`, `${JSON.stringify(r, null, 2)}\n`],
-    [`latest-${r.mode}.md`, markdownOf(r)],
-    [`latest-${r.mode}.svg`, await chartOf(r)],
+    [`${kind}-${stamp}.json`, `${JSON.stringify(r, null, 2)}\n`],
+    [`latest-${kind}.json`, `${JSON.stringify(r, null, 2)}\n`],
+    [`latest-${kind}.md`, markdownOf(r)],
+    [`latest-${kind}.svg`, await chartOf(r)],
   ];
   for (const [name, text] of files) writeFileSync(`${dir}${name}`, text);
   return files.map(([name]) => `bench/results/${name}`);

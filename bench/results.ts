@@ -47,6 +47,8 @@ export interface BenchResults {
   durationSeconds: number;
   command: string;
   machine: { cpus: number; model: string; memoryGb: number; node: string; platform: string };
+  /** Which Temporal the run used: the dev server, the Temporal server on PostgreSQL, or an external cluster. */
+  temporalTopology?: string;
   configuration: string;
   latency: {
     baselineA: { preconfirmed: Distribution; captured: Distribution };

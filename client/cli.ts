@@ -7,6 +7,7 @@
 //   authcap keys create --role order-service|operator [--label L] | keys list | keys revoke <key id>
 //   authcap events [--after ID] [--type T] [--order ID] [--limit N] [--follow]
 //   authcap webhooks create --url URL [--events a,b|*] [--label L] | webhooks list | webhooks delete <id>
+//   authcap temporal-setup [--retention-days N]
 // Connects with the same settings as the worker (TEMPORAL_ADDRESS, namespace, TLS, API key, and
 // AUTHCAP_CODEC_KEYS to read the encrypted payloads); `keys` works on the key file alone.
 import { existsSync } from 'node:fs';
@@ -19,6 +20,7 @@ import { requireCodec } from '../runtime/codec.js';
 import { apiRoles, ApiKeyStore, type ApiRole } from './apiKeys.js';
 import { AuthcapClient, type AuthorizationSummary } from './authcapClient.js';
 import { eventsCommand, webhooksCommand } from './cliEvents.js';
+import { temporalSetupCommand } from './cliSetup.js';
 
 const usage = `usage:
   authcap get <id | --order ID> [--wait SECONDS [--state STATE]] [--json]
@@ -32,7 +34,8 @@ const usage = `usage:
   authcap events [--after EVENT_ID] [--type TYPE] [--order ID] [--limit N] [--follow] [--json]
   authcap webhooks create --url URL [--events TYPE,TYPE|*] [--label TEXT] [--json]
   authcap webhooks list [--json]
-  authcap webhooks delete <endpoint id>`;
+  authcap webhooks delete <endpoint id>
+  authcap temporal-setup [--retention-days N] [--json]   (a new cluster: the namespace and search attributes)`;
 
 type Out = (line: string) => void;
 
@@ -102,7 +105,7 @@ export async function main(argv: string[], out: Out = console.log, err: Out = co
         'page-token': { type: 'string' }, reason: { type: 'string' }, by: { type: 'string' }, role: { type: 'string' },
         label: { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' },
         after: { type: 'string' }, type: { type: 'string' }, follow: { type: 'boolean' }, url: { type: 'string' }, events: { type: 'string' },
-        wait: { type: 'string' },
+        wait: { type: 'string' }, 'retention-days': { type: 'string' },
       },
     });
   } catch (e) {
@@ -117,6 +120,7 @@ export async function main(argv: string[], out: Out = console.log, err: Out = co
   }
   try {
     if (command === 'keys') return keysCommand(values, positionals, out);
+    if (command === 'temporal-setup') return await temporalSetupCommand(values, out);
     if (!['get', 'list', 'history', 'void', 'capture', 'events', 'webhooks'].includes(command)) {
       err(`unknown command ${command}\n${usage}`);
       return 2;

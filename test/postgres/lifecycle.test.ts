@@ -106,6 +106,19 @@ describe('the lifecycle on the Temporal server with PostgreSQL', () => {
     expect(history.stdout).toMatch(/captured/);
   });
 
+  it('temporal-setup finds the namespace and search attributes the stack registered, and changes nothing', async () => {
+    const env = { ...process.env, TEMPORAL_ADDRESS: world.temporal.address, TEMPORAL_NAMESPACE: world.temporal.namespace };
+    const { stdout } = await run(process.execPath, ['bin/authcap.mjs', 'temporal-setup', '--json'], { env, timeout: 60_000 });
+    expect(JSON.parse(stdout)).toEqual({ namespace: 'authcap', namespaceCreated: false, searchAttributesAdded: [] });
+    // A namespace that does not exist yet is registered, with its attributes, ready to use.
+    const fresh = `authcap-setup-${process.pid}`;
+    const made = await run(process.execPath, ['bin/authcap.mjs', 'temporal-setup', '--json', '--retention-days', '3'], { env: { ...env, TEMPORAL_NAMESPACE: fresh }, timeout: 120_000 });
+    expect(JSON.parse(made.stdout)).toMatchObject({ namespace: fresh, namespaceCreated: true, searchAttributesAdded: expect.arrayContaining(['OrderId', 'AuthorizationState', 'EventTypes']) });
+    const bad = await run(process.execPath, ['bin/authcap.mjs', 'temporal-setup', '--retention-days', 'soon'], { env, timeout: 30_000 }).catch((e) => e);
+    expect(bad.code).not.toBe(0);
+    expect(bad.stdout).toContain('error validation_error: --retention-days');
+  });
+
   it('ends with the audit: nothing lost, nothing twice, nothing stuck, no nonce gap', async () => {
     const result = await audit(world, ids, { caseName: 'postgres lifecycle', merchantTxBefore: before });
     expect(result.details.filter((d) => !d.startsWith('note:'))).toEqual([]);
