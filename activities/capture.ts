@@ -1,5 +1,5 @@
 // Submitting a capture and following it into a block and to the confirmation depth.
-import { encodeFunctionData, type Address, type Hex, type TransactionReceipt } from 'viem';
+import { encodeFunctionData, type Hex, type TransactionReceipt } from 'viem';
 import type { CaptureConfirmation, CaptureInclusion, CaptureRequest, PrepareResult } from '../domain/activityContract.js';
 import { tokenAbi } from '../domain/tokenAbi.js';
 import type { ChainContext } from './chainContext.js';

@@ -1,5 +1,4 @@
 import type { Hex } from 'viem';
-import { sameAddress } from '../domain/address.js';
 import type { AuthorizationMessage, AuthorizationPrimaryType, TokenDomain } from '../domain/eip3009.js';
 import type { SignatureCheck } from '../domain/facts.js';
 import type { ChainContext } from './chainContext.js';

@@ -42,7 +42,9 @@ export function selfTimes(file: string): { wallMs: number; frames: { callFrame: 
   const profile = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;
   const nodes = new Map(profile.nodes.map((node) => [node.id, node]));
   const selfMs = new Map<number, number>();
-  profile.samples.forEach((id, i) => selfMs.set(id, (selfMs.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0) / 1000));
+  profile.samples.forEach((id, i) => {
+    selfMs.set(id, (selfMs.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0) / 1000);
+  });
   const frames = [...selfMs].map(([id, ms]) => ({ callFrame: nodes.get(id)!.callFrame, ms })).filter((f) => f.callFrame.functionName !== '(idle)');
   return { wallMs: (profile.endTime - profile.startTime) / 1000, frames };
 }

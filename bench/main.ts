@@ -282,7 +282,10 @@ async function costPerLifecycle(dev: Stack['devJson'], usage: UsageByProcess, id
   await sleep(6_000);
   const temporal = await temporalPerLifecycle({
     address: dev.temporalAddress, namespace: dev.temporalNamespace, sampledIds: spread(ids, 30), lifecycles: ids.length, window: { ...window, endMs: window.endMs + 6_000 },
-  }).catch((err: Error) => (process.stderr.write(`bench: reading histories failed: ${err.message}\n`), null));
+  }).catch((err: Error) => {
+    process.stderr.write(`bench: reading histories failed: ${err.message}\n`);
+    return null;
+  });
   const cpuMsTotal = round(Object.values(cpuMs).reduce((a, b) => a + b, 0));
   p.done(`per lifecycle: ${cpuMsTotal} CPU ms (${Object.entries(cpuMs).map(([k, v]) => `${k} ${v}`).join(', ')})${temporal ? `, ${temporal.total.workflowTasks} workflow tasks, ${temporal.total.historyEvents} events, ${temporal.total.actions} actions` : ''}`);
   return { cpuMs, cpuMsTotal, temporal };

@@ -95,6 +95,7 @@ function keysCommand(values: Record<string, string | boolean | undefined>, posit
 }
 
 export async function main(argv: string[], out: Out = console.log, err: Out = console.error): Promise<number> {
+  // biome-ignore lint/suspicious/noImplicitAnyLet: parseArgs' result type follows the options literal below
   let parsed;
   try {
     parsed = parseArgs({

@@ -89,7 +89,9 @@ async function scan(temporal: Client, request: FeedRequest): Promise<EventPage> 
   const settled = Date.now() - SETTLE_MS;
   const start = cursor ? Date.parse(cursor.recordedAt) : Date.now() - RETENTION_DAYS * 86_400_000;
   const events = new Map<string, RecordedEvent>();
-  const keep = (found: RecordedEvent[]) => found.filter(wanted).forEach((e) => events.set(e.id, e));
+  const keep = (found: RecordedEvent[]) => {
+    for (const e of found.filter(wanted)) events.set(e.id, e);
+  };
   // Streams that began before the cursor and have recorded something since: every one may hold the
   // next event, so all are read (as many as authorizations open across the cursor's moment).
   if (cursor) keep((await streams(temporal, [...clauses, `EventsStartedAt < ${quote(iso(start))}`, `EventsUpdatedAt >= ${quote(iso(start))}`], Infinity))!);

@@ -12,6 +12,7 @@
 // A lone UTF-16 surrogate cannot cross gRPC as UTF-8 at all. Everything else (backticks, `%`, `_`
 // under `=`, any well-formed non-ASCII text) reaches every store unchanged.
 
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are exactly what this refuses
 const UNSEARCHABLE = /['"\\\x00-\x1F\x7F]/;
 // With the u flag a surrogate pair is one code point, so this matches lone halves only.
 const LONE_SURROGATE = /[\uD800-\uDFFF]/u;

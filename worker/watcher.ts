@@ -5,7 +5,7 @@
 // delivered twice changes nothing, and one never delivered is still found by their own checks.
 import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { Client } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import { createPublicClient, webSocket, type Address, type Chain, type PublicClient, type Transport } from 'viem';
 import { AuthorizationNonceAttribute, AuthorizationStateAttribute, PayerAttribute } from '../domain/searchAttributes.js';
 import { nonceSearchKey } from '../activities/nonceKey.js';

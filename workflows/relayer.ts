@@ -76,7 +76,7 @@ export async function merchantRelayerWorkflow(state: RelayerState = { accountNon
     // from an older chain (a reset dev chain, another tool using the key) never leaves a gap.
     if (accountNonce === null || inflight.length === 0) accountNonce = await relayer.relayerAccountNonce({ sender });
     const batch = queue.splice(0, BATCH_SIZE);
-    let outcome;
+    let outcome: Awaited<ReturnType<typeof relayer.broadcastBatch>>;
     try {
       outcome = await relayer.broadcastBatch({ startNonce: accountNonce, items: batch, sentAt: Date.now(), sender });
     } catch (err) {

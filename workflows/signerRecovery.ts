@@ -7,6 +7,7 @@
 type Recovery = typeof import('../domain/signatureRecovery.js');
 
 let recovery: Recovery | undefined;
+// biome-ignore lint/correctness/noUnusedVariables: read by ??= below, so the module is imported once
 let loading: Promise<void> | undefined;
 
 /** Starts loading the recovery (the same bundle: it is evaluated, not fetched; ready a few microtasks later). */

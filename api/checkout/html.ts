@@ -12,7 +12,7 @@ export const htmlSecurityHeaders: Record<string, string> = {
   'cross-origin-opener-policy': 'same-origin',
 };
 
-const escape = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 export interface PageAssets {
   script: string;
@@ -22,17 +22,17 @@ export interface PageAssets {
 
 /** The document head both pages share; only the checkout pages load the script. */
 function head(title: string, assets: Omit<PageAssets, 'script'> & { script?: string }, base: string): string {
-  const up = `${escape(base)}/`;
-  const script = assets.script ? `\n<script type="module" src="${up}checkout-assets/${escape(assets.script)}"></script>` : '';
+  const up = `${escapeHtml(base)}/`;
+  const script = assets.script ? `\n<script type="module" src="${up}checkout-assets/${escapeHtml(assets.script)}"></script>` : '';
   return `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="robots" content="noindex">
-<title>${escape(title)}</title>
-<link rel="icon" href="${up}checkout-assets/${escape(assets.icon)}">
-<link rel="stylesheet" href="${up}checkout-assets/${escape(assets.style)}">${script}
+<title>${escapeHtml(title)}</title>
+<link rel="icon" href="${up}checkout-assets/${escapeHtml(assets.icon)}">
+<link rel="stylesheet" href="${up}checkout-assets/${escapeHtml(assets.style)}">${script}
 </head>`;
 }
 

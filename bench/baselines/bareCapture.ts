@@ -65,7 +65,7 @@ export function createBareBaseline(setup: BareSetup): BareBaseline {
       address: setup.tokenAddress, abi: tokenAbi, functionName: 'receiveWithAuthorization',
       args: [message.from, message.to, message.value, message.validAfter, message.validBefore, message.nonce, v, r, s],
     });
-    let receipt;
+    let receipt: Awaited<ReturnType<typeof publicClient.getTransactionReceipt>> | undefined;
     while (!(receipt = await publicClient.getTransactionReceipt({ hash }).catch(() => undefined))) await sleep(POLL_MS);
     if (receipt.status !== 'success') throw new Error(`baseline capture ${hash} reverted`);
     const preconfirmedMs = performance.now() - started;

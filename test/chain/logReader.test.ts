@@ -227,7 +227,9 @@ describe('after many more blocks', () => {
       expect(calls[0]).toEqual({ r: [0n, t6.blockNumber], rejected: true });
       const accepted = calls.filter((call) => !call.rejected).map((call) => call.r).sort((a, b) => Number(a[0] - b[0]));
       expect(accepted.every(([a, b]) => b - a <= limit)).toBe(true);
-      accepted.forEach(([a], i) => expect(a).toBe(i === 0 ? 0n : accepted[i - 1]![1] + 1n));
+      accepted.forEach(([a], i) => {
+        expect(a).toBe(i === 0 ? 0n : accepted[i - 1]![1] + 1n);
+      });
       expect(accepted.at(-1)![1]).toBe(t6.blockNumber);
       const seen = new Set(calls.map((call) => call.r.join('-')));
       for (const { r: [a, b] } of calls.filter((call) => call.rejected)) {

@@ -66,7 +66,10 @@ describe('a flood of refused signatures', () => {
     const retryLater = answers.filter((a) => (a.status === 503 || a.code === 'rate_limited') && Number(a.retryAfter) > 0);
     expect(chainChecked.length).toBeLessThanOrEqual(FREE_FAILURES + 25);
     expect(retryLater.length).toBeLessThanOrEqual(25);
-    const seen = JSON.stringify(answers.reduce<Record<string, number>>((m, a) => ({ ...m, [`${a.status} ${a.code}`]: (m[`${a.status} ${a.code}`] ?? 0) + 1 }), {}));
+    const seen = JSON.stringify(answers.reduce<Record<string, number>>((m, a) => {
+      m[`${a.status} ${a.code}`] = (m[`${a.status} ${a.code}`] ?? 0) + 1;
+      return m;
+    }, {}));
     expect(chainChecked.length + refused.length + busy.length + retryLater.length, seen).toBe(1_000);
     expect(refused.length).toBeGreaterThan(900);
     expect(refused.every((a) => a.status === 429 && Number(a.retryAfter) > 0)).toBe(true);

@@ -10,7 +10,7 @@ import { verifyWebhook } from '../../client/authcapClient.js';
 import { assertWebhookUrlAllowed } from '../../client/webhookEndpoints.js';
 import type { RecordedEvent, WebhookEndpointRecord } from '../../domain/events.js';
 import type { Resolver, WebhookAddressPolicy } from '../../runtime/webhookAddressPolicy.js';
-import { api, dev } from '../support/api.js';
+import { api, } from '../support/api.js';
 import { startReceiver, type Receiver } from '../support/webhookReceiver.js';
 import { startOwnApi, type OwnApi } from '../support/ownApi.js';
 

@@ -13,7 +13,9 @@ function controlled() {
     calls += 1;
     return new Promise<string>((resolve) => pending.push(() => resolve(value)));
   };
-  return { scan, finishAll: () => pending.splice(0).forEach((f) => f()), calls: () => calls, pending: () => pending.length };
+  return { scan, finishAll: () => {
+    for (const f of pending.splice(0)) f();
+  }, calls: () => calls, pending: () => pending.length };
 }
 
 const codeOf = (err: unknown) => (err instanceof AuthcapError ? err.code : String(err));

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { chainConfigFromEnv } from '../../worker/config.js';
 import { workflowCacheSize } from '../../worker/createWorker.js';
 
-const base = { RPC_URL: 'http://127.0.0.1:1', TOKEN_ADDRESS: '0x' + '11'.repeat(20), MERCHANT_PRIVATE_KEY: '0x' + '22'.repeat(32) };
+const base = { RPC_URL: 'http://127.0.0.1:1', TOKEN_ADDRESS: `0x${'11'.repeat(20)}`, MERCHANT_PRIVATE_KEY: `0x${'22'.repeat(32)}` };
 
 describe('worker settings', () => {
   it('periodic re-reads are off by default, on at 15 s when the watcher is off, and settable', () => {

@@ -116,19 +116,32 @@ class Flow {
 
   private show(): void {
     const s = this.session;
-    if (this.problem) return this.paint(this.problem, 'problem');
+    if (this.problem) {
+      this.paint(this.problem, 'problem');
+      return;
+    }
     if (!s) return;
     const payload = this.spec.payload(s);
-    if (!payload) return this.paint(this.spec.settled(s, this.link), `settled:${s.state}:${s.updatedAt}`);
+    if (!payload) {
+      this.paint(this.spec.settled(s, this.link), `settled:${s.state}:${s.updatedAt}`);
+      return;
+    }
     const secondsLeft = Number(s.validBefore) - this.now();
-    if (s.validBefore && secondsLeft <= 0) return this.paint(this.spec.expired(s), 'expired');
+    if (s.validBefore && secondsLeft <= 0) {
+      this.paint(this.spec.expired(s), 'expired');
+      return;
+    }
     if (!injectedWallet()) {
-      return this.paint({
+      this.paint({
         view: 'no-wallet', tone: 'warning', title: 'No wallet found',
         body: ['Open this page in a browser with an Ethereum wallet (a browser extension or a wallet app’s browser), then reload it.'],
       }, 'no-wallet', true);
+      return;
     }
-    if (this.walletStatus) return this.paint(this.walletStatus, `wallet:${this.walletStatus.view}`, true);
+    if (this.walletStatus) {
+      this.paint(this.walletStatus, `wallet:${this.walletStatus.view}`, true);
+      return;
+    }
     this.paint({
       view: 'ready', tone: 'info', title: this.spec.words.ready,
       body: [para('Use the wallet that holds ', addr(s.payer), `. ${this.spec.words.remaining(formatRemaining(secondsLeft))}`)],
