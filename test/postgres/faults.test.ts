@@ -32,15 +32,20 @@ describe('faults on the Temporal server with PostgreSQL, two workers, two APIs',
     expect(result).toMatchObject({ lost: 0, capturedTwice: 0, stuck: 0, nonceGaps: 0 });
   };
 
-  it(`a worker SIGKILLed mid-capture: the other worker finishes all ${CAPTURES}`, async () => {
+  /** CAPTURES stored authorizations captured at once, the fault a moment into it, then settled and audited. */
+  const capturesAcross = async (caseName: string, fault: () => Promise<void>) => {
     const batch: string[] = [];
     for (let i = 0; i < CAPTURES; i += 1) batch.push(await createStored(world, i));
     ids.push(...batch);
     const captures = batch.map((id) => captureInBackground(world, id));
     await sleep(300);
-    await kill(world.workers.shift()!);
+    await fault();
     await Promise.all(captures);
-    await settleAndAudit('pg worker killed', batch);
+    await settleAndAudit(caseName, batch);
+  };
+
+  it(`a worker SIGKILLed mid-capture: the other worker finishes all ${CAPTURES}`, async () => {
+    await capturesAcross('pg worker killed', () => kill(world.workers.shift()!));
     // Back to two workers for the next cases.
     world.workers.push(await world.startWorker());
   });
@@ -61,24 +66,10 @@ describe('faults on the Temporal server with PostgreSQL, two workers, two APIs',
   });
 
   it('the Temporal server killed and restarted mid-capture', async () => {
-    const batch: string[] = [];
-    for (let i = 0; i < CAPTURES; i += 1) batch.push(await createStored(world, i));
-    ids.push(...batch);
-    const captures = batch.map((id) => captureInBackground(world, id));
-    await sleep(500);
-    await world.restartTemporal();
-    await Promise.all(captures);
-    await settleAndAudit('pg temporal restarted', batch);
+    await capturesAcross('pg temporal restarted', () => world.restartTemporal());
   });
 
   it('PostgreSQL restarted under the running server mid-capture', async () => {
-    const batch: string[] = [];
-    for (let i = 0; i < CAPTURES; i += 1) batch.push(await createStored(world, i));
-    ids.push(...batch);
-    const captures = batch.map((id) => captureInBackground(world, id));
-    await sleep(500);
-    await world.restartPostgres();
-    await Promise.all(captures);
-    await settleAndAudit('pg postgres restarted', batch);
+    await capturesAcross('pg postgres restarted', () => world.restartPostgres());
   });
 });
