@@ -4,7 +4,8 @@
 import { appendFileSync, chmodSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ManagedProcess } from './process.js';
-import { startTemporalServer } from './temporalServer.js';
+import { publicCodecEndpoint, startTemporalServer } from './temporalServer.js';
+import { startTemporalUi } from './temporalUi.js';
 import { startTemporalOnPostgres, type TemporalOnPostgres } from './temporalOnPostgres.js';
 
 export type TemporalTopology = 'dev' | 'postgres';
@@ -34,6 +35,8 @@ export interface EmbeddedTemporal {
   process: ManagedProcess;
   /** The production shape only: its database, and restarts for the fault cases. */
   postgres?: TemporalOnPostgres;
+  /** The production shape's Web UI process (the dev server's is inside it). */
+  ui?: ManagedProcess;
   stop(): Promise<void>;
 }
 
@@ -43,12 +46,22 @@ export async function startEmbeddedTemporal(options: EmbeddedTemporalOptions): P
       stateDir: options.stateDir, port: options.port, namespace: 'authcap', metricsPort: options.metricsPort, log: options.log,
       onOutput: logTo(options.stateDir),
     });
+    const ui = options.headless ? undefined : await startTemporalUi({
+      stateDir: options.stateDir, temporalAddress: cluster.address, port: options.uiPort, namespace: cluster.namespace,
+      codecEndpoint: options.uiCodecEndpoint && publicCodecEndpoint(options.uiCodecEndpoint), log: options.log, onOutput: logTo(options.stateDir),
+    }).catch(async (err) => {
+      await cluster.stop();
+      throw err;
+    });
     return {
-      address: cluster.address, namespace: cluster.namespace, uiUrl: null, postgres: cluster,
+      address: cluster.address, namespace: cluster.namespace, uiUrl: ui?.url ?? null, postgres: cluster, ui: ui?.process,
       get process() {
         return cluster.process;
       },
-      stop: () => cluster.stop(),
+      stop: async () => {
+        await ui?.process.stop();
+        await cluster.stop();
+      },
     };
   }
   const dbFile = options.persistent ? join(options.stateDir, 'temporal.db') : undefined;

@@ -40,7 +40,7 @@ const { devJson } = stack;
 console.log(`
 authcap is up.
   API          ${devJson.apiUrls.join(', ')}            (try: curl ${devJson.apiUrl}/healthz)
-  Temporal UI  ${devJson.temporalUiUrl ?? (devJson.temporalTopology === 'postgres' ? '(none: the server on PostgreSQL has no UI; use npx authcap and temporal --address)' : '(external cluster)')}
+  Temporal UI  ${devJson.temporalUiUrl ?? '(external cluster)'}
   Temporal     ${devJson.temporalAddress} namespace ${devJson.temporalNamespace}
   Chain        ${devJson.rpcUrl} (chain id ${devJson.chainId}${externalChain ? '' : ', anvil'}), token ${devJson.tokenAddress}
   Merchant     ${devJson.merchantAddress}
@@ -53,5 +53,5 @@ authcap is up.
 Ctrl-C stops everything.`);
 
 const supervisor = supervise({ stop: () => stack.stop() });
-const { workers = [], apis = [], temporal, anvil } = stack.processes;
-for (const proc of [...workers, ...apis, temporal, anvil, stack.temporalCluster?.postgres.process]) if (proc) supervisor.watch(proc);
+const { workers = [], apis = [], temporal, temporalUi, anvil } = stack.processes;
+for (const proc of [...workers, ...apis, temporal, temporalUi, anvil, stack.temporalCluster?.postgres.process]) if (proc) supervisor.watch(proc);

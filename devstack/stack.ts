@@ -108,6 +108,8 @@ export interface StackProcesses {
   workers?: ManagedProcess[];
   apis?: ManagedProcess[];
   temporal?: ManagedProcess;
+  /** The Web UI's own process (the production shape; the dev server serves its UI itself). */
+  temporalUi?: ManagedProcess;
   anvil?: ManagedProcess;
 }
 
@@ -170,6 +172,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       });
       stops.push(() => server.stop());
       temporalCluster = server.postgres;
+      if (server.ui) processes.temporalUi = server.ui;
       Object.defineProperty(processes, 'temporal', { enumerable: true, get: () => server.process });
       temporal = loadTemporalSettings({ address: server.address, namespace: server.namespace });
       temporalUiUrl = server.uiUrl;
