@@ -67,7 +67,23 @@ function command(bin: string, args: string[], user: ReturnType<typeof runAs>): {
   return { command: 'setpriv', args: ['--reuid', String(user.uid), '--regid', String(user.gid), '--init-groups', '--', bin, ...args] };
 }
 
+/**
+ * Debian's postgresql where it is missing, as .ci/run installs Chromium: only as root with apt-get at
+ * hand (a plain user is told what to install instead). Its own cluster (15/main) is left alone.
+ */
+function installPostgres(log: (line: string) => void): void {
+  if (process.getuid?.() !== 0) return;
+  try {
+    execFileSync('sh', ['-c', 'command -v apt-get'], { stdio: 'ignore' });
+  } catch {
+    return;
+  }
+  log("authcap: PostgreSQL is missing: installing Debian's postgresql package (apt-get), once…");
+  execFileSync('sh', ['-c', 'apt-get update -qq && apt-get install -y -qq postgresql'], { stdio: ['ignore', 'ignore', 'inherit'], env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
+}
+
 export async function startPostgres(options: PostgresOptions): Promise<Postgres> {
+  if (!postgresBinDir()) installPostgres(options.log);
   const binDir = postgresBinDir();
   if (!binDir) {
     throw new Error("PostgreSQL is not installed: install Debian's postgresql package (apt-get install postgresql; .ci/run does it), or set AUTHCAP_POSTGRES_BIN to its bin folder");
