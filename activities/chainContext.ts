@@ -122,7 +122,7 @@ export async function createChainContext(config: ChainConfig): Promise<ChainCont
     confirmations: config.confirmations,
     pollingIntervalMs,
     logs: new LogReader(publicClient),
-    heads: new HeadFeed(chain, config.wsUrl),
+    heads: new HeadFeed(chain, config.wsUrl, pollingIntervalMs),
     feesPerGas,
     rpcMetrics,
     reconcileIntervalSeconds: config.reconcileIntervalSeconds ?? 0,

@@ -1,7 +1,10 @@
-import type { Hex } from 'viem';
+import { recoverTypedDataAddress, type Hex } from 'viem';
+import { sameAddress } from '../domain/address.js';
 import { authorizationMessageValues, authorizationTypes, type AuthorizationMessage, type AuthorizationPrimaryType, type TokenDomain } from '../domain/eip3009.js';
 import type { SignatureCheck } from '../domain/facts.js';
+import { isEcdsaSignature } from '../domain/signature.js';
 import type { ChainContext } from './chainContext.js';
+import { tokenChecksContractWalletSignatures } from './tokenFeatures.js';
 
 export function createVerifyActivity(ctx: ChainContext) {
   /**
@@ -14,29 +17,51 @@ export function createVerifyActivity(ctx: ChainContext) {
     authorization: AuthorizationMessage;
     signature: Hex;
   }): Promise<SignatureCheck> {
+    const typedData = {
+      domain: { ...request.domain, chainId: request.domain.chainId },
+      types: authorizationTypes,
+      primaryType: request.primaryType,
+      message: authorizationMessageValues(request.authorization),
+      signature: request.signature,
+    };
     let valid: boolean;
     try {
-      valid = await ctx.publicClient.verifyTypedData({
-        address: request.authorization.from,
-        domain: { ...request.domain, chainId: request.domain.chainId },
-        types: authorizationTypes,
-        primaryType: request.primaryType,
-        message: authorizationMessageValues(request.authorization),
-        signature: request.signature,
-      });
+      valid = await ctx.publicClient.verifyTypedData({ address: request.authorization.from, ...typedData });
     } catch (err) {
       // Malformed signatures (wrong length, bad v) are a caller's mistake, not a chain failure.
       if (isSignatureFormatError(err)) valid = false;
       else throw err;
     }
-    return valid
-      ? { valid: true }
-      : {
-          valid: false,
-          code: 'invalid_signature',
-          reason: `the signature is not ${request.authorization.from}'s over this ${request.primaryType} authorization`,
-        };
+    if (!valid) {
+      return {
+        valid: false,
+        code: 'invalid_signature',
+        reason: `the signature is not ${request.authorization.from}'s over this ${request.primaryType} authorization`,
+      };
+    }
+    // Valid, but not the payer's own ECDSA signature: a contract wallet vouched for it (ERC-1271).
+    // The token must be able to ask the wallet too, or the capture is refused onchain later.
+    if (!(await signedByPayerKey(typedData, request.authorization.from)) && !(await tokenChecksContractWalletSignatures(ctx))) {
+      return {
+        valid: false,
+        code: 'contract_wallet_unsupported',
+        reason: `${request.authorization.from} is a contract wallet (ERC-1271), and the token ${ctx.tokenAddress} cannot check its ` +
+          'signatures onchain (no bytes-signature overloads, as in FiatToken v2.1): pay from an ordinary account (EOA)',
+      };
+    }
+    return { valid: true };
   };
+}
+
+/** True when the signature is `from`'s own ECDSA signature (an EOA), which every token version checks. */
+async function signedByPayerKey(typedData: Omit<Parameters<typeof recoverTypedDataAddress>[0], 'signature'> & { signature: Hex }, from: string): Promise<boolean> {
+  if (!isEcdsaSignature(typedData.signature)) return false;
+  try {
+    return sameAddress(await recoverTypedDataAddress(typedData), from);
+  } catch {
+    // Not recoverable as ECDSA (a v the curve does not know): a wallet's own format.
+    return false;
+  }
 }
 
 function isSignatureFormatError(err: unknown): boolean {

@@ -26,7 +26,7 @@ const bodies: Record<string, (s: Schemas) => z.ZodType> = {
 
 const summaries: Record<string, string> = {
   'GET /healthz': 'Liveness: the API process answers.',
-  'GET /readyz': 'Readiness: Temporal reachable, a worker polling, the node answering.',
+  'GET /readyz': 'Readiness: Temporal reachable, a worker polling, the node answering (503 if not); 200 `degraded` while the worker\'s head feed is down (captures slower).',
   'GET /openapi.json': 'This document.',
   'GET /metrics': 'Prometheus metrics of this API process.',
   'POST /v1/authorizations': 'Draft an authorization for the payer to sign, or store one signed elsewhere.',

@@ -20,3 +20,5 @@ function load(url: URL): ContractArtifact {
 
 export const authcapToken: ContractArtifact = load(new URL('./build/AuthcapToken.json', import.meta.url));
 export const mockErc1271Wallet: ContractArtifact = load(new URL('./build/MockERC1271Wallet.json', import.meta.url));
+/** A token with FiatToken v2.1's EIP-3009 surface (no ERC-1271, no bytes overloads): tests only. */
+export const fiatTokenV21Like: ContractArtifact = load(new URL('./build/FiatTokenV21Like.json', import.meta.url));

@@ -15,6 +15,7 @@ export interface Artifact {
 export interface CompiledContracts {
   AuthcapToken: Artifact;
   MockERC1271Wallet: Artifact;
+  FiatTokenV21Like: Artifact;
 }
 
 interface SolcModule {
@@ -38,6 +39,7 @@ interface SolcOutput {
 const SOURCES: Record<keyof CompiledContracts, string> = {
   AuthcapToken: 'AuthcapToken.sol',
   MockERC1271Wallet: 'test/MockERC1271Wallet.sol',
+  FiatTokenV21Like: 'test/FiatTokenV21Like.sol',
 };
 
 // Cancun rather than solc's newer default: anvil and every chain we target accept it.
@@ -77,7 +79,7 @@ export async function compileContracts(): Promise<CompiledContracts> {
     if (!compiled) throw new Error(`solc produced no output for ${name}`);
     return { contractName: name, abi: compiled.abi, bytecode: `0x${compiled.evm.bytecode.object}`, solcVersion };
   };
-  return { AuthcapToken: artifact('AuthcapToken'), MockERC1271Wallet: artifact('MockERC1271Wallet') };
+  return { AuthcapToken: artifact('AuthcapToken'), MockERC1271Wallet: artifact('MockERC1271Wallet'), FiatTokenV21Like: artifact('FiatTokenV21Like') };
 }
 
 export function writeArtifacts(contracts: CompiledContracts): string[] {

@@ -2,6 +2,7 @@
 import { resolve } from 'node:path';
 import { startStack } from './stack.js';
 import { temporalTopology } from './embeddedTemporal.js';
+import { startNotices, usesExternalChain } from './externalChain.js';
 import { installSafetyNet, safeLog, supervise } from './supervisor.js';
 
 // Before anything starts: from here on a stray error is logged, never fatal (see supervisor.ts).
@@ -15,7 +16,15 @@ function port(name: string, fallback: number): number {
 }
 
 const stateDir = resolve(process.env.AUTHCAP_STATE_DIR ?? '.authcap');
-const externalChain = Boolean(process.env.RPC_URL && process.env.TOKEN_ADDRESS && process.env.MERCHANT_PRIVATE_KEY);
+let externalChain: boolean;
+try {
+  externalChain = usesExternalChain();
+  // Settings that mean nothing on this chain are said to be ignored, never dropped in silence.
+  for (const notice of startNotices()) console.log(`authcap: ${notice}`);
+} catch (err) {
+  safeLog(`authcap: could not start: ${(err as Error).message}`);
+  process.exit(1);
+}
 const topology = temporalTopology();
 const temporalPart = process.env.TEMPORAL_ADDRESS ? 'Temporal at TEMPORAL_ADDRESS' : topology === 'postgres' ? 'Temporal server on PostgreSQL' : 'Temporal dev server';
 const parts = [temporalPart, externalChain ? `the chain at ${process.env.RPC_URL}` : 'anvil', 'workers', 'APIs'];
@@ -44,7 +53,9 @@ authcap is up.
   Temporal     ${devJson.temporalAddress} namespace ${devJson.temporalNamespace}
   Chain        ${devJson.rpcUrl} (chain id ${devJson.chainId}${externalChain ? '' : ', anvil'}), token ${devJson.tokenAddress}
   Merchant     ${devJson.merchantAddress}
-  Payers       ${externalChain ? 'none (external chain)' : `${devJson.payers.length} funded demo payers`}
+  Payers       ${externalChain
+    ? devJson.payers.length ? `${devJson.payers.length} from AUTHCAP_DEMO_PAYER_KEYS (their keys in dev.json)` : 'none (set AUTHCAP_DEMO_PAYER_KEYS to list payers of your chain in dev.json)'
+    : `${devJson.payers.length} funded demo payers`}
   API keys     order-service and operator keys in dev.json (apiKey, operatorApiKey); more: npx authcap keys create --role operator
   Codec        ${devJson.codecUrl ? `payloads encrypted; the Web UI decodes them through ${devJson.codecEndpoint} for your OS user only${process.platform === 'linux' ? '' : ' (not on this OS: paste codecUrl from dev.json into the UI\'s codec settings)'}` : 'off (AUTHCAP_CODEC=off)'}
   Webhooks     ${devJson.webhook ? `every event to ${devJson.webhook.url} (endpoint ${devJson.webhook.id}; signing secret in dev.json: webhook.secret)` : 'none (set AUTHCAP_WEBHOOK_URL to have npm start register one)'}

@@ -20,6 +20,7 @@ import { createAuthcapWorker, type AuthcapWorker } from '../worker/createWorker.
 import { chainConfigFromEnv, watcherConfigFromEnv } from '../worker/config.js';
 import { startAnvil, type Anvil } from './anvil.js';
 import { ensureDevWebhook, type DevWebhook } from './webhook.js';
+import { demoPayersFromEnv, usesExternalChain } from './externalChain.js';
 import { deployDevToken, devAccounts, extraMerchantKeys } from './token.js';
 import { startEmbeddedTemporal, temporalTopology, type TemporalTopology } from './embeddedTemporal.js';
 import type { TemporalOnPostgres } from './temporalOnPostgres.js';
@@ -45,6 +46,7 @@ export interface DevJson {
   merchantAddress: Address;
   /** Every merchant key's address (the first is merchantAddress). */
   merchantAddresses: Address[];
+  /** Anvil's funded demo payers; on an external chain, those of AUTHCAP_DEMO_PAYER_KEYS (else none). */
   payers: { address: Address; privateKey: Hex }[];
   temporalAddress: string;
   temporalNamespace: string;
@@ -179,13 +181,15 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     }
 
     // Chain: RPC_URL + TOKEN_ADDRESS + MERCHANT_PRIVATE_KEY name a real one, else anvil with our token.
-    const external = Boolean(process.env.RPC_URL && process.env.TOKEN_ADDRESS && process.env.MERCHANT_PRIVATE_KEY);
+    const external = usesExternalChain();
     const chainConfig = external
       ? chainConfigFromEnv()
       : await startDevChain(options, stops, processes);
     const accounts = devAccounts();
     const merchantAddress = privateKeyToAccount(chainConfig.merchantPrivateKey).address;
     const merchantAddresses = [...new Set([chainConfig.merchantPrivateKey, ...(chainConfig.merchantPrivateKeys ?? [])].map((k) => privateKeyToAccount(k).address))];
+    // Read before anything else starts: a malformed key stops the stack here, with why.
+    const payers = external ? demoPayersFromEnv(merchantAddresses) : accounts.payers;
 
     const keyStore = ApiKeyStore.open(join(options.stateDir, 'api-keys.json'));
     const { apiKey, operatorApiKey } = createDevKeys(keyStore);
@@ -304,7 +308,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       tokenOwner: external ? null : accounts.tokenOwner,
       merchantAddress,
       merchantAddresses,
-      payers: external ? [] : accounts.payers,
+      payers,
       temporalAddress: temporal.connectionOptions.address!,
       temporalNamespace: temporal.namespace,
       temporalUiUrl,

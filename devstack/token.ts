@@ -5,7 +5,7 @@ import {
   type Address, type Chain, type Hex,
 } from 'viem';
 import { mnemonicToAccount } from 'viem/accounts';
-import { authcapToken } from '../contracts/artifacts.js';
+import { authcapToken, type ContractArtifact } from '../contracts/artifacts.js';
 import { tokenAbi } from '../domain/tokenAbi.js';
 import { ANVIL_MNEMONIC } from './anvil.js';
 
@@ -43,6 +43,8 @@ export async function deployDevToken(options: {
   accounts: DevAccounts;
   name?: string;
   symbol?: string;
+  /** Another token with the same constructor (tests deploy a FiatToken v2.1-like one); default ours. */
+  artifact?: ContractArtifact;
 }): Promise<Address> {
   const transport = http(options.rpcUrl);
   const publicClient = createPublicClient({ chain: options.chain, transport, pollingInterval: 100 });
@@ -55,9 +57,10 @@ export async function deployDevToken(options: {
   if (await publicClient.getCode({ address: expected })) {
     token = expected;
   } else {
+    const artifact = options.artifact ?? authcapToken;
     const hash = await wallet.deployContract({
-      abi: authcapToken.abi,
-      bytecode: authcapToken.bytecode,
+      abi: artifact.abi,
+      bytecode: artifact.bytecode,
       args: [options.name ?? 'USD Coin', options.symbol ?? 'USDC', owner.address],
     });
     const receipt = await publicClient.waitForTransactionReceipt({ hash });

@@ -31,6 +31,11 @@ export const errorCodes = {
   validity_too_long: 422,
   domain_mismatch: 422,
   recipient_mismatch: 422,
+  /**
+   * The payer is a contract wallet (ERC-1271) and the token cannot check its signatures onchain (no
+   * `bytes signature` overloads, as in FiatToken v2.1): refused when signed, not when captured.
+   */
+  contract_wallet_unsupported: 422,
   capture_reverted: 422,
   /** A webhook URL whose host is (or resolves to) an address authcap must not call: loopback, private, link-local, metadata. */
   webhook_url_not_allowed: 422,

@@ -84,7 +84,10 @@ export async function createAuthcapWorker(options: AuthcapWorkerOptions): Promis
     ? startWatcher({ client, publicClient: chain.publicClient, tokenAddress: chain.tokenAddress, ...options.watcher,
         log: (line) => console.warn(line) })
     : undefined;
-  const metrics = options.metricsPort !== undefined ? await startMetricsServer(options.metricsPort, '127.0.0.1', options.taskFailures) : undefined;
+  const metrics = options.metricsPort !== undefined ? await startMetricsServer(options.metricsPort, '127.0.0.1', options.taskFailures, chain.heads) : undefined;
+  // Subscribed from the start, so /readyz tells a dead WebSocket before the first capture is slow.
+  chain.heads.onStateChange = (status) => console.warn(`authcap worker: head feed ${status.state}: ${status.detail}`);
+  chain.heads.connect();
   let running: Promise<void> | undefined;
   let stopping: Promise<void> | undefined;
   return {

@@ -8,6 +8,7 @@ import type { AuthcapSinks } from '../domain/telemetry.js';
 import { metricsText, registry } from '../runtime/metrics.js';
 import { authorizationStates } from '../domain/authorization.js';
 import type { TaskFailureTracker } from './taskFailures.js';
+import type { HeadFeedStatus } from '../activities/rpc/headFeed.js';
 
 const transitions = new Counter({
   name: 'authcap_authorization_transitions_total',
@@ -83,13 +84,37 @@ export const rpcErrors = new Counter({
   registers: [registry],
 });
 
+/** Whatever reports a head feed's state: the chain context's HeadFeed. */
+export interface HeadFeedReporter {
+  status(): HeadFeedStatus;
+}
+
+const headFeeds = new Set<HeadFeedReporter>();
+
+new Gauge({
+  name: 'authcap_head_feed_live',
+  help: 'Whether new blocks arrive over the WebSocket subscription (1), or waits poll the node because it failed, went silent or is not configured (0).',
+  registers: [registry],
+  collect() {
+    if (headFeeds.size) this.set([...headFeeds].every((feed) => feed.status().live) ? 1 : 0);
+  },
+});
+
 /** GET /metrics on its own port (AUTHCAP_WORKER_METRICS_PORT). */
-export async function startMetricsServer(port: number, host = '127.0.0.1', failures?: TaskFailureTracker): Promise<{ url: string; server: Server }> {
+export async function startMetricsServer(
+  port: number, host = '127.0.0.1', failures?: TaskFailureTracker, heads?: HeadFeedReporter,
+): Promise<{ url: string; server: Server }> {
+  if (heads) headFeeds.add(heads);
   const server = createServer((req, res) => {
-    // The worker's own readiness, for operators: up, and which workflows' tasks keep failing here.
+    // The worker's own readiness, for operators: up, which workflows' tasks keep failing here, and
+    // whether its waits wake on announced blocks. Always 200: a degraded feed slows captures, it
+    // does not stop them, so nothing should take this worker out of service for it.
     if (req.url === '/readyz') {
       const failingWorkflows = failures?.failing() ?? [];
-      return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ status: 'ok', failingWorkflows }));
+      const feed = heads?.status();
+      const status = feed && !feed.live && feed.state !== 'off' ? 'degraded' : 'ok';
+      const body = feed ? { status, failingWorkflows, heads: feed } : { status, failingWorkflows };
+      return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
     }
     if (req.url !== '/metrics') return void res.writeHead(404).end();
     // A failed collection is a 500 for this scrape, never an unhandled rejection that ends the worker.
@@ -102,6 +127,7 @@ export async function startMetricsServer(port: number, host = '127.0.0.1', failu
   server.requestTimeout = 10_000;
   server.headersTimeout = 5_000;
   server.on('clientError', (_err, socket) => socket.destroy());
+  server.once('close', () => heads && headFeeds.delete(heads));
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => resolve());

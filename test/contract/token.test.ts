@@ -11,7 +11,7 @@ import {
   type TransactionReceipt,
 } from 'viem';
 import { compileContracts } from '../../contracts/compile.js';
-import { authcapToken, mockErc1271Wallet } from '../../contracts/artifacts.js';
+import { authcapToken, fiatTokenV21Like, mockErc1271Wallet } from '../../contracts/artifacts.js';
 import {
   AUTHORIZATION_TYPES,
   TOKEN_NAME,
@@ -33,6 +33,7 @@ describe('contract artifacts', () => {
     for (const [fresh, committed] of [
       [compiled.AuthcapToken, authcapToken],
       [compiled.MockERC1271Wallet, mockErc1271Wallet],
+      [compiled.FiatTokenV21Like, fiatTokenV21Like],
     ] as const) {
       expect(fresh.bytecode, `${fresh.contractName} artifact is stale: npm run build:contracts`).toBe(committed.bytecode);
       expect(fresh.abi).toEqual(committed.abi);

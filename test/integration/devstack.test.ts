@@ -71,14 +71,24 @@ describe('the dev stack (npm start) with separate processes', () => {
     expect((await decode('http://127.0.0.1:1')).status).toBe(401);
   });
 
-  it('serves the worker\'s metrics and /readyz, and the API\'s /readyz counts workflows whose tasks keep failing', async () => {
+  it('serves the worker\'s metrics and /readyz, and the API\'s /readyz counts workflows whose tasks keep failing and reports the head feed', async () => {
     const metricsUrl = stack.devJson.workerMetricsUrl!;
     expect(metricsUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/metrics$/);
-    const worker = (await (await fetch(metricsUrl.replace(/\/metrics$/, '/readyz'))).json()) as { status: string; failingWorkflows: unknown[] };
-    expect(worker).toEqual({ status: 'ok', failingWorkflows: [] });
-    expect(await (await fetch(metricsUrl)).text()).toContain('authcap_workflows_with_failing_tasks 0');
+    const readyz = metricsUrl.replace(/\/metrics$/, '/readyz');
+    let worker = (await (await fetch(readyz)).json()) as { status: string; failingWorkflows: unknown[]; heads?: { state: string } };
+    // The worker subscribed to anvil's new blocks as it started; give the first answer a moment.
+    for (const started = Date.now(); worker.heads?.state === 'connecting' && Date.now() - started < 10_000;) {
+      await new Promise((r) => setTimeout(r, 200));
+      worker = (await (await fetch(readyz)).json()) as typeof worker;
+    }
+    expect(worker).toMatchObject({ status: 'ok', failingWorkflows: [], heads: { state: 'live', live: true } });
+    const metrics = await (await fetch(metricsUrl)).text();
+    expect(metrics).toContain('authcap_workflows_with_failing_tasks 0');
+    expect(metrics).toMatch(/^authcap_head_feed_live 1$/m);
     const ready = await call('/readyz', {}, null);
     expect(ready.body.checks.workflowTasks).toEqual({ failing: 0 });
+    expect(ready.body.checks.heads).toEqual({ ok: true, state: 'live' });
+    expect({ status: ready.status, state: ready.body.status }).toEqual({ status: 200, state: 'ready' });
   });
 
   it('requires the key (401), and the operator key cannot create (403)', async () => {

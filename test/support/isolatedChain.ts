@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { createPublicClient, createTestClient, createWalletClient, defineChain, http, parseEther, toHex, type Address, type Hex } from 'viem';
 import { mnemonicToAccount } from 'viem/accounts';
 import { AuthcapClient } from '../../client/authcapClient.js';
+import type { ContractArtifact } from '../../contracts/artifacts.js';
 import { startAnvil, ANVIL_MNEMONIC, type Anvil } from '../../devstack/anvil.js';
 import { freePort, startProcess, type ManagedProcess } from '../../devstack/process.js';
 import { processCommand } from '../../devstack/build.js';
@@ -42,7 +43,7 @@ export interface IsolatedChain {
   stop(): Promise<void>;
 }
 
-export async function startIsolatedChain(options: { proxy?: ProxyOptions; env?: Record<string, string> } = {}): Promise<IsolatedChain> {
+export async function startIsolatedChain(options: { proxy?: ProxyOptions; env?: Record<string, string>; token?: ContractArtifact } = {}): Promise<IsolatedChain> {
   const anvil = await startAnvil({ port: await freePort(), blockTimeSeconds: 0.2 });
   const chain = defineChain({
     id: anvil.chainId, name: 'isolated', nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
@@ -55,7 +56,7 @@ export async function startIsolatedChain(options: { proxy?: ProxyOptions; env?: 
   const merchant = keyAt(merchantIndex);
   await testClient.setBalance({ address: merchant.address, value: parseEther('100') });
   const accounts = { ...devAccounts(4), merchant };
-  const tokenAddress = await deployDevToken({ rpcUrl: anvil.rpcUrl, chain, accounts });
+  const tokenAddress = await deployDevToken({ rpcUrl: anvil.rpcUrl, chain, accounts, artifact: options.token });
   const proxy = options.proxy ? await startRpcProxy(anvil.rpcUrl, options.proxy) : undefined;
   const workerRpcUrl = proxy?.url ?? anvil.rpcUrl;
   const taskQueue = `isolated-${process.pid}-${randomBytes(4).toString('hex')}`;

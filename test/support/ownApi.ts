@@ -17,11 +17,13 @@ export interface OwnApi {
   close(): Promise<void>;
 }
 
-export async function startOwnApi(label: string, options: Partial<Omit<ApiOptions, 'client' | 'keys' | 'idempotency'>> = {}): Promise<OwnApi> {
+/** @param taskQueue the workers this API sends to (default the suite's): an isolated chain's own, say. */
+export async function startOwnApi(label: string, options: Partial<Omit<ApiOptions, 'client' | 'keys' | 'idempotency'>> = {}, taskQueue?: string): Promise<OwnApi> {
   const dir = mkdtempSync(join(tmpdir(), `authcap-${label}-`));
   const keys = ApiKeyStore.open(join(dir, 'keys.json'), {});
   const key = keys.create('order-service', label).key;
-  const client = await AuthcapClient.connect(loadTemporalSettings({ address: dev().temporalAddress, namespace: dev().temporalNamespace }));
+  const settings = loadTemporalSettings({ address: dev().temporalAddress, namespace: dev().temporalNamespace });
+  const client = await AuthcapClient.connect(taskQueue ? { ...settings, taskQueue } : settings);
   const server = createApiServer({ client, keys, idempotency: { dir: join(dir, 'idem') }, ...options });
   const url = await listen(server, 0);
   return {

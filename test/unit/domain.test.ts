@@ -302,6 +302,7 @@ describe('error codes', () => {
     ['nonce_already_used', 422],
     ['domain_mismatch', 422],
     ['recipient_mismatch', 422],
+    ['contract_wallet_unsupported', 422],
     ['capture_reverted', 422],
     ['chain_unavailable', 503],
     ['internal_error', 500],

@@ -14,6 +14,9 @@ export function problemStatus(err: unknown, retry: () => void): Status {
       return { view: 'invalid-link', tone: 'error', title: 'This link is not valid', body: ['Open the link exactly as the merchant sent it: it may have been mistyped or cut short.'] };
     case 'invalid_signature':
       return { view: 'invalid-signature', tone: 'error', title: 'The signature was not accepted', body: ['It does not match this payment, so nothing was authorized. Make sure the wallet signs with the account shown under From, then try again.'], actions: again };
+    case 'contract_wallet_unsupported':
+      // Trying again cannot help: the same wallet gets the same answer from the same token.
+      return { view: 'contract-wallet-unsupported', tone: 'error', title: 'This wallet cannot pay with this token', body: ['Your account is a smart-contract wallet, and this token cannot check its signatures, so nothing was authorized. Pay from an ordinary account, or ask the merchant for another way to pay.'] };
     case 'authorization_expired':
       return { view: 'expired', tone: 'warning', title: 'This request has expired', body: ['Nothing was signed and nothing moves. Ask the merchant for a new link.'] };
     case 'invalid_state':

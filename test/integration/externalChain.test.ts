@@ -1,0 +1,107 @@
+// `npm start` (devstack/main.ts as its own process) on a chain of the operator's own: RPC_URL,
+// TOKEN_ADDRESS and MERCHANT_PRIVATE_KEY name it (here an anvil of this file's own, with our token).
+// A newcomer there used to get `payers: []` in dev.json, so the README's "Try it" failed, and a set
+// AUTHCAP_RPC_PORT was dropped without a word. Now AUTHCAP_DEMO_PAYER_KEYS names payers for dev.json,
+// and the start says which settings it ignores.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createPublicClient, defineChain, http, type Address } from 'viem';
+import { startAnvil, type Anvil } from '../../devstack/anvil.js';
+import { freePort } from '../../devstack/process.js';
+import type { DevJson } from '../../devstack/stack.js';
+import { deployDevToken, devAccounts } from '../../devstack/token.js';
+import { tokenAbi } from '../../domain/tokenAbi.js';
+import { walletSign } from '../support/api.js';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+let anvil: Anvil;
+let tokenAddress: Address;
+let main: ChildProcess;
+let exited: Promise<number | null>;
+let output = '';
+let stateDir: string;
+let rpcPort: number;
+let dev: DevJson;
+const accounts = devAccounts(2);
+
+beforeAll(async () => {
+  anvil = await startAnvil({ port: await freePort(), blockTimeSeconds: 0.2 });
+  const chain = defineChain({ id: anvil.chainId, name: 'operator', nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 }, rpcUrls: { default: { http: [anvil.rpcUrl] } } });
+  // The operator's chain: the token is there and the payers hold some, before authcap starts.
+  tokenAddress = await deployDevToken({ rpcUrl: anvil.rpcUrl, chain, accounts });
+
+  stateDir = join(mkdtempSync(join(tmpdir(), 'authcap-external-')), 'state');
+  rpcPort = await freePort();
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  for (const name of ['TEMPORAL_ADDRESS', 'AUTHCAP_CODEC_KEYS', 'AUTHCAP_CODEC_KEY_FILE', 'AUTHCAP_CODEC', 'AUTHCAP_WEBHOOK_URL', 'MERCHANT_PRIVATE_KEYS', 'AUTHCAP_MERCHANT_KEYS']) delete env[name];
+  Object.assign(env, {
+    RPC_URL: anvil.rpcUrl, TOKEN_ADDRESS: tokenAddress, MERCHANT_PRIVATE_KEY: accounts.merchant.privateKey,
+    AUTHCAP_DEMO_PAYER_KEYS: accounts.payers.map((p) => p.privateKey).join(','),
+    // Set, as a newcomer copying the configuration table might: it cannot apply to someone else's chain.
+    AUTHCAP_RPC_PORT: String(rpcPort),
+    AUTHCAP_STATE_DIR: stateDir, AUTHCAP_API_PORT: String(await freePort()),
+    TEMPORAL_PORT: String(await freePort()), TEMPORAL_UI_PORT: String(await freePort()),
+  });
+  main = spawn(process.execPath, ['--import', 'tsx', 'devstack/main.ts'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  exited = new Promise((resolve) => main.once('exit', (code) => resolve(code)));
+  main.stdout!.on('data', (d) => (output += d));
+  main.stderr!.on('data', (d) => (output += d));
+  while (!output.includes('Ctrl-C stops everything.')) {
+    if (main.exitCode !== null) throw new Error(`npm start exited (${main.exitCode}):\n${output}`);
+    await sleep(200);
+  }
+  dev = JSON.parse(readFileSync(join(stateDir, 'dev.json'), 'utf8')) as DevJson;
+}, 240_000);
+
+afterAll(async () => {
+  if (main && main.exitCode === null) {
+    main.kill('SIGINT');
+    await Promise.race([exited, sleep(40_000)]);
+  }
+  await anvil?.stop();
+  if (stateDir) rmSync(stateDir, { recursive: true, force: true });
+}, 60_000);
+
+describe('npm start on an external chain (RPC_URL, TOKEN_ADDRESS, MERCHANT_PRIVATE_KEY)', () => {
+  it('says at start that AUTHCAP_RPC_PORT is ignored, and lists the AUTHCAP_DEMO_PAYER_KEYS payers in dev.json', async () => {
+    expect(output).toContain(`authcap: AUTHCAP_RPC_PORT=${rpcPort} is ignored: RPC_URL names the chain, so no anvil is started`);
+    // Nothing listens on that port: no anvil was started behind the operator's back.
+    await expect(fetch(`http://127.0.0.1:${rpcPort}`, { method: 'POST', body: '{}' })).rejects.toThrow();
+    expect(dev.rpcUrl).toBe(anvil.rpcUrl);
+    expect(dev.tokenAddress.toLowerCase()).toBe(tokenAddress.toLowerCase());
+    expect(dev.tokenOwner).toBeNull();
+    expect(dev.payers).toEqual(accounts.payers.map((p) => ({ address: p.address, privateKey: p.privateKey.toLowerCase() })));
+    expect(output).toMatch(/Payers +2 from AUTHCAP_DEMO_PAYER_KEYS/);
+  });
+
+  it("runs the README's Try it with payers[0] of dev.json: created, signed, stored, captured on that chain", async () => {
+    const payer = dev.payers[0]!;
+    const call = async (method: string, path: string, body?: unknown) => {
+      const res = await fetch(`${dev.apiUrl}${path}`, {
+        method, headers: { authorization: `Bearer ${dev.apiKey}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      return { status: res.status, body: (await res.json()) as any };
+    };
+    const created = await call('POST', '/v1/authorizations', { orderId: 'order-1', payer: payer.address, amount: '12.50' });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    expect(created.body.state).toBe('drafted');
+    const stored = await call('POST', `/v1/authorizations/${created.body.id}/signature`, { signature: walletSign(created.body.typedData, payer.privateKey) });
+    expect(stored.status, JSON.stringify(stored.body)).toBe(200);
+    expect(stored.body.state).toBe('stored');
+
+    const chain = createPublicClient({ transport: http(anvil.rpcUrl) });
+    const balance = () => chain.readContract({ address: tokenAddress, abi: tokenAbi, functionName: 'balanceOf', args: [payer.address] });
+    const before = await balance();
+    const captured = await call('POST', `/v1/authorizations/${created.body.id}/capture`);
+    expect(captured.status, JSON.stringify(captured.body)).toBe(200);
+    expect(captured.body.state).toBe('captured');
+    expect(await balance()).toBe(before - 12_500_000n);
+  }, 90_000);
+});
