@@ -1,7 +1,7 @@
 // The one place that composes everything: Temporal dev server, anvil and the token, the worker and
 // the HTTP API. `npm start` runs it on fixed ports; the test suite runs it on free ones.
 import { randomBytes } from 'node:crypto';
-import { chmodSync, createWriteStream, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Server } from 'node:http';
 import { createPublicClient, createTestClient, defineChain, http, parseEther, type Address, type Hex } from 'viem';
@@ -13,7 +13,7 @@ import { createApiServer, listen } from '../api/server.js';
 import { codecFromEnv, ensureDevCodecKeys } from '../runtime/codec.js';
 import { startCodecServer } from '../runtime/codecServer.js';
 import { sameLocalUser } from './localPeer.js';
-import { startApiProcess, startWorkerProcess } from './appProcesses.js';
+import { processCounts, startAppProcesses } from './appProcesses.js';
 import { freePort, type ManagedProcess } from './process.js';
 import { loadTemporalSettings, type TemporalSettings } from '../runtime/temporal.js';
 import { createAuthcapWorker, type AuthcapWorker } from '../worker/createWorker.js';
@@ -201,59 +201,16 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     stops.push(() => client.close());
 
     if (options.separateProcesses) {
-      const logFile = (name: string) => {
-        const stream = createWriteStream(join(options.stateDir, `${name}.log`), { flags: 'a', mode: 0o600 });
-        // A full disk or output after the stream closed must not bring the supervisor down.
-        stream.on('error', (err) => log(`authcap: ${name}.log: ${err.message}`));
-        stops.push(() => new Promise<void>((resolve) => stream.end(() => resolve())));
-        return (chunk: string) => void (stream.writable && stream.write(chunk));
-      };
-      const env: Record<string, string> = {
-        TEMPORAL_ADDRESS: temporal.connectionOptions.address!,
-        TEMPORAL_NAMESPACE: temporal.namespace,
-        RPC_URL: chainConfig.rpcUrl,
-        TOKEN_ADDRESS: chainConfig.tokenAddress,
-        AUTHCAP_STATE_DIR: options.stateDir,
-        AUTHCAP_CODEC_KEYS: process.env.AUTHCAP_CODEC_KEYS ?? '',
-      };
-      const counts = processCounts(options, topology);
-      processes.workers = [];
-      processes.apis = [];
-      const workerMetricsPorts: string[] = [];
-      for (let i = 0; i < counts.workers; i++) {
-        const suffix = i === 0 ? '' : `-${i + 1}`;
-        // Each worker's /metrics and /readyz (failing workflow tasks): an API's /readyz reports the count.
-        const metricsPort = i === 0 && process.env.AUTHCAP_WORKER_METRICS_PORT ? process.env.AUTHCAP_WORKER_METRICS_PORT : String(await freePort());
-        workerMetricsPorts.push(metricsPort);
-        const worker = await startWorkerProcess({
-          ...env, AUTHCAP_WORKER_METRICS_PORT: metricsPort, MERCHANT_PRIVATE_KEY: chainConfig.merchantPrivateKey, MERCHANT_PRIVATE_KEYS: (chainConfig.merchantPrivateKeys ?? []).join(','),
-          AUTHCAP_VALIDITY_SECONDS: String(options.validitySeconds ?? chainConfig.validitySeconds),
-          AUTHCAP_CONFIRMATIONS: String(options.confirmations ?? chainConfig.confirmations),
-          // Each worker's log watcher keeps its own place in the chain (their nudges are idempotent).
-          AUTHCAP_WATCHER_CURSOR: join(options.stateDir, `watcher-cursor${suffix}.json`),
-        }, logFile(`worker${suffix}`));
-        processes.workers.push(worker);
-        stops.push(() => worker.stop());
-      }
-      workerMetricsUrl = `http://127.0.0.1:${workerMetricsPorts[0]}/metrics`;
-      const apiUrls: string[] = [];
-      for (let i = 0; i < counts.apis; i++) {
-        const suffix = i === 0 ? '' : `-${i + 1}`;
-        const port = i === 0 ? options.apiPort : options.moreApiPorts?.[i - 1] ?? options.apiPort + i;
-        // The API never holds the merchant key: it only needs to know the address (never a payer).
-        const api = await startApiProcess({
-          ...env, AUTHCAP_API_PORT: String(port), AUTHCAP_MERCHANT_ADDRESS: merchantAddresses.join(','),
-          AUTHCAP_WORKER_READYZ_URL: `http://127.0.0.1:${workerMetricsPorts[i % workerMetricsPorts.length]}/readyz`,
-          ...(options.captureWaitMs ? { AUTHCAP_CAPTURE_WAIT_MS: String(options.captureWaitMs) } : {}),
-        }, logFile(`api${suffix}`));
-        processes.apis.push(api);
-        stops.push(() => api.stop());
-        apiUrls.push(`http://${process.env.AUTHCAP_API_HOST ?? '127.0.0.1'}:${port}`);
-      }
-      processes.worker = processes.workers[0];
-      processes.api = processes.apis[0];
-      apiUrl = apiUrls[0]!;
-      moreApiUrls = apiUrls.slice(1);
+      const started = await startAppProcesses({
+        stateDir: options.stateDir, temporal, chain: chainConfig, merchantAddresses, counts: processCounts(options, topology),
+        apiPorts: (i) => (i === 0 ? options.apiPort : options.moreApiPorts?.[i - 1] ?? options.apiPort + i),
+        validitySeconds: options.validitySeconds, confirmations: options.confirmations, captureWaitMs: options.captureWaitMs, log,
+      });
+      stops.push(() => started.stop());
+      Object.assign(processes, { workers: started.workers, apis: started.apis, worker: started.workers[0], api: started.apis[0] });
+      workerMetricsUrl = started.workerMetricsUrl;
+      apiUrl = started.apiUrls[0]!;
+      moreApiUrls = started.apiUrls.slice(1);
     } else {
       worker = await createAuthcapWorker({
         temporal,
@@ -323,15 +280,6 @@ export async function startStack(options: StackOptions): Promise<Stack> {
   }
 }
 
-/** How many worker and API processes: two of each on the production shape, so it is tried as it is run. */
-function processCounts(options: StackOptions, topology: DevJson['temporalTopology']): { workers: number; apis: number } {
-  const count = (given: number | undefined, variable: string) => {
-    const value = given ?? (process.env[variable] ? Number(process.env[variable]) : topology === 'postgres' ? 2 : 1);
-    if (!Number.isInteger(value) || value < 1 || value > 16) throw new Error(`${variable} must be a whole number from 1 to 16, got "${process.env[variable]}"`);
-    return value;
-  };
-  return { workers: count(options.workers, 'AUTHCAP_WORKERS'), apis: count(options.apis, 'AUTHCAP_APIS') };
-}
 
 /** A random secret kept in the state dir (0600), the same across restarts of the dev stack. */
 function devSecret(stateDir: string, name: string): string {
