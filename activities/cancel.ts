@@ -28,9 +28,7 @@ export function createCancelActivities(ctx: ChainContext) {
         signature: request.signature,
       })
       .catch(() => false);
-    return valid
-      ? { valid: true }
-      : { valid: false, code: 'invalid_signature', reason: `the cancellation is not signed by the payer ${request.authorizer}` };
+    return valid ? { valid: true } : { valid: false, code: 'invalid_signature', reason: `the cancellation is not signed by the payer ${request.authorizer}` };
   }
 
   async function prepareCancel(request: CancelRequest): Promise<PrepareResult> {
@@ -43,7 +41,14 @@ export function createCancelActivities(ctx: ChainContext) {
       throw err;
     }
     const c = call(request);
-    return { status: 'ready', transaction: { to: ctx.tokenAddress, data: encodeFunctionData({ abi: c.abi, functionName: c.functionName, args: c.args }), gas: CANCEL_GAS_LIMIT.toString() } };
+    return {
+      status: 'ready',
+      transaction: {
+        to: ctx.tokenAddress,
+        data: encodeFunctionData({ abi: c.abi, functionName: c.functionName, args: c.args }),
+        gas: CANCEL_GAS_LIMIT.toString(),
+      },
+    };
   }
 
   async function awaitCancelConfirmation(request: CancelRequest & { transactionHash: Hex }): Promise<CancelConfirmation> {

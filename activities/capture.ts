@@ -4,7 +4,15 @@ import type { CaptureConfirmation, CaptureInclusion, CaptureRequest, PrepareResu
 import { tokenAbi } from '../domain/tokenAbi.js';
 import type { ChainContext } from './chainContext.js';
 import { CAPTURE_GAS_LIMIT } from './precheck.js';
-import { authorizationCanceledTopic, authorizationUsedTopic, consumptionFromLog, createNonceStateActivity, logPairKey, nonceTopics, pairKey } from './nonceState.js';
+import {
+  authorizationCanceledTopic,
+  authorizationUsedTopic,
+  consumptionFromLog,
+  createNonceStateActivity,
+  logPairKey,
+  nonceTopics,
+  pairKey,
+} from './nonceState.js';
 import type { OnchainConsumption } from '../domain/facts.js';
 import { captureFailureFromRevert, isRevert } from './revert.js';
 import { untilNextBlock, waitForDepth, waitForReceipt } from './heartbeat.js';
@@ -37,7 +45,7 @@ export function createCaptureActivities(ctx: ChainContext) {
    */
   async function awaitCaptureInclusion(request: CaptureRequest & { transactionHash: Hex }): Promise<CaptureInclusion> {
     const { from, nonce } = request.authorization;
-    const start = ctx.heads.head ?? await ctx.publicClient.getBlockNumber({ cacheTime: 0 });
+    const start = ctx.heads.head ?? (await ctx.publicClient.getBlockNumber({ cacheTime: 0 }));
     // A few blocks back covers a capture mined between our submission and this first look.
     const fromBlock = start > 8n ? start - 8n : 0n;
     for (;;) {
@@ -48,7 +56,9 @@ export function createCaptureActivities(ctx: ChainContext) {
       if (receipt?.status === 'reverted') return { status: 'failed', failure: await explainRevert(request, receipt) };
       if (receipt) {
         const used = receipt.logs.find(
-          (log) => log.address.toLowerCase() === ctx.tokenAddress.toLowerCase() && log.topics[0] === authorizationUsedTopic &&
+          (log) =>
+            log.address.toLowerCase() === ctx.tokenAddress.toLowerCase() &&
+            log.topics[0] === authorizationUsedTopic &&
             log.topics[2]?.toLowerCase() === nonce.toLowerCase(),
         );
         if (!used) return { status: 'failed', failure: { code: 'capture_reverted', message: 'the capture transaction emitted no AuthorizationUsed log' } };
@@ -68,8 +78,17 @@ export function createCaptureActivities(ctx: ChainContext) {
       if (Date.now() / 1000 > Number(request.authorization.validBefore)) {
         const head = await ctx.publicClient.getBlock({ blockTag: 'latest' });
         if (head.timestamp >= BigInt(request.authorization.validBefore)) {
-          const stillUnused = !(await ctx.publicClient.readContract({ address: ctx.tokenAddress, abi: tokenAbi, functionName: 'authorizationState', args: [from, nonce] }));
-          if (stillUnused) return { status: 'failed', failure: { code: 'authorization_expired', message: `the capture was not mined before validBefore ${request.authorization.validBefore}` } };
+          const stillUnused = !(await ctx.publicClient.readContract({
+            address: ctx.tokenAddress,
+            abi: tokenAbi,
+            functionName: 'authorizationState',
+            args: [from, nonce],
+          }));
+          if (stillUnused)
+            return {
+              status: 'failed',
+              failure: { code: 'authorization_expired', message: `the capture was not mined before validBefore ${request.authorization.validBefore}` },
+            };
         }
       }
       // Look again when the next block is announced; the pending view is re-read at the polling interval.
@@ -82,7 +101,12 @@ export function createCaptureActivities(ctx: ChainContext) {
     const { from, nonce } = request.authorization;
     const receipt = await waitForReceipt(ctx, request.transactionHash);
     await waitForDepth(ctx, receipt.blockNumber);
-    const logs = await ctx.logs.getLogs({ address: ctx.tokenAddress, topics: nonceTopics(from, nonce), fromBlock: receipt.blockNumber, toBlock: receipt.blockNumber });
+    const logs = await ctx.logs.getLogs({
+      address: ctx.tokenAddress,
+      topics: nonceTopics(from, nonce),
+      fromBlock: receipt.blockNumber,
+      toBlock: receipt.blockNumber,
+    });
     const log = logs.find((l) => !l.removed && l.transactionHash === request.transactionHash && l.topics[0] === authorizationUsedTopic);
     if (!log?.blockHash || log.blockNumber === null || log.blockHash !== receipt.blockHash) return { status: 'reorged' };
     return { status: 'confirmed', transactionHash: request.transactionHash, blockNumber: log.blockNumber.toString(), blockHash: log.blockHash };

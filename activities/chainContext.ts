@@ -1,7 +1,17 @@
 // The chain-side dependencies every activity receives: clients, the token, the merchant key, policy.
 import {
-  createPublicClient, createWalletClient, defineChain, http,
-  type Account, type Address, type Chain, type Hex, type LocalAccount, type PublicClient, type Transport, type WalletClient,
+  createPublicClient,
+  createWalletClient,
+  defineChain,
+  http,
+  type Account,
+  type Address,
+  type Chain,
+  type Hex,
+  type LocalAccount,
+  type PublicClient,
+  type Transport,
+  type WalletClient,
 } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { HeadFeed } from './rpc/headFeed.js';

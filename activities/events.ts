@@ -8,8 +8,14 @@ import type { EventActivities } from '../domain/activityContract.js';
 import { endpointWants, publicEvent, type WebhookEndpoint, type WebhookEndpointRecord } from '../domain/events.js';
 import { EVENT_ID_HEADER, SIGNATURE_HEADER, signWebhook } from '../runtime/webhookSignature.js';
 import {
-  AddressNotAllowedError, bareHost, guardedLookup, refusalForAddress, systemResolver, webhookAddressPolicyFromEnv,
-  type Resolver, type WebhookAddressPolicy,
+  AddressNotAllowedError,
+  bareHost,
+  guardedLookup,
+  refusalForAddress,
+  systemResolver,
+  webhookAddressPolicyFromEnv,
+  type Resolver,
+  type WebhookAddressPolicy,
 } from '../runtime/webhookAddressPolicy.js';
 
 export interface EventDependencies {
@@ -51,12 +57,19 @@ export function createEventActivities(deps: EventDependencies): EventActivities 
       if (refused) throw notAllowed(endpoint.url, refused.message);
       let status: number;
       try {
-        status = await post(url, body, {
-          'content-type': 'application/json',
-          'user-agent': USER_AGENT,
-          [SIGNATURE_HEADER]: signWebhook(body, endpoint.secret),
-          [EVENT_ID_HEADER]: event.id,
-        }, policy, deps.resolve ?? systemResolver, deps.deliveryTimeoutMs ?? 10_000);
+        status = await post(
+          url,
+          body,
+          {
+            'content-type': 'application/json',
+            'user-agent': USER_AGENT,
+            [SIGNATURE_HEADER]: signWebhook(body, endpoint.secret),
+            [EVENT_ID_HEADER]: event.id,
+          },
+          policy,
+          deps.resolve ?? systemResolver,
+          deps.deliveryTimeoutMs ?? 10_000,
+        );
       } catch (err) {
         if (err instanceof AddressNotAllowedError) throw notAllowed(endpoint.url, err.message);
         // Refused, reset or timed out: Temporal tries again later.
@@ -83,19 +96,23 @@ function notAllowed(url: string, why: string): ApplicationFailure {
 function post(url: URL, body: string, headers: Record<string, string>, policy: WebhookAddressPolicy, resolve: Resolver, timeoutMs: number): Promise<number> {
   const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
   return new Promise<number>((resolvePromise, reject) => {
-    const req = send(url, {
-      method: 'POST',
-      headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
-      lookup: guardedLookup(policy, resolve),
-      // A socket of our own: a pooled one may have been opened without the guarded lookup.
-      agent: false,
-      signal: AbortSignal.timeout(timeoutMs),
-    }, (res: IncomingMessage) => {
-      // Only the status matters; the answer's body is read and dropped so the socket can close.
-      res.resume();
-      res.on('error', () => undefined);
-      resolvePromise(res.statusCode ?? 0);
-    });
+    const req = send(
+      url,
+      {
+        method: 'POST',
+        headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
+        lookup: guardedLookup(policy, resolve),
+        // A socket of our own: a pooled one may have been opened without the guarded lookup.
+        agent: false,
+        signal: AbortSignal.timeout(timeoutMs),
+      },
+      (res: IncomingMessage) => {
+        // Only the status matters; the answer's body is read and dropped so the socket can close.
+        res.resume();
+        res.on('error', () => undefined);
+        resolvePromise(res.statusCode ?? 0);
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });

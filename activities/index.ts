@@ -31,7 +31,9 @@ export function createActivities(ctx: ChainContext, deps: ActivityDependencies):
     requestRelay: deps.requestRelay,
     ...createRelayerActivities(ctx),
     workerPolicy: async () => ({
-      reconcileIntervalSeconds: ctx.reconcileIntervalSeconds, maxValiditySeconds: ctx.maxValiditySeconds, historyLimit: ctx.historyLimit,
+      reconcileIntervalSeconds: ctx.reconcileIntervalSeconds,
+      maxValiditySeconds: ctx.maxValiditySeconds,
+      historyLimit: ctx.historyLimit,
     }),
     checkPresignedAuthorization: createPresignedActivity(ctx),
     ...createCancelActivities(ctx),

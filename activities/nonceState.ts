@@ -54,13 +54,18 @@ export function createNonceStateActivity(ctx: ChainContext) {
    */
   return async function readNonceState(request: NonceStateRequest): Promise<OnchainNonceFacts> {
     const consumed = await ctx.publicClient.readContract({
-      address: ctx.tokenAddress, abi: tokenAbi, functionName: 'authorizationState', args: [request.authorizer, request.nonce],
+      address: ctx.tokenAddress,
+      abi: tokenAbi,
+      functionName: 'authorizationState',
+      args: [request.authorizer, request.nonce],
     });
     if (!consumed) return { status: 'unused' };
     const logs = await ctx.logs.getLogs({
-      address: ctx.tokenAddress, topics: nonceTopics(request.authorizer, request.nonce),
+      address: ctx.tokenAddress,
+      topics: nonceTopics(request.authorizer, request.nonce),
       // From the authorization's creation, not from genesis: on a 0.2 s chain that is millions of blocks.
-      fromBlock: request.fromBlock ? BigInt(request.fromBlock) : 'earliest', toBlock: 'latest',
+      fromBlock: request.fromBlock ? BigInt(request.fromBlock) : 'earliest',
+      toBlock: 'latest',
     });
     const log = logs.find((l) => !l.removed && logPairKey(l) === pairKey(request.authorizer, request.nonce));
     if (!log) throw new Error('nonce is consumed but its log is not in a block yet');

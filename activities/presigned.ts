@@ -25,9 +25,11 @@ export function createPresignedActivity(ctx: ChainContext, now: () => number = (
     const nonceKey = nonceSearchKey(from, nonce);
     const refuse = (code: SignatureCheck['code'], reason: string) => ({ domain, fromBlock, nonceKey, check: { valid: false, code, reason } });
     if (request.domain && !sameDomain(request.domain, domain)) {
-      return refuse('domain_mismatch',
+      return refuse(
+        'domain_mismatch',
         `signed for ${request.domain.name} v${request.domain.version} on chain ${request.domain.chainId} at ${request.domain.verifyingContract}; ` +
-        `this merchant takes ${domain.name} v${domain.version} on chain ${domain.chainId} at ${domain.verifyingContract}`);
+          `this merchant takes ${domain.name} v${domain.version} on chain ${domain.chainId} at ${domain.verifyingContract}`,
+      );
     }
     if (!ctx.isMerchant(request.authorization.to)) {
       return refuse('recipient_mismatch', `the authorization pays ${request.authorization.to}, not this merchant (${ctx.merchants.join(', ')})`);
@@ -40,6 +42,11 @@ export function createPresignedActivity(ctx: ChainContext, now: () => number = (
     }
     // Already used or canceled onchain: it can never pay this order (and must not mark it paid).
     if (consumed) return refuse('nonce_already_used', `the nonce ${nonce} of ${from} is already used or canceled onchain`);
-    return { domain, fromBlock, nonceKey, check: await verify({ domain, primaryType: request.primaryType, authorization: request.authorization, signature: request.signature }) };
+    return {
+      domain,
+      fromBlock,
+      nonceKey,
+      check: await verify({ domain, primaryType: request.primaryType, authorization: request.authorization, signature: request.signature }),
+    };
   };
 }

@@ -18,14 +18,20 @@ export const MAX_FEE_BUMPS = 5;
 export const SETTLE_DEPTH = 64n;
 
 export function createRelayerActivities(ctx: ChainContext): RelayerActivities {
-  async function sign(account: LocalAccount, tx: { to: InflightTransaction['to']; data: Hex; gas: bigint; nonce: number; maxFeePerGas: bigint; maxPriorityFeePerGas: bigint }) {
+  async function sign(
+    account: LocalAccount,
+    tx: { to: InflightTransaction['to']; data: Hex; gas: bigint; nonce: number; maxFeePerGas: bigint; maxPriorityFeePerGas: bigint },
+  ) {
     // The local key signs directly: the wallet client would first ask the node for its chain id.
     const raw = await account.signTransaction({ ...tx, chainId: ctx.walletClient.chain.id, type: 'eip1559' });
     return { raw, hash: keccak256(raw) };
   }
 
   async function isKnown(hash: Hex): Promise<boolean> {
-    return ctx.publicClient.getTransaction({ hash }).then(() => true, () => false);
+    return ctx.publicClient.getTransaction({ hash }).then(
+      () => true,
+      () => false,
+    );
   }
 
   async function relayerAccountNonce(request?: { sender?: Address }): Promise<number> {
@@ -45,12 +51,29 @@ export function createRelayerActivities(ctx: ChainContext): RelayerActivities {
       const fees = await ctx.feesPerGas();
       signed = [];
       for (const [i, item] of request.items.entries()) {
-        const tx = { to: item.to, data: item.data, gas: BigInt(item.gas), nonce: start + i, maxFeePerGas: fees.maxFeePerGas, maxPriorityFeePerGas: fees.maxPriorityFeePerGas };
+        const tx = {
+          to: item.to,
+          data: item.data,
+          gas: BigInt(item.gas),
+          nonce: start + i,
+          maxFeePerGas: fees.maxFeePerGas,
+          maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
+        };
         const { raw, hash } = await sign(account, tx);
         signed.push({
-          requestId: item.requestId, replyTo: item.replyTo, accountNonce: tx.nonce, hash, raw, to: item.to, data: item.data, gas: item.gas,
-          maxFeePerGas: fees.maxFeePerGas.toString(), maxPriorityFeePerGas: fees.maxPriorityFeePerGas.toString(),
-          authorizer: item.authorizer, nonce: item.nonce, sentAt: request.sentAt,
+          requestId: item.requestId,
+          replyTo: item.replyTo,
+          accountNonce: tx.nonce,
+          hash,
+          raw,
+          to: item.to,
+          data: item.data,
+          gas: item.gas,
+          maxFeePerGas: fees.maxFeePerGas.toString(),
+          maxPriorityFeePerGas: fees.maxPriorityFeePerGas.toString(),
+          authorizer: item.authorizer,
+          nonce: item.nonce,
+          sentAt: request.sentAt,
         });
       }
       heartbeat(signed);
@@ -75,7 +98,10 @@ export function createRelayerActivities(ctx: ChainContext): RelayerActivities {
         }
         if (classifyRpcError(err) === 'retryable') throw err;
         // Refused (not a transient fault): this nonce stays free, and the rest wait for the next batch.
-        outcome.refused.push({ requestId: tx.requestId, failure: { code: 'capture_reverted', message: `the node refused the transaction: ${revertReasonOf(err) ?? message.split('\n')[0]}` } });
+        outcome.refused.push({
+          requestId: tx.requestId,
+          failure: { code: 'capture_reverted', message: `the node refused the transaction: ${revertReasonOf(err) ?? message.split('\n')[0]}` },
+        });
         outcome.retry.push(...signed.slice(i + 1).map((t) => t.requestId));
         return outcome;
       }
@@ -109,7 +135,14 @@ export function createRelayerActivities(ctx: ChainContext): RelayerActivities {
         // Stuck in the pool: the same transaction again, paying more, under the same nonce.
         const maxFeePerGas = (BigInt(tx.maxFeePerGas) * FEE_BUMP_PERCENT) / 100n;
         const maxPriorityFeePerGas = (BigInt(tx.maxPriorityFeePerGas) * FEE_BUMP_PERCENT) / 100n;
-        const { raw, hash } = await sign(account, { to: tx.to, data: tx.data, gas: BigInt(tx.gas), nonce: tx.accountNonce, maxFeePerGas, maxPriorityFeePerGas });
+        const { raw, hash } = await sign(account, {
+          to: tx.to,
+          data: tx.data,
+          gas: BigInt(tx.gas),
+          nonce: tx.accountNonce,
+          maxFeePerGas,
+          maxPriorityFeePerGas,
+        });
         try {
           await ctx.publicClient.sendRawTransaction({ serializedTransaction: raw });
         } catch (err) {
@@ -117,12 +150,23 @@ export function createRelayerActivities(ctx: ChainContext): RelayerActivities {
           if (/nonce too low|already known|underpriced/i.test(String((err as Error).message))) continue;
           throw err;
         }
-        report.resent.push({ ...tx, raw, hash, maxFeePerGas: maxFeePerGas.toString(), maxPriorityFeePerGas: maxPriorityFeePerGas.toString(), sentAt: request.now, bumps: (tx.bumps ?? 0) + 1 });
+        report.resent.push({
+          ...tx,
+          raw,
+          hash,
+          maxFeePerGas: maxFeePerGas.toString(),
+          maxPriorityFeePerGas: maxPriorityFeePerGas.toString(),
+          sentAt: request.now,
+          bumps: (tx.bumps ?? 0) + 1,
+        });
         continue;
       }
       // Dropped from the pool. Resubmit only while the authorization is still unused.
       const consumed = await ctx.publicClient.readContract({
-        address: ctx.tokenAddress, abi: tokenAbi, functionName: 'authorizationState', args: [tx.authorizer, tx.nonce],
+        address: ctx.tokenAddress,
+        abi: tokenAbi,
+        functionName: 'authorizationState',
+        args: [tx.authorizer, tx.nonce],
       });
       if (!consumed) {
         await ctx.publicClient.sendRawTransaction({ serializedTransaction: tx.raw });
@@ -132,7 +176,10 @@ export function createRelayerActivities(ctx: ChainContext): RelayerActivities {
         const fees = await ctx.feesPerGas();
         const filler = await sign(account, { to: account.address, data: '0x', gas: 21_000n, nonce: tx.accountNonce, ...fees });
         await ctx.publicClient.sendRawTransaction({ serializedTransaction: filler.raw });
-        report.abandoned.push({ requestId: tx.requestId, failure: { code: 'nonce_already_used', message: 'the authorization was consumed onchain while our transaction was dropped' } });
+        report.abandoned.push({
+          requestId: tx.requestId,
+          failure: { code: 'nonce_already_used', message: 'the authorization was consumed onchain while our transaction was dropped' },
+        });
       }
     }
     return report;

@@ -24,6 +24,10 @@ export function readTokenDomain(ctx: ChainContext): Promise<TokenDomain> {
 }
 
 export function sameDomain(a: TokenDomain, b: TokenDomain): boolean {
-  return a.name === b.name && a.version === b.version && Number(a.chainId) === Number(b.chainId) &&
-    a.verifyingContract.toLowerCase() === b.verifyingContract.toLowerCase();
+  return (
+    a.name === b.name &&
+    a.version === b.version &&
+    Number(a.chainId) === Number(b.chainId) &&
+    a.verifyingContract.toLowerCase() === b.verifyingContract.toLowerCase()
+  );
 }

@@ -1,6 +1,12 @@
 import { recoverTypedDataAddress, type Hex } from 'viem';
 import { sameAddress } from '../domain/address.js';
-import { authorizationMessageValues, authorizationTypes, type AuthorizationMessage, type AuthorizationPrimaryType, type TokenDomain } from '../domain/eip3009.js';
+import {
+  authorizationMessageValues,
+  authorizationTypes,
+  type AuthorizationMessage,
+  type AuthorizationPrimaryType,
+  type TokenDomain,
+} from '../domain/eip3009.js';
 import type { SignatureCheck } from '../domain/facts.js';
 import { isEcdsaSignature } from '../domain/signature.js';
 import type { ChainContext } from './chainContext.js';
@@ -45,7 +51,8 @@ export function createVerifyActivity(ctx: ChainContext) {
       return {
         valid: false,
         code: 'contract_wallet_unsupported',
-        reason: `${request.authorization.from} is a contract wallet (ERC-1271), and the token ${ctx.tokenAddress} cannot check its ` +
+        reason:
+          `${request.authorization.from} is a contract wallet (ERC-1271), and the token ${ctx.tokenAddress} cannot check its ` +
           'signatures onchain (no bytes-signature overloads, as in FiatToken v2.1): pay from an ordinary account (EOA)',
       };
     }
@@ -54,7 +61,10 @@ export function createVerifyActivity(ctx: ChainContext) {
 }
 
 /** True when the signature is `from`'s own ECDSA signature (an EOA), which every token version checks. */
-async function signedByPayerKey(typedData: Omit<Parameters<typeof recoverTypedDataAddress>[0], 'signature'> & { signature: Hex }, from: string): Promise<boolean> {
+async function signedByPayerKey(
+  typedData: Omit<Parameters<typeof recoverTypedDataAddress>[0], 'signature'> & { signature: Hex },
+  from: string,
+): Promise<boolean> {
   if (!isEcdsaSignature(typedData.signature)) return false;
   try {
     return sameAddress(await recoverTypedDataAddress(typedData), from);

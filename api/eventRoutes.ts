@@ -10,17 +10,32 @@ const ORDER_SERVICE = ['order-service'] as const;
 const ANY_ROLE = ['order-service', 'operator'] as const;
 
 export const eventSchemas = {
-  endpointBody: z.object({
-    url: z.string().min(1).max(2048).describe('http(s) URL that receives the events (POST, JSON, signed).'),
-    events: z.array(z.enum([...eventTypes, '*'])).min(1).max(eventTypes.length + 1).describe('Event types to receive, or ["*"] for all.'),
-    description: z.string().max(200).optional(),
-  }).strict(),
-  eventsQuery: z.object({
-    after: z.string().regex(/^evt_[0-9a-f-]{36}_\d{4,9}$/i, 'must be an event id (evt_…)').optional(),
-    type: z.enum(eventTypes).optional(),
-    orderId: orderIdSchema.optional(),
-    limit: z.string().regex(/^\d{1,3}$/, 'must be a whole number').refine((v) => Number(v) >= 1 && Number(v) <= 100, 'must be from 1 to 100').optional(),
-  }).strict(),
+  endpointBody: z
+    .object({
+      url: z.string().min(1).max(2048).describe('http(s) URL that receives the events (POST, JSON, signed).'),
+      events: z
+        .array(z.enum([...eventTypes, '*']))
+        .min(1)
+        .max(eventTypes.length + 1)
+        .describe('Event types to receive, or ["*"] for all.'),
+      description: z.string().max(200).optional(),
+    })
+    .strict(),
+  eventsQuery: z
+    .object({
+      after: z
+        .string()
+        .regex(/^evt_[0-9a-f-]{36}_\d{4,9}$/i, 'must be an event id (evt_…)')
+        .optional(),
+      type: z.enum(eventTypes).optional(),
+      orderId: orderIdSchema.optional(),
+      limit: z
+        .string()
+        .regex(/^\d{1,3}$/, 'must be a whole number')
+        .refine((v) => Number(v) >= 1 && Number(v) <= 100, 'must be from 1 to 100')
+        .optional(),
+    })
+    .strict(),
   noQuery: z.object({}).strict(),
 };
 

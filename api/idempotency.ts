@@ -63,8 +63,7 @@ export class FileIdempotencyStore implements IdempotencyStore {
     if (!this.create(file, entry)) {
       const existing = this.read(file);
       const expired = !existing || Date.now() - existing.createdAt > KEEP_MS;
-      const abandoned = existing && !existing.response
-        && (Date.now() - existing.createdAt > STALE_PENDING_MS || !ownerAlive(existing.owner));
+      const abandoned = existing && !existing.response && (Date.now() - existing.createdAt > STALE_PENDING_MS || !ownerAlive(existing.owner));
       if (!expired && !abandoned) {
         const same = existing.fingerprint === fingerprint || (legacyFingerprint !== undefined && existing.fingerprint === legacyFingerprint);
         if (!same) return { kind: 'reused' };
@@ -134,7 +133,9 @@ export class FileIdempotencyStore implements IdempotencyStore {
  * The `canonical-json` tag keeps these apart from the fingerprints stored before (legacyFingerprintOf).
  */
 export function fingerprintOf(method: string, path: string, body: unknown): string {
-  return createHash('sha256').update(`canonical-json\n${method} ${path}\n${canonicalJson(body ?? null)}`).digest('hex');
+  return createHash('sha256')
+    .update(`canonical-json\n${method} ${path}\n${canonicalJson(body ?? null)}`)
+    .digest('hex');
 }
 
 /**
@@ -143,7 +144,9 @@ export function fingerprintOf(method: string, path: string, body: unknown): stri
  * day after every API runs the canonical form.
  */
 export function legacyFingerprintOf(method: string, path: string, body: unknown): string {
-  return createHash('sha256').update(`${method} ${path}\n${JSON.stringify(body ?? null)}`).digest('hex');
+  return createHash('sha256')
+    .update(`${method} ${path}\n${JSON.stringify(body ?? null)}`)
+    .digest('hex');
 }
 
 /**

@@ -19,7 +19,11 @@ requireCodec();
 const stateDir = process.env.AUTHCAP_STATE_DIR ?? '.authcap';
 const forbiddenPayers = [
   ...(process.env.TOKEN_ADDRESS ? [{ address: process.env.TOKEN_ADDRESS, why: 'the token contract' }] : []),
-  ...(process.env.AUTHCAP_MERCHANT_ADDRESS ?? '').split(',').map((a) => a.trim()).filter(Boolean).map((address) => ({ address, why: 'the merchant itself' })),
+  ...(process.env.AUTHCAP_MERCHANT_ADDRESS ?? '')
+    .split(',')
+    .map((a) => a.trim())
+    .filter(Boolean)
+    .map((address) => ({ address, why: 'the merchant itself' })),
 ];
 const client = await AuthcapClient.connect(loadTemporalSettings());
 const server = createApiServer({

@@ -26,7 +26,8 @@ const bodies: Record<string, (s: Schemas) => z.ZodType> = {
 
 const summaries: Record<string, string> = {
   'GET /healthz': 'Liveness: the API process answers.',
-  'GET /readyz': 'Readiness: Temporal reachable, a worker polling, the node answering (503 if not); 200 `degraded` while the worker\'s head feed is down (captures slower).',
+  'GET /readyz':
+    "Readiness: Temporal reachable, a worker polling, the node answering (503 if not); 200 `degraded` while the worker's head feed is down (captures slower).",
   'GET /openapi.json': 'This document.',
   'GET /metrics': 'Prometheus metrics of this API process.',
   'POST /v1/authorizations': 'Draft an authorization for the payer to sign, or store one signed elsewhere.',
@@ -62,15 +63,19 @@ export function openApiDocument(routes: RouteInfo[], schemas: Schemas): Record<s
       parameters.push({ name: 'token', in: 'query', required: true, schema: { type: 'string', pattern: '^[A-Za-z0-9_-]{43}$' } });
     }
     if (key === 'GET /v1/authorizations') {
-      for (const [name, field] of Object.entries(schemas.listQuery.shape)) parameters.push({ name, in: 'query', required: false, schema: jsonSchema(field as z.ZodType) });
+      for (const [name, field] of Object.entries(schemas.listQuery.shape))
+        parameters.push({ name, in: 'query', required: false, schema: jsonSchema(field as z.ZodType) });
     }
     if (key === 'GET /v1/authorizations/:id') {
-      for (const [name, field] of Object.entries(schemas.getQuery.shape)) parameters.push({ name, in: 'query', required: false, schema: jsonSchema(field as z.ZodType) });
+      for (const [name, field] of Object.entries(schemas.getQuery.shape))
+        parameters.push({ name, in: 'query', required: false, schema: jsonSchema(field as z.ZodType) });
     }
     if (key === 'GET /v1/events') {
-      for (const [name, field] of Object.entries(eventSchemas.eventsQuery.shape)) parameters.push({ name, in: 'query', required: false, schema: jsonSchema(field as z.ZodType) });
+      for (const [name, field] of Object.entries(eventSchemas.eventsQuery.shape))
+        parameters.push({ name, in: 'query', required: false, schema: jsonSchema(field as z.ZodType) });
     }
-    if (route.method === 'POST' && route.roles !== 'public') parameters.push({ name: 'Idempotency-Key', in: 'header', required: false, schema: { type: 'string', maxLength: 255 } });
+    if (route.method === 'POST' && route.roles !== 'public')
+      parameters.push({ name: 'Idempotency-Key', in: 'header', required: false, schema: { type: 'string', maxLength: 255 } });
     const body = bodies[key];
     paths[openApiPath] = {
       ...paths[openApiPath],
@@ -88,7 +93,7 @@ export function openApiDocument(routes: RouteInfo[], schemas: Schemas): Record<s
   }
   return {
     openapi: '3.1.0',
-    info: { title: 'authcap API', version: '1', description: 'Take a payer\'s signed EIP-3009 authorization now, capture it later: exactly once.' },
+    info: { title: 'authcap API', version: '1', description: "Take a payer's signed EIP-3009 authorization now, capture it later: exactly once." },
     security: [{ bearer: [] }],
     paths,
     components: {

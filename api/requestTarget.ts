@@ -23,7 +23,10 @@ export function parseRequestTarget(rawUrl: string | undefined): RequestTarget {
   const rawPath = queryAt === -1 ? raw : raw.slice(0, queryAt);
   const rawQuery = queryAt === -1 ? '' : raw.slice(queryAt + 1);
   if (/[\\\s]|%(?![0-9a-fA-F]{2})/.test(rawPath) || /%(2e|2f|5c|00)/i.test(rawPath)) {
-    throw new AuthcapError('validation_error', 'the path has characters or escapes authcap does not accept (dots, slashes, backslashes or NUL percent-encoded)');
+    throw new AuthcapError(
+      'validation_error',
+      'the path has characters or escapes authcap does not accept (dots, slashes, backslashes or NUL percent-encoded)',
+    );
   }
   const parts = rawPath.slice(1).split('/');
   if (parts.length > 1 && parts[parts.length - 1] === '') parts.pop();

@@ -133,7 +133,9 @@ export class Router {
       const allowed = limiter.take(caller ? caller.id : `ip:${req.socket.remoteAddress ?? 'unknown'}`);
       if (!allowed.ok) {
         const whom = caller ? 'this API key' : 'this address';
-        throw new AuthcapError('rate_limited', `too many requests for ${whom}; retry in ${allowed.retryAfterSeconds} s`, { retryAfterSeconds: allowed.retryAfterSeconds });
+        throw new AuthcapError('rate_limited', `too many requests for ${whom}; retry in ${allowed.retryAfterSeconds} s`, {
+          retryAfterSeconds: allowed.retryAfterSeconds,
+        });
       }
     }
     if (candidates.length === 0) throw new AuthcapError('not_found', `no route for ${target.path}`);
@@ -156,10 +158,15 @@ export class Router {
       throw new AuthcapError('validation_error', 'Idempotency-Key must be 1 to 255 printable ASCII characters');
     }
     const claim = this.options.idempotency.claim(
-      caller.id, idempotencyKey, fingerprintOf(method, target.path, body), legacyFingerprintOf(method, target.path, body));
+      caller.id,
+      idempotencyKey,
+      fingerprintOf(method, target.path, body),
+      legacyFingerprintOf(method, target.path, body),
+    );
     if (claim.kind === 'replay') return { ...claim.response, headers: { 'idempotent-replayed': 'true' } };
     if (claim.kind === 'reused') throw new AuthcapError('idempotency_key_reused', 'this Idempotency-Key was used with a different request');
-    if (claim.kind === 'in_progress') throw new AuthcapError('idempotency_key_in_use', 'a request with this Idempotency-Key is still being processed; retry shortly');
+    if (claim.kind === 'in_progress')
+      throw new AuthcapError('idempotency_key_in_use', 'a request with this Idempotency-Key is still being processed; retry shortly');
     let response: JsonResponse;
     try {
       response = await route.handler(context);

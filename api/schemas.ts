@@ -14,45 +14,62 @@ const UINT256_LIMIT = 2n ** 256n;
  * listed and followed by its id. Orders created before quotes were refused stay reachable by their
  * authorization id.
  */
-export const orderIdSchema = z.string().min(1).max(200)
+export const orderIdSchema = z
+  .string()
+  .min(1)
+  .max(200)
   .regex(/^[\x21-\x7E](?:[\x20-\x7E]*[\x21-\x7E])?$/, 'must be printable ASCII without control characters or leading/trailing spaces')
   .regex(/^[^'"\\]*$/, QUOTES_MESSAGE)
   .describe("The merchant's order id: printable ASCII, no quotes or backslashes; one open authorization per order.");
 
 /** Checksummed (EIP-55) or all one case: a wrong checksum is a mistyped address. */
-export const addressSchema = z.string().regex(/^0x[0-9a-fA-F]{40}$/, 'must be a 20-byte hex address (0x followed by 40 hex digits)')
+export const addressSchema = z
+  .string()
+  .regex(/^0x[0-9a-fA-F]{40}$/, 'must be a 20-byte hex address (0x followed by 40 hex digits)')
   .refine((value) => {
     if (!/^0x[0-9a-fA-F]{40}$/.test(value)) return true;
     const digits = value.slice(2);
     return digits === digits.toLowerCase() || digits === digits.toUpperCase() || isAddress(value, { strict: true });
   }, 'has an invalid EIP-55 checksum; check the address or send it in lower case');
 
-export const amountSchema = z.string().superRefine((value, ctx) => {
-  const match = /^(\d{1,78})(?:\.(\d+))?$/.exec(value);
-  if (!match) {
-    ctx.addIssue({ code: 'custom', message: /^-/.test(value.trim()) ? 'must be positive (greater than zero)' : `"${value.slice(0, 40)}" is not a decimal amount such as "12.50" (no spaces, no exponent)` });
-    return;
-  }
-  const fraction = match[2] ?? '';
-  if (fraction.length > 6) {
-    ctx.addIssue({ code: 'custom', message: `has ${fraction.length} decimal places; the token has 6` });
-    return;
-  }
-  const minor = BigInt(match[1]!) * 10n ** 6n + BigInt(fraction.padEnd(6, '0') || '0');
-  if (minor === 0n) ctx.addIssue({ code: 'custom', message: 'must be positive (greater than zero)' });
-  else if (minor >= UINT256_LIMIT) ctx.addIssue({ code: 'custom', message: 'must be below 2^256 minor units' });
-}).describe('Token amount as a decimal string (at most 6 decimals), e.g. "12.50".');
+export const amountSchema = z
+  .string()
+  .superRefine((value, ctx) => {
+    const match = /^(\d{1,78})(?:\.(\d+))?$/.exec(value);
+    if (!match) {
+      ctx.addIssue({
+        code: 'custom',
+        message: /^-/.test(value.trim())
+          ? 'must be positive (greater than zero)'
+          : `"${value.slice(0, 40)}" is not a decimal amount such as "12.50" (no spaces, no exponent)`,
+      });
+      return;
+    }
+    const fraction = match[2] ?? '';
+    if (fraction.length > 6) {
+      ctx.addIssue({ code: 'custom', message: `has ${fraction.length} decimal places; the token has 6` });
+      return;
+    }
+    const minor = BigInt(match[1]!) * 10n ** 6n + BigInt(fraction.padEnd(6, '0') || '0');
+    if (minor === 0n) ctx.addIssue({ code: 'custom', message: 'must be positive (greater than zero)' });
+    else if (minor >= UINT256_LIMIT) ctx.addIssue({ code: 'custom', message: 'must be below 2^256 minor units' });
+  })
+  .describe('Token amount as a decimal string (at most 6 decimals), e.g. "12.50".');
 
-const uintSchema = z.string().regex(/^\d{1,78}$/, 'must be a decimal string of an unsigned integer')
+const uintSchema = z
+  .string()
+  .regex(/^\d{1,78}$/, 'must be a decimal string of an unsigned integer')
   .refine((value) => !/^\d{1,78}$/.test(value) || BigInt(value) < UINT256_LIMIT, 'must be below 2^256');
 
 const bytes32Schema = z.string().regex(/^0x[0-9a-fA-F]{64}$/, 'must be 32 bytes as 0x-prefixed hex');
 
-export const signatureSchema = z.string().superRefine((value, ctx) => {
-  if (!/^0x(?:[0-9a-fA-F]{2})*$/.test(value)) ctx.addIssue({ code: 'custom', message: 'must be 0x-prefixed hex bytes' });
-  else if (value.length < 2 + 128) ctx.addIssue({ code: 'custom', message: `is ${(value.length - 2) / 2} bytes; a wallet signature has at least 64` });
-  else if (value.length > 2 + 4096) ctx.addIssue({ code: 'custom', message: 'is longer than 2048 bytes' });
-})
+export const signatureSchema = z
+  .string()
+  .superRefine((value, ctx) => {
+    if (!/^0x(?:[0-9a-fA-F]{2})*$/.test(value)) ctx.addIssue({ code: 'custom', message: 'must be 0x-prefixed hex bytes' });
+    else if (value.length < 2 + 128) ctx.addIssue({ code: 'custom', message: `is ${(value.length - 2) / 2} bytes; a wallet signature has at least 64` });
+    else if (value.length > 2 + 4096) ctx.addIssue({ code: 'custom', message: 'is longer than 2048 bytes' });
+  })
   .describe('The signature bytes from eth_signTypedData_v4 (65 bytes, or 64 in EIP-2098 form, or an ERC-1271 wallet signature).');
 
 export interface SchemaOptions {
@@ -61,64 +78,103 @@ export interface SchemaOptions {
 }
 
 export function createSchemas(options: SchemaOptions = {}) {
-  const forbidden = [{ address: zeroAddress, why: 'the zero address' }, ...(options.forbiddenPayers ?? [])]
-    .map((entry) => ({ ...entry, address: entry.address.toLowerCase() }));
+  const forbidden = [{ address: zeroAddress, why: 'the zero address' }, ...(options.forbiddenPayers ?? [])].map((entry) => ({
+    ...entry,
+    address: entry.address.toLowerCase(),
+  }));
   const payerSchema = addressSchema.superRefine((value, ctx) => {
     const hit = forbidden.find((entry) => entry.address === value.toLowerCase());
     if (hit) ctx.addIssue({ code: 'custom', message: `cannot be ${hit.why}` });
   });
 
-  const draftBody = z.object({
-    orderId: orderIdSchema,
-    payer: payerSchema.describe('The payer who will sign.'),
-    amount: amountSchema,
-    validForSeconds: z.number().int().min(1).max(2_592_000).optional().describe('A shorter window than the default, in seconds.'),
-  }).strict();
+  const draftBody = z
+    .object({
+      orderId: orderIdSchema,
+      payer: payerSchema.describe('The payer who will sign.'),
+      amount: amountSchema,
+      validForSeconds: z.number().int().min(1).max(2_592_000).optional().describe('A shorter window than the default, in seconds.'),
+    })
+    .strict();
 
-  const domainSchema = z.object({
-    name: z.string().min(1).max(100),
-    version: z.string().min(1).max(20),
-    chainId: z.union([z.number().int().positive(), z.string().regex(/^\d{1,20}$/)]),
-    verifyingContract: addressSchema,
-  }).strict();
+  const domainSchema = z
+    .object({
+      name: z.string().min(1).max(100),
+      version: z.string().min(1).max(20),
+      chainId: z.union([z.number().int().positive(), z.string().regex(/^\d{1,20}$/)]),
+      verifyingContract: addressSchema,
+    })
+    .strict();
 
-  const presignedBody = z.object({
-    orderId: orderIdSchema,
-    primaryType: z.enum(['ReceiveWithAuthorization', 'TransferWithAuthorization']),
-    authorization: z.object({
-      from: payerSchema,
-      to: addressSchema,
-      value: uintSchema,
-      validAfter: uintSchema,
-      validBefore: uintSchema,
-      nonce: bytes32Schema,
-    }).strict(),
-    signature: signatureSchema,
-    domain: domainSchema.optional(),
-  }).strict();
+  const presignedBody = z
+    .object({
+      orderId: orderIdSchema,
+      primaryType: z.enum(['ReceiveWithAuthorization', 'TransferWithAuthorization']),
+      authorization: z
+        .object({
+          from: payerSchema,
+          to: addressSchema,
+          value: uintSchema,
+          validAfter: uintSchema,
+          validBefore: uintSchema,
+          nonce: bytes32Schema,
+        })
+        .strict(),
+      signature: signatureSchema,
+      domain: domainSchema.optional(),
+    })
+    .strict();
 
   return {
     draftBody,
     presignedBody,
     signatureBody: z.object({ signature: signatureSchema }).strict(),
     cancelBody: z.object({ signature: signatureSchema.describe("The payer's CancelAuthorization signature over cancellationTypedData.") }).strict(),
-    voidBody: z.object({
-      reason: z.string().max(500).refine((value) => value.trim().length > 0, 'is required').describe('Why the authorization is voided.'),
-      by: z.string().max(100).refine((value) => value.trim().length > 0, 'must not be blank').optional().describe('Who voids it.'),
-    }).strict(),
+    voidBody: z
+      .object({
+        reason: z
+          .string()
+          .max(500)
+          .refine((value) => value.trim().length > 0, 'is required')
+          .describe('Why the authorization is voided.'),
+        by: z
+          .string()
+          .max(100)
+          .refine((value) => value.trim().length > 0, 'must not be blank')
+          .optional()
+          .describe('Who voids it.'),
+      })
+      .strict(),
     emptyBody: z.object({}).strict(),
-    listQuery: z.object({
-      orderId: orderIdSchema.optional(),
-      state: z.enum(authorizationStates).optional(),
-      payer: addressSchema.optional(),
-      limit: z.string().regex(/^\d{1,3}$/, 'must be a whole number').refine((v) => Number(v) >= 1 && Number(v) <= 100, 'must be from 1 to 100').optional(),
-      pageToken: z.string().regex(/^[A-Za-z0-9_-]{1,4096}$/, 'is not one this API returned').optional(),
-    }).strict(),
-    getQuery: z.object({
-      wait: z.string().regex(/^\d{1,2}$/, 'must be a whole number of seconds').refine((v) => Number(v) <= 30, 'must be from 0 to 30')
-        .optional().describe('Seconds to wait for the state to change before answering (long poll); 0 or absent answers at once.'),
-      state: z.enum(authorizationStates).optional().describe('The state the caller already has: the wait ends as soon as the state differs (default: the state when the request arrives).'),
-    }).strict(),
+    listQuery: z
+      .object({
+        orderId: orderIdSchema.optional(),
+        state: z.enum(authorizationStates).optional(),
+        payer: addressSchema.optional(),
+        limit: z
+          .string()
+          .regex(/^\d{1,3}$/, 'must be a whole number')
+          .refine((v) => Number(v) >= 1 && Number(v) <= 100, 'must be from 1 to 100')
+          .optional(),
+        pageToken: z
+          .string()
+          .regex(/^[A-Za-z0-9_-]{1,4096}$/, 'is not one this API returned')
+          .optional(),
+      })
+      .strict(),
+    getQuery: z
+      .object({
+        wait: z
+          .string()
+          .regex(/^\d{1,2}$/, 'must be a whole number of seconds')
+          .refine((v) => Number(v) <= 30, 'must be from 0 to 30')
+          .optional()
+          .describe('Seconds to wait for the state to change before answering (long poll); 0 or absent answers at once.'),
+        state: z
+          .enum(authorizationStates)
+          .optional()
+          .describe('The state the caller already has: the wait ends as soon as the state differs (default: the state when the request arrives).'),
+      })
+      .strict(),
     noQuery: z.object({}).strict(),
   };
 }

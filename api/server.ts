@@ -66,20 +66,26 @@ export function createApiRouter(options: ApiOptions, listenUrl: () => string | u
   });
   router
     .on('GET', '/healthz', 'public', async () => ok(200, { status: 'ok' }), { unlimited: true })
-    .on('GET', '/readyz', 'public', async () => {
-      const workerReadyzUrl = options.workerReadyzUrl ?? process.env.AUTHCAP_WORKER_READYZ_URL;
-      const [checks, node, worker] = await Promise.all([client.checkReadiness(), nodeReady(options.rpcUrl), workerReport(workerReadyzUrl)]);
-      const ready = checks.temporal.ok && checks.worker.ok && node.ok;
-      // A head feed that is down is `degraded`, still 200: captures succeed, only slower (their waits
-      // poll the node), so a load balancer must keep sending traffic here; operators see why.
-      const degraded = ready && worker?.heads !== undefined && !worker.heads.ok;
-      const headers: Record<string, string> = ready ? {} : { 'retry-after': '2' };
-      // A stuck workflow does not make the API unready either: it is reported (a count only: this
-      // route is public, and workflow ids name orders), and the worker's own /readyz names them.
-      const extra = { ...(worker ? { workflowTasks: worker.workflowTasks } : {}), ...(worker?.heads ? { heads: worker.heads } : {}) };
-      const status = !ready ? 'not_ready' : degraded ? 'degraded' : 'ready';
-      return { status: ready ? 200 : 503, body: { status, checks: { ...checks, node, ...extra } }, headers };
-    }, { unlimited: true })
+    .on(
+      'GET',
+      '/readyz',
+      'public',
+      async () => {
+        const workerReadyzUrl = options.workerReadyzUrl ?? process.env.AUTHCAP_WORKER_READYZ_URL;
+        const [checks, node, worker] = await Promise.all([client.checkReadiness(), nodeReady(options.rpcUrl), workerReport(workerReadyzUrl)]);
+        const ready = checks.temporal.ok && checks.worker.ok && node.ok;
+        // A head feed that is down is `degraded`, still 200: captures succeed, only slower (their waits
+        // poll the node), so a load balancer must keep sending traffic here; operators see why.
+        const degraded = ready && worker?.heads !== undefined && !worker.heads.ok;
+        const headers: Record<string, string> = ready ? {} : { 'retry-after': '2' };
+        // A stuck workflow does not make the API unready either: it is reported (a count only: this
+        // route is public, and workflow ids name orders), and the worker's own /readyz names them.
+        const extra = { ...(worker ? { workflowTasks: worker.workflowTasks } : {}), ...(worker?.heads ? { heads: worker.heads } : {}) };
+        const status = !ready ? 'not_ready' : degraded ? 'degraded' : 'ready';
+        return { status: ready ? 200 : 503, body: { status, checks: { ...checks, node, ...extra } }, headers };
+      },
+      { unlimited: true },
+    )
     .on('GET', '/openapi.json', ANY_ROLE, async ({ target }) => {
       noQuery(target.query);
       return ok(200, openApiDocument(router.list(), schemas));
@@ -201,11 +207,11 @@ async function workerReport(url: string | undefined): Promise<WorkerReport | und
     const res = await fetch(url, { signal: AbortSignal.timeout(1_000) });
     body = (await res.json()) as typeof body;
   } catch {
-    const detail = 'the worker\'s /readyz did not answer';
+    const detail = "the worker's /readyz did not answer";
     return { workflowTasks: { failing: null, detail }, heads: { ok: false, state: 'unknown', detail } };
   }
   const failing = Array.isArray(body.failingWorkflows) ? body.failingWorkflows.length : null;
-  const workflowTasks = failing ? { failing, detail: 'workflow tasks keep failing: the worker\'s /readyz names them' } : { failing };
+  const workflowTasks = failing ? { failing, detail: "workflow tasks keep failing: the worker's /readyz names them" } : { failing };
   const state = typeof body.heads?.state === 'string' ? body.heads.state : undefined;
   return { workflowTasks, ...(state ? { heads: headsCheck(state) } : {}) };
 }
@@ -217,11 +223,17 @@ async function workerReport(url: string | undefined): Promise<WorkerReport | und
 function headsCheck(state: string): { ok: boolean; state: string; detail?: string } {
   const slower = 'captures still succeed but take longer, as their waits poll the node';
   switch (state) {
-    case 'live': return { ok: true, state };
-    case 'off': return { ok: true, state, detail: 'the worker has no WebSocket configured (AUTHCAP_WS_URL empty): captures poll the node' };
-    case 'connecting': return { ok: false, state, detail: `the worker is still subscribing to new blocks; ${slower}` };
-    case 'failing': return { ok: false, state, detail: `the worker's head feed is down: its WebSocket subscription to new blocks (AUTHCAP_WS_URL) fails; ${slower}` };
-    case 'silent': return { ok: false, state, detail: `the worker's head feed is silent: no new block announced for over a minute; ${slower}` };
-    default: return { ok: false, state, detail: `the worker's head feed is ${state}; ${slower}` };
+    case 'live':
+      return { ok: true, state };
+    case 'off':
+      return { ok: true, state, detail: 'the worker has no WebSocket configured (AUTHCAP_WS_URL empty): captures poll the node' };
+    case 'connecting':
+      return { ok: false, state, detail: `the worker is still subscribing to new blocks; ${slower}` };
+    case 'failing':
+      return { ok: false, state, detail: `the worker's head feed is down: its WebSocket subscription to new blocks (AUTHCAP_WS_URL) fails; ${slower}` };
+    case 'silent':
+      return { ok: false, state, detail: `the worker's head feed is silent: no new block announced for over a minute; ${slower}` };
+    default:
+      return { ok: false, state, detail: `the worker's head feed is ${state}; ${slower}` };
   }
 }

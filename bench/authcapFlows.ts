@@ -5,9 +5,16 @@ import { randomUUID } from 'node:crypto';
 import { SignTypedDataVersion, signTypedData } from '@metamask/eth-sig-util';
 import type { Address, Hex } from 'viem';
 
-export interface Payer { address: Address; privateKey: Hex }
+export interface Payer {
+  address: Address;
+  privateKey: Hex;
+}
 
-export interface ApiAnswer { status: number; body: any; ms: number }
+export interface ApiAnswer {
+  status: number;
+  body: any;
+  ms: number;
+}
 
 export interface LifecycleTiming {
   id: string;
@@ -33,7 +40,10 @@ export class AuthcapApi {
   private turn = 0;
 
   /** Several API processes (the production shape): calls go to each in turn, as a load balancer sends them. */
-  constructor(url: string | string[], private readonly key: string) {
+  constructor(
+    url: string | string[],
+    private readonly key: string,
+  ) {
     this.urls = [url].flat();
   }
 
@@ -71,7 +81,11 @@ export class AuthcapApi {
   }
 
   async store(payer: Payer, created: { id: string; typedData: unknown }): Promise<void> {
-    const signature = signTypedData({ privateKey: Buffer.from(payer.privateKey.slice(2), 'hex'), data: created.typedData as never, version: SignTypedDataVersion.V4 });
+    const signature = signTypedData({
+      privateKey: Buffer.from(payer.privateKey.slice(2), 'hex'),
+      data: created.typedData as never,
+      version: SignTypedDataVersion.V4,
+    });
     const res = await this.call('POST', `/v1/authorizations/${created.id}/signature`, { signature });
     if (res.status !== 200 || res.body.state !== 'stored') throw new Error(`signature answered ${res.status}: ${JSON.stringify(res.body)}`);
   }

@@ -17,8 +17,16 @@ export function stackPids(stack: Stack): Record<'worker' | 'api' | 'temporal' | 
 
 export async function startBenchStack(stateDir: string, extra: Partial<StackOptions> = {}): Promise<Stack> {
   return startStack({
-    stateDir, apiPort: await freePort(), rpcPort: await freePort(), temporalPort: await freePort(), temporalUiPort: await freePort(),
-    persistent: true, headless: true, blockTimeSeconds: 0.2, separateProcesses: true, log: () => undefined,
+    stateDir,
+    apiPort: await freePort(),
+    rpcPort: await freePort(),
+    temporalPort: await freePort(),
+    temporalUiPort: await freePort(),
+    persistent: true,
+    headless: true,
+    blockTimeSeconds: 0.2,
+    separateProcesses: true,
+    log: () => undefined,
     ...extra,
   });
 }

@@ -11,8 +11,11 @@ const ms = (e: HistoryEvent) => Number(e.eventTime?.seconds ?? 0) * 1000 + Math.
 
 /** Step name → duration for one capture: activities by type, the relayer's answer, task overhead. */
 export function captureSteps(events: HistoryEvent[]): Record<string, number> | undefined {
-  const accepted = events.findIndex((e) => e.eventType === EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED
-    && e.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.name === 'capture');
+  const accepted = events.findIndex(
+    (e) =>
+      e.eventType === EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED &&
+      e.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.name === 'capture',
+  );
   if (accepted < 0) return undefined;
   const steps: Record<string, number> = {};
   const add = (name: string, d: number) => (steps[name] = (steps[name] ?? 0) + d);
@@ -55,5 +58,9 @@ export function captureSteps(events: HistoryEvent[]): Record<string, number> | u
 export function averageSteps(all: Record<string, number>[]): Record<string, number> {
   const sums: Record<string, number> = {};
   for (const steps of all) for (const [k, v] of Object.entries(steps)) sums[k] = (sums[k] ?? 0) + v;
-  return Object.fromEntries(Object.entries(sums).map(([k, v]) => [k, Math.round(v / Math.max(1, all.length))]).sort(([a], [b]) => (a === 'total' ? 1 : b === 'total' ? -1 : 0)));
+  return Object.fromEntries(
+    Object.entries(sums)
+      .map(([k, v]) => [k, Math.round(v / Math.max(1, all.length))])
+      .sort(([a], [b]) => (a === 'total' ? 1 : b === 'total' ? -1 : 0)),
+  );
 }

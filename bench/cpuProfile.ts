@@ -8,7 +8,13 @@ interface ProfileNode {
   callFrame: { functionName: string; url: string; lineNumber: number };
   hitCount?: number;
 }
-interface CpuProfile { nodes: ProfileNode[]; startTime: number; endTime: number; samples: number[]; timeDeltas: number[] }
+interface CpuProfile {
+  nodes: ProfileNode[];
+  startTime: number;
+  endTime: number;
+  samples: number[];
+  timeDeltas: number[];
+}
 
 export interface ProfileSummary {
   /** Wall time the profile covers, ms. */
@@ -32,7 +38,11 @@ export function placeOf(url: string, functionName: string): string {
   const project = url.match(/\/(activities|bench|client|devstack|domain|runtime|worker|workflows)\//);
   if (project) return `${project[1]}/`;
   if (url.includes('workflow-bundle') || url.startsWith('evalmachine')) return 'workflow bundle (sandbox)';
-  return url.replace(/^file:\/\//, '').split('/').slice(-2).join('/');
+  return url
+    .replace(/^file:\/\//, '')
+    .split('/')
+    .slice(-2)
+    .join('/');
 }
 
 export type CallFrame = ProfileNode['callFrame'];
@@ -56,7 +66,10 @@ export function summarizeProfiles(files: string[], top = 15): ProfileSummary {
   for (const file of files) {
     const profile = selfTimes(file);
     wallMs += profile.wallMs;
-    for (const { callFrame: { functionName, url, lineNumber }, ms } of profile.frames) {
+    for (const {
+      callFrame: { functionName, url, lineNumber },
+      ms,
+    } of profile.frames) {
       const place = placeOf(url, functionName);
       byPlace.set(place, (byPlace.get(place) ?? 0) + ms);
       const key = `${functionName || '(anonymous)'} ${url}:${lineNumber + 1}`;
@@ -70,9 +83,14 @@ export function summarizeProfiles(files: string[], top = 15): ProfileSummary {
   return {
     wallMs: round(wallMs),
     busyMs: round(busyMs),
-    byPlace: [...byPlace].sort((a, b) => b[1] - a[1]).slice(0, top)
+    byPlace: [...byPlace]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, top)
       .map(([place, ms]) => ({ place, ms: round(ms), share: round((100 * ms) / busyMs) })),
-    hottest: [...byFn.values()].sort((a, b) => b.ms - a.ms).slice(0, top).map((e) => ({ ...e, ms: round(e.ms) })),
+    hottest: [...byFn.values()]
+      .sort((a, b) => b.ms - a.ms)
+      .slice(0, top)
+      .map((e) => ({ ...e, ms: round(e.ms) })),
   };
 }
 

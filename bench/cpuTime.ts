@@ -13,7 +13,12 @@ const TICKS = (() => {
   }
 })();
 
-interface Stat { name: string; ppid: number; ticks: number; ownTicks: number }
+interface Stat {
+  name: string;
+  ppid: number;
+  ticks: number;
+  ownTicks: number;
+}
 
 /** A /proc stat file (a process's or a thread's), or nothing if it ended before the read. */
 function statAt(path: string): Stat | undefined {

@@ -26,7 +26,12 @@ export async function auditExactlyOnce(options: {
   merchant: Address;
 }): Promise<ExactlyOnceFindings> {
   const client = createPublicClient({ transport: http(options.rpcUrl) });
-  const logs = await client.getLogs({ address: options.tokenAddress, event: getAbiItem({ abi: tokenAbi, name: 'AuthorizationUsed' }), fromBlock: options.fromBlock, toBlock: 'latest' });
+  const logs = await client.getLogs({
+    address: options.tokenAddress,
+    event: getAbiItem({ abi: tokenAbi, name: 'AuthorizationUsed' }),
+    fromBlock: options.fromBlock,
+    toBlock: 'latest',
+  });
   const seen = new Map<string, number>();
   for (const log of logs) {
     const key = `${log.args.authorizer}:${log.args.nonce}`;
@@ -43,7 +48,10 @@ export async function auditExactlyOnce(options: {
     authcapCaptures: options.authcapCaptureHashes.length,
     authcapCapturesWithoutLog,
     merchantTransactions,
-    ok: duplicateNonces === 0 && authcapCapturesWithoutLog === 0 && distinctCaptures === options.authcapCaptureHashes.length
-      && merchantTransactions === options.authcapCaptureHashes.length,
+    ok:
+      duplicateNonces === 0 &&
+      authcapCapturesWithoutLog === 0 &&
+      distinctCaptures === options.authcapCaptureHashes.length &&
+      merchantTransactions === options.authcapCaptureHashes.length,
   };
 }

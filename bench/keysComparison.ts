@@ -11,7 +11,14 @@ import { auditExactlyOnce, merchantNonce } from './exactlyOnce.js';
 import { phase } from './progress.js';
 import { distribution, pool, type Distribution } from './stats.js';
 
-export interface KeysRun { keys: number; n: number; capturesPerSecond: number; captured: Distribution; perKey: Record<string, number>; exactlyOnceOk: boolean }
+export interface KeysRun {
+  keys: number;
+  n: number;
+  capturesPerSecond: number;
+  captured: Distribution;
+  perKey: Record<string, number>;
+  exactlyOnceOk: boolean;
+}
 
 export async function captureBurstWithKeys(keys: number, n: number, callers: number): Promise<KeysRun> {
   const stateDir = mkdtempSync(join(tmpdir(), 'authcap-bench-keys-'));
@@ -24,17 +31,25 @@ export async function captureBurstWithKeys(keys: number, n: number, callers: num
     const fromBlock = await chain.getBlockNumber();
     const noncesBefore = await Promise.all(dev.merchantAddresses.map((m) => merchantNonce(dev.rpcUrl, m)));
     let p = phase(`${keys} key(s): create + sign`, n);
-    const stored = await pool(Array.from({ length: n }, (_, i) => i), 50, async (i) => {
-      const payer = payers[i % payers.length]!;
-      const created = await api.create(payer, `bench-keys${keys}`);
-      await api.store(payer, created);
-      p.tick();
-      return created.id;
-    });
+    const stored = await pool(
+      Array.from({ length: n }, (_, i) => i),
+      50,
+      async (i) => {
+        const payer = payers[i % payers.length]!;
+        const created = await api.create(payer, `bench-keys${keys}`);
+        await api.store(payer, created);
+        p.tick();
+        return created.id;
+      },
+    );
     p.done();
     p = phase(`${keys} key(s): capture burst, ${callers} callers`, n);
     const t0 = performance.now();
-    const burst = await pool(stored, callers, async (id) => { const r = await api.capture(id); p.tick(); return r; });
+    const burst = await pool(stored, callers, async (id) => {
+      const r = await api.capture(id);
+      p.tick();
+      return r;
+    });
     const seconds = (performance.now() - t0) / 1000;
     const hashes = burst.map((r) => r.body.capture.transactionHash);
     const perKey: Record<string, number> = {};
@@ -43,7 +58,14 @@ export async function captureBurstWithKeys(keys: number, n: number, callers: num
     let ok = true;
     for (const [i, merchant] of dev.merchantAddresses.entries()) {
       const mine = burst.filter((r) => r.body.authorization.to.toLowerCase() === merchant.toLowerCase()).map((r) => r.body.capture.transactionHash);
-      const audit = await auditExactlyOnce({ rpcUrl: dev.rpcUrl, tokenAddress: dev.tokenAddress, fromBlock, authcapCaptureHashes: mine, merchantNonceBefore: noncesBefore[i]!, merchant });
+      const audit = await auditExactlyOnce({
+        rpcUrl: dev.rpcUrl,
+        tokenAddress: dev.tokenAddress,
+        fromBlock,
+        authcapCaptureHashes: mine,
+        merchantNonceBefore: noncesBefore[i]!,
+        merchant,
+      });
       ok &&= audit.merchantTransactions === mine.length && audit.authcapCapturesWithoutLog === 0 && audit.duplicateNonces === 0;
     }
     ok &&= new Set(hashes).size === hashes.length;

@@ -43,7 +43,8 @@ export interface TemporalPerLifecycle {
  * describe, no query), activity heartbeats, rejected updates.
  */
 export const ACTION_RULES: Record<string, string> = {
-  'workflow started': 'WorkflowExecutionStarted of a run started by a client or by continue-as-new (a child\'s is counted by its parent; a signal-with-start start is its signal\'s one action)',
+  'workflow started':
+    "WorkflowExecutionStarted of a run started by a client or by continue-as-new (a child's is counted by its parent; a signal-with-start start is its signal's one action)",
   'child workflow': 'StartChildWorkflowExecutionInitiated, 2 each (the start and the execution)',
   signal: 'WorkflowExecutionSignaled, in the receiving history (from a client, signal-with-start or another workflow)',
   update: 'WorkflowExecutionUpdateAccepted',
@@ -129,9 +130,18 @@ function addEvents(f: TemporalFigures, events: HistoryEvent[]): void {
 function scaled(f: TemporalFigures, per: number): TemporalFigures {
   const r = (v: number) => Math.round((v / Math.max(1, per)) * 10) / 10;
   return {
-    workflowTasks: r(f.workflowTasks), activityTasks: r(f.activityTasks), localActivities: r(f.localActivities), historyEvents: r(f.historyEvents),
-    historyBytes: Math.round(f.historyBytes / Math.max(1, per)), memoUpserts: r(f.memoUpserts), actions: r(f.actions),
-    actionsByKind: Object.fromEntries(Object.entries(f.actionsByKind).map(([k, v]) => [k, r(v)]).sort(([, a], [, b]) => (b as number) - (a as number))),
+    workflowTasks: r(f.workflowTasks),
+    activityTasks: r(f.activityTasks),
+    localActivities: r(f.localActivities),
+    historyEvents: r(f.historyEvents),
+    historyBytes: Math.round(f.historyBytes / Math.max(1, per)),
+    memoUpserts: r(f.memoUpserts),
+    actions: r(f.actions),
+    actionsByKind: Object.fromEntries(
+      Object.entries(f.actionsByKind)
+        .map(([k, v]) => [k, r(v)])
+        .sort(([, a], [, b]) => (b as number) - (a as number)),
+    ),
   };
 }
 
@@ -147,12 +157,14 @@ function sum(all: TemporalFigures[]): TemporalFigures {
 /** Every run of one workflow execution chain, from `runId` on (continue-as-new followed). */
 async function runsOf(client: Client, workflowId: string, runId: string | undefined): Promise<HistoryEvent[][]> {
   const runs: HistoryEvent[][] = [];
-  for (let next = runId; next !== undefined && runs.length < 100;) {
+  for (let next = runId; next !== undefined && runs.length < 100; ) {
     const events = (await client.workflow.getHandle(workflowId, next).fetchHistory()).events ?? [];
     runs.push(events);
     const last = events.at(-1);
-    next = last?.eventType === EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW
-      ? last.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId ?? undefined : undefined;
+    next =
+      last?.eventType === EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW
+        ? (last.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId ?? undefined)
+        : undefined;
   }
   return runs;
 }
@@ -187,7 +199,11 @@ async function lifecycleFigures(client: Client, resourceId: string, into: Map<st
  * relayer's events between `window.startMs` and `window.endMs` divided by `lifecycles`.
  */
 export async function temporalPerLifecycle(options: {
-  address: string; namespace: string; sampledIds: string[]; lifecycles: number; window: { startMs: number; endMs: number };
+  address: string;
+  namespace: string;
+  sampledIds: string[];
+  lifecycles: number;
+  window: { startMs: number; endMs: number };
 }): Promise<TemporalPerLifecycle> {
   const connection = await Connection.connect({ address: options.address });
   try {
@@ -199,7 +215,10 @@ export async function temporalPerLifecycle(options: {
     for await (const run of client.workflow.list({ query: `WorkflowType = '${RELAYER_TYPE}'` })) {
       if (run.startTime.getTime() > endMs || (run.closeTime && run.closeTime.getTime() < startMs)) continue;
       const events = (await client.workflow.getHandle(run.workflowId, run.runId).fetchHistory()).events ?? [];
-      addEvents(relayer, events.filter((e) => ms(e) >= startMs && ms(e) <= endMs));
+      addEvents(
+        relayer,
+        events.filter((e) => ms(e) >= startMs && ms(e) <= endMs),
+      );
     }
     const byWorkflow: Record<string, TemporalFigures> = {};
     for (const [type, f] of own) byWorkflow[type] = scaled(f, options.sampledIds.length);

@@ -27,7 +27,11 @@ try {
   const dev = stack.devJson;
   const api = new AuthcapApi(dev.apiUrl, dev.apiKey);
   const payer = (i: number) => dev.payers[i % dev.payers.length]!;
-  await pool(Array.from({ length: 20 }, (_, i) => i), 10, (i) => api.lifecycle(payer(i), 'warm-up'));
+  await pool(
+    Array.from({ length: 20 }, (_, i) => i),
+    10,
+    (i) => api.lifecycle(payer(i), 'warm-up'),
+  );
   const workerPid = stack.processes.worker!.child.pid!;
   const sampler = new UsageSampler(stackPids(stack));
   const metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
@@ -36,17 +40,27 @@ try {
   if (process.env.AUTHCAP_CPU_PROFILE_DIR) stack.processes.worker!.child.kill('SIGUSR2');
   sampler.start();
   const started = performance.now();
-  const rows = await pool(Array.from({ length: n }, (_, i) => i), c, (i) => api.lifecycle(payer(i), 'load'));
+  const rows = await pool(
+    Array.from({ length: n }, (_, i) => i),
+    c,
+    (i) => api.lifecycle(payer(i), 'load'),
+  );
   const seconds = (performance.now() - started) / 1000;
   const usage = await sampler.stop();
   if (process.env.AUTHCAP_CPU_PROFILE_DIR) stack.processes.worker!.child.kill('SIGUSR2');
-  const threads = [...cpuMsByThread(workerPid)].map(([tid, t]) => ({ name: t.name, ms: (t.ms - (threadsBefore.get(tid)?.ms ?? 0)) / n }))
-    .filter((t) => t.ms > 0).sort((a, b) => b.ms - a.ms).slice(0, 6);
+  const threads = [...cpuMsByThread(workerPid)]
+    .map(([tid, t]) => ({ name: t.name, ms: (t.ms - (threadsBefore.get(tid)?.ms ?? 0)) / n }))
+    .filter((t) => t.ms > 0)
+    .sort((a, b) => b.ms - a.ms)
+    .slice(0, 6);
   const p50 = rows.map((r) => r.captureToCapturedMs).sort((a, b) => a - b)[Math.floor(n / 2)];
   console.log(`${n} lifecycles at concurrency ${c}: ${(n / seconds).toFixed(2)}/s, capture p50 ${Math.round(p50 ?? 0)} ms`);
   console.log('CPU ms per lifecycle:', Object.fromEntries(Object.entries(usage).map(([k, v]) => [k, Math.round(v.cpuMs / n)])));
   console.log('worker threads, CPU ms per lifecycle:', threads.map((t) => `${t.name} ${t.ms.toFixed(1)}`).join(', '));
-  console.log('Temporal server per lifecycle:', JSON.stringify(serverCallsPerLifecycle(serverBefore, await scrapeServerCounters(metricsUrl, dev.temporalNamespace), n)));
+  console.log(
+    'Temporal server per lifecycle:',
+    JSON.stringify(serverCallsPerLifecycle(serverBefore, await scrapeServerCounters(metricsUrl, dev.temporalNamespace), n)),
+  );
 } finally {
   await stack.stop();
   rmSync(stateDir, { recursive: true, force: true });

@@ -41,8 +41,35 @@ const quick = process.argv.includes('--quick');
 const profileDir = process.argv.includes('--profile') ? mkdtempSync(join(tmpdir(), 'authcap-profiles-')) : undefined;
 if (profileDir) process.env.AUTHCAP_CPU_PROFILE_DIR = profileDir;
 const plan = quick
-  ? { sequential: 20, sequentialB: 10, sweep: [[1, 10], [10, 40], [50, 100]], creates: 300, stores: 100, burstCallers: 100, open: 1_000, idleSeconds: 20 }
-  : { sequential: 50, sequentialB: 30, sweep: [[1, 30], [10, 200], [50, 400], [200, 600]], creates: 1_000, stores: 300, burstCallers: 100, open: 10_000, idleSeconds: 60 };
+  ? {
+      sequential: 20,
+      sequentialB: 10,
+      sweep: [
+        [1, 10],
+        [10, 40],
+        [50, 100],
+      ],
+      creates: 300,
+      stores: 100,
+      burstCallers: 100,
+      open: 1_000,
+      idleSeconds: 20,
+    }
+  : {
+      sequential: 50,
+      sequentialB: 30,
+      sweep: [
+        [1, 30],
+        [10, 200],
+        [50, 400],
+        [200, 600],
+      ],
+      creates: 1_000,
+      stores: 300,
+      burstCallers: 100,
+      open: 10_000,
+      idleSeconds: 60,
+    };
 const openOverride = process.env.BENCH_OPEN ? Number(process.env.BENCH_OPEN) : undefined;
 if (openOverride !== undefined) plan.open = openOverride;
 
@@ -71,7 +98,9 @@ async function main(): Promise<number> {
   }
   if (profileDir) {
     const files = readdirSync(profileDir).filter((f) => f.endsWith('.cpuprofile'));
-    results.profile = Object.fromEntries(['worker', 'api'].map((name) => [name, summarizeProfiles(files.filter((f) => f.startsWith(`${name}-`)).map((f) => join(profileDir, f)))]));
+    results.profile = Object.fromEntries(
+      ['worker', 'api'].map((name) => [name, summarizeProfiles(files.filter((f) => f.startsWith(`${name}-`)).map((f) => join(profileDir, f)))]),
+    );
     process.stderr.write(`bench: CPU profiles in ${profileDir}\n`);
   }
   // Throughput grows with merchant keys: the same burst on a stack with one key, then four.
@@ -98,20 +127,31 @@ async function run(stack: Stack, temporalMetricsUrl: string): Promise<BenchResul
   const domain = {
     name: await chain.readContract({ address: dev.tokenAddress, abi: tokenAbi, functionName: 'name' }),
     version: await chain.readContract({ address: dev.tokenAddress, abi: tokenAbi, functionName: 'version' }),
-    chainId: dev.chainId, verifyingContract: dev.tokenAddress,
+    chainId: dev.chainId,
+    verifyingContract: dev.tokenAddress,
   };
   const fundedKey = async () => {
     const key = generatePrivateKey();
     await createTestClient({ mode: 'anvil', transport: http(dev.rpcUrl) }).setBalance({ address: privateKeyToAccount(key).address, value: parseEther('1000') });
     return key;
   };
-  const bare = createBareBaseline({ rpcUrl: dev.rpcUrl, chainId: dev.chainId, tokenAddress: dev.tokenAddress, domain, submitterKey: await fundedKey(), confirmations: 1 });
+  const bare = createBareBaseline({
+    rpcUrl: dev.rpcUrl,
+    chainId: dev.chainId,
+    tokenAddress: dev.tokenAddress,
+    domain,
+    submitterKey: await fundedKey(),
+    confirmations: 1,
+  });
 
   const measureIdle = async (open: number, seconds: number) => {
     const p = phase(`idle, ${open} open`, seconds);
     const before = await rpcCallsByMethod(metricsUrl);
     sampler.start();
-    for (let s = 0; s < seconds; s++) { await sleep(1_000); p.tick(); }
+    for (let s = 0; s < seconds; s++) {
+      await sleep(1_000);
+      p.tick();
+    }
     const usage = await sampler.stop();
     const byMethod = perUnit(before, await rpcCallsByMethod(metricsUrl), seconds);
     p.done(`worker ${usage.worker?.cpuPercent}% CPU ${usage.worker?.rssMb} MB, Temporal ${usage.temporal?.cpuPercent}%, ${total(byMethod)} node calls/s`);
@@ -123,7 +163,10 @@ async function run(stack: Stack, temporalMetricsUrl: string): Promise<BenchResul
   let p = phase('baseline A, one at a time', plan.sequential);
   const aBefore = bare.rpcCalls();
   const aRuns = [];
-  for (let i = 0; i < plan.sequential; i++) { aRuns.push(await bare.capture(payerAt(i), 10_000n)); p.tick(); }
+  for (let i = 0; i < plan.sequential; i++) {
+    aRuns.push(await bare.capture(payerAt(i), 10_000n));
+    p.tick();
+  }
   const aRpc = perUnit(aBefore, bare.rpcCalls(), plan.sequential);
   const aLatency = { preconfirmed: distribution(aRuns.map((r) => r.preconfirmedMs)), captured: distribution(aRuns.map((r) => r.capturedMs)) };
   p.done(`captured p50 ${aLatency.captured.p50} ms, ${total(aRpc)} node calls each`);
@@ -132,10 +175,19 @@ async function run(stack: Stack, temporalMetricsUrl: string): Promise<BenchResul
   let bRpc: RpcCost | null = null;
   p = phase('baseline B (x402), one at a time', plan.sequentialB);
   try {
-    const x402 = await createX402Baseline({ rpcUrl: dev.rpcUrl, chainId: dev.chainId, tokenAddress: dev.tokenAddress, facilitatorKey: await fundedKey(), payTo: privateKeyToAccount(await fundedKey()).address });
+    const x402 = await createX402Baseline({
+      rpcUrl: dev.rpcUrl,
+      chainId: dev.chainId,
+      tokenAddress: dev.tokenAddress,
+      facilitatorKey: await fundedKey(),
+      payTo: privateKeyToAccount(await fundedKey()).address,
+    });
     const before = x402.rpcCalls();
     const runs = [];
-    for (let i = 0; i < plan.sequentialB; i++) { runs.push(await x402.pay(payerAt(i), 10_000n)); p.tick(); }
+    for (let i = 0; i < plan.sequentialB; i++) {
+      runs.push(await x402.pay(payerAt(i), 10_000n));
+      p.tick();
+    }
     const byMethod = perUnit(before, x402.rpcCalls(), plan.sequentialB);
     bRpc = { byMethod, total: total(byMethod) };
     bLatency = { settled: distribution(runs.map((r) => r.ms)) };
@@ -158,7 +210,10 @@ async function run(stack: Stack, temporalMetricsUrl: string): Promise<BenchResul
     const wallStart = Date.now();
     const captured = await api.capture(id);
     captureHashes.push(captured.body.capture.transactionHash);
-    cRuns.push({ captured: captured.ms, preconfirmed: Math.max(0, Date.parse(captured.body.capture.preconfirmedAt ?? captured.body.capture.confirmedAt) - wallStart) });
+    cRuns.push({
+      captured: captured.ms,
+      preconfirmed: Math.max(0, Date.parse(captured.body.capture.preconfirmedAt ?? captured.body.capture.confirmedAt) - wallStart),
+    });
     p.tick();
   }
   const cRpc = perUnit(cBefore, await rpcCallsByMethod(metricsUrl), plan.sequential);
@@ -171,7 +226,15 @@ async function run(stack: Stack, temporalMetricsUrl: string): Promise<BenchResul
   for (const [c, n] of plan.sweep as [number, number][]) {
     p = phase(`concurrency ${c}: baseline A`, n);
     let t0 = performance.now();
-    const aRows = await pool(Array.from({ length: n }, (_, i) => i), c, async (i) => { const r = await bare.capture(payerAt(i), 10_000n); p.tick(); return r; });
+    const aRows = await pool(
+      Array.from({ length: n }, (_, i) => i),
+      c,
+      async (i) => {
+        const r = await bare.capture(payerAt(i), 10_000n);
+        p.tick();
+        return r;
+      },
+    );
     const aSeconds = (performance.now() - t0) / 1000;
     p.done();
     p = phase(`concurrency ${c}: authcap lifecycle`, n);
@@ -182,7 +245,15 @@ async function run(stack: Stack, temporalMetricsUrl: string): Promise<BenchResul
     sampler.start();
     t0 = performance.now();
     const windowStartMs = Date.now();
-    const rows = await pool(Array.from({ length: n }, (_, i) => i), c, async (i) => { const r = await api.lifecycle(payerAt(i), `bench-c${c}`); p.tick(); return r; });
+    const rows = await pool(
+      Array.from({ length: n }, (_, i) => i),
+      c,
+      async (i) => {
+        const r = await api.lifecycle(payerAt(i), `bench-c${c}`);
+        p.tick();
+        return r;
+      },
+    );
     const seconds = (performance.now() - t0) / 1000;
     const usage: UsageByProcess = await sampler.stop();
     const windowEndMs = Date.now();
@@ -192,18 +263,30 @@ async function run(stack: Stack, temporalMetricsUrl: string): Promise<BenchResul
     const captured = distribution(rows.map((r) => r.captureToCapturedMs));
     const aCaptured = distribution(aRows.map((r) => r.capturedMs));
     const row: ConcurrencyRow = {
-      concurrency: c, authorizations: n,
+      concurrency: c,
+      authorizations: n,
       baselineA: { capturesPerSecond: round(n / aSeconds), captured: aCaptured },
       authcap: {
-        lifecyclesPerSecond: round(n / seconds), capturedFromRequest: captured,
+        lifecyclesPerSecond: round(n / seconds),
+        capturedFromRequest: captured,
         preconfirmedFromRequest: distribution(rows.map((r) => r.captureToPreconfirmedMs)),
-        lifecycle: distribution(rows.map((r) => r.lifecycleMs)), get: distribution(api.getLatencies.slice(getsBefore)),
-        ratioToA: { throughput: ratio(n / seconds, n / aSeconds), capturedP50: ratio(captured.p50, aCaptured.p50), capturedP95: ratio(captured.p95, aCaptured.p95) },
+        lifecycle: distribution(rows.map((r) => r.lifecycleMs)),
+        get: distribution(api.getLatencies.slice(getsBefore)),
+        ratioToA: {
+          throughput: ratio(n / seconds, n / aSeconds),
+          capturedP50: ratio(captured.p50, aCaptured.p50),
+          capturedP95: ratio(captured.p95, aCaptured.p95),
+        },
       },
       usage,
       serverCalls,
     };
-    row.costPerLifecycle = await costPerLifecycle(dev, usage, rows.map((r) => r.id), { startMs: windowStartMs, endMs: windowEndMs });
+    row.costPerLifecycle = await costPerLifecycle(
+      dev,
+      usage,
+      rows.map((r) => r.id),
+      { startMs: windowStartMs, endMs: windowEndMs },
+    );
     concurrency.push(row);
     p.done(`${row.authcap.lifecyclesPerSecond} lifecycles/s (A: ${row.baselineA.capturesPerSecond} captures/s), capture p50 ${captured.p50} ms`);
   }
@@ -212,61 +295,136 @@ async function run(stack: Stack, temporalMetricsUrl: string): Promise<BenchResul
   p = phase('creates at concurrency 50', plan.creates);
   let t0 = performance.now();
   const createTimes: number[] = [];
-  await pool(Array.from({ length: plan.creates }, (_, i) => i), 50, async (i) => {
-    const s = performance.now(); await api.create(payerAt(i), 'bench-open'); createTimes.push(performance.now() - s); p.tick();
-  });
+  await pool(
+    Array.from({ length: plan.creates }, (_, i) => i),
+    50,
+    async (i) => {
+      const s = performance.now();
+      await api.create(payerAt(i), 'bench-open');
+      createTimes.push(performance.now() - s);
+      p.tick();
+    },
+  );
   const creates = { concurrency: 50, n: plan.creates, perSecond: round(plan.creates / ((performance.now() - t0) / 1000)), latency: distribution(createTimes) };
   p.done(`${creates.perSecond}/s, p95 ${creates.latency.p95} ms`);
 
   p = phase('create + sign at concurrency 50', plan.stores);
   t0 = performance.now();
   const storeTimes: number[] = [];
-  const stored = await pool(Array.from({ length: plan.stores }, (_, i) => i), 50, async (i) => {
-    const s = performance.now(); const created = await api.create(payerAt(i), 'bench-burst'); await api.store(payerAt(i), created); storeTimes.push(performance.now() - s); p.tick(); return created.id;
-  });
-  const createAndSign = { concurrency: 50, n: plan.stores, perSecond: round(plan.stores / ((performance.now() - t0) / 1000)), latency: distribution(storeTimes) };
+  const stored = await pool(
+    Array.from({ length: plan.stores }, (_, i) => i),
+    50,
+    async (i) => {
+      const s = performance.now();
+      const created = await api.create(payerAt(i), 'bench-burst');
+      await api.store(payerAt(i), created);
+      storeTimes.push(performance.now() - s);
+      p.tick();
+      return created.id;
+    },
+  );
+  const createAndSign = {
+    concurrency: 50,
+    n: plan.stores,
+    perSecond: round(plan.stores / ((performance.now() - t0) / 1000)),
+    latency: distribution(storeTimes),
+  };
   p.done(`${createAndSign.perSecond}/s, p95 ${createAndSign.latency.p95} ms`);
 
   p = phase(`capture burst, ${plan.burstCallers} callers waiting with GET ?wait`, stored.length);
   const getsBefore = api.getLatencies.length;
   t0 = performance.now();
-  const burst = await pool(stored, plan.burstCallers, async (id) => { const r = await api.capture(id); p.tick(); return r; });
+  const burst = await pool(stored, plan.burstCallers, async (id) => {
+    const r = await api.capture(id);
+    p.tick();
+    return r;
+  });
   const burstSeconds = (performance.now() - t0) / 1000;
   captureHashes.push(...burst.map((r) => r.body.capture.transactionHash));
   const captureBurst = {
-    callers: plan.burstCallers, n: stored.length, capturesPerSecond: round(stored.length / burstSeconds),
-    captured: distribution(burst.map((r) => r.ms)), get: distribution(api.getLatencies.slice(getsBefore)),
+    callers: plan.burstCallers,
+    n: stored.length,
+    capturesPerSecond: round(stored.length / burstSeconds),
+    captured: distribution(burst.map((r) => r.ms)),
+    get: distribution(api.getLatencies.slice(getsBefore)),
   };
   p.done(`${captureBurst.capturesPerSecond} captures/s, GET p95 ${captureBurst.get.p95} ms`);
 
   // Open authorizations waiting: top the drafts up to the plan's number, then watch the stack idle.
   const more = Math.max(0, plan.open - plan.creates);
   p = phase(`opening ${more} more drafts`, more);
-  await pool(Array.from({ length: more }, (_, i) => i), 50, async (i) => { await api.create(payerAt(i), 'bench-open'); p.tick(); });
+  await pool(
+    Array.from({ length: more }, (_, i) => i),
+    50,
+    async (i) => {
+      await api.create(payerAt(i), 'bench-open');
+      p.tick();
+    },
+  );
   p.done();
   await sleep(5_000);
   idle.push(await measureIdle(plan.creates + more, plan.idleSeconds));
 
   p = phase('exactly-once audit', 1);
-  const exactlyOnce = await auditExactlyOnce({ rpcUrl: dev.rpcUrl, tokenAddress: dev.tokenAddress, fromBlock, authcapCaptureHashes: captureHashes, merchantNonceBefore, merchant: dev.merchantAddress });
-  p.done(exactlyOnce.ok ? `ok: ${exactlyOnce.authcapCaptures} captures, ${exactlyOnce.merchantTransactions} merchant transactions, no nonce used twice` : `FAILED: ${JSON.stringify(exactlyOnce)}`);
+  const exactlyOnce = await auditExactlyOnce({
+    rpcUrl: dev.rpcUrl,
+    tokenAddress: dev.tokenAddress,
+    fromBlock,
+    authcapCaptureHashes: captureHashes,
+    merchantNonceBefore,
+    merchant: dev.merchantAddress,
+  });
+  p.done(
+    exactlyOnce.ok
+      ? `ok: ${exactlyOnce.authcapCaptures} captures, ${exactlyOnce.merchantTransactions} merchant transactions, no nonce used twice`
+      : `FAILED: ${JSON.stringify(exactlyOnce)}`,
+  );
 
   const results: Omit<BenchResults, 'targets' | 'keys'> = {
-    version: 1, mode: quick ? 'quick' : 'full', startedAt: startedAt.toISOString(), durationSeconds: Math.round((performance.now() - started) / 1000),
-    command: `npm run bench${quick ? ' -- --quick' : ''}`, machine: machine(),
+    version: 1,
+    mode: quick ? 'quick' : 'full',
+    startedAt: startedAt.toISOString(),
+    durationSeconds: Math.round((performance.now() - started) / 1000),
+    command: `npm run bench${quick ? ' -- --quick' : ''}`,
+    machine: machine(),
     temporalTopology: dev.temporalTopology,
-    configuration: `npm start defaults${dev.temporalTopology === 'postgres'
-      ? ` on the production shape (AUTHCAP_TEMPORAL=postgres): the Temporal server ${TEMPORAL_SERVER_VERSION} on PostgreSQL, ${HISTORY_SHARDS} history shards, SQL visibility, ${stack.processes.workers?.length} worker and ${stack.processes.apis?.length} API processes (calls spread over the APIs)`
-      : `: Temporal dev server on its SQLite file (pragmas: ${sqlitePragmas().join(', ') || 'SQLite defaults'}), worker and API processes`}, worker and API ${processCommand('worker/main.ts').built ? 'from the compiled build (dist/)' : 'from source (tsx): the build was stale'}, anvil 0.2 s blocks, 1 confirmation, watcher on (periodic per-authorization checks off), API capture wait 15 s, payload codec on, callers waiting with GET ?wait=30 after a 202`,
+    configuration: `npm start defaults${
+      dev.temporalTopology === 'postgres'
+        ? ` on the production shape (AUTHCAP_TEMPORAL=postgres): the Temporal server ${TEMPORAL_SERVER_VERSION} on PostgreSQL, ${HISTORY_SHARDS} history shards, SQL visibility, ${stack.processes.workers?.length} worker and ${stack.processes.apis?.length} API processes (calls spread over the APIs)`
+        : `: Temporal dev server on its SQLite file (pragmas: ${sqlitePragmas().join(', ') || 'SQLite defaults'}), worker and API processes`
+    }, worker and API ${processCommand('worker/main.ts').built ? 'from the compiled build (dist/)' : 'from source (tsx): the build was stale'}, anvil 0.2 s blocks, 1 confirmation, watcher on (periodic per-authorization checks off), API capture wait 15 s, payload codec on, callers waiting with GET ?wait=30 after a 202`,
     latency: {
-      baselineA: aLatency, baselineB: bLatency, authcap: cLatency,
+      baselineA: aLatency,
+      baselineB: bLatency,
+      authcap: cLatency,
       ratioToA: {
-        preconfirmed: { p50: ratio(cLatency.preconfirmed.p50, aLatency.preconfirmed.p50), p95: ratio(cLatency.preconfirmed.p95, aLatency.preconfirmed.p95), p99: ratio(cLatency.preconfirmed.p99, aLatency.preconfirmed.p99) },
-        captured: { p50: ratio(cLatency.captured.p50, aLatency.captured.p50), p95: ratio(cLatency.captured.p95, aLatency.captured.p95), p99: ratio(cLatency.captured.p99, aLatency.captured.p99) },
+        preconfirmed: {
+          p50: ratio(cLatency.preconfirmed.p50, aLatency.preconfirmed.p50),
+          p95: ratio(cLatency.preconfirmed.p95, aLatency.preconfirmed.p95),
+          p99: ratio(cLatency.preconfirmed.p99, aLatency.preconfirmed.p99),
+        },
+        captured: {
+          p50: ratio(cLatency.captured.p50, aLatency.captured.p50),
+          p95: ratio(cLatency.captured.p95, aLatency.captured.p95),
+          p99: ratio(cLatency.captured.p99, aLatency.captured.p99),
+        },
       },
     },
-    rpcPerCapture: { baselineA: { byMethod: aRpc, total: total(aRpc) }, baselineB: bRpc, authcap: { byMethod: cRpc, total: total(cRpc) }, authcapIdlePerSecond: idle[0]!.rpcPerSecond },
-    temporalPerAuthorization, captureProfileMs, apiRetries: api.retries, concurrency, creates, createAndSign, captureBurst, idle, exactlyOnce,
+    rpcPerCapture: {
+      baselineA: { byMethod: aRpc, total: total(aRpc) },
+      baselineB: bRpc,
+      authcap: { byMethod: cRpc, total: total(cRpc) },
+      authcapIdlePerSecond: idle[0]!.rpcPerSecond,
+    },
+    temporalPerAuthorization,
+    captureProfileMs,
+    apiRetries: api.retries,
+    concurrency,
+    creates,
+    createAndSign,
+    captureBurst,
+    idle,
+    exactlyOnce,
   };
   return { ...results, keys: [], targets: [] };
 }
@@ -276,18 +434,33 @@ async function run(stack: Stack, temporalMetricsUrl: string): Promise<BenchResul
  * a pause: work the phase set going (the relayer's look at in-flight transactions every 5 s, streams
  * and authorizations closing) lands just after the phase, and the relayer's window takes it in.
  */
-async function costPerLifecycle(dev: Stack['devJson'], usage: UsageByProcess, ids: string[], window: { startMs: number; endMs: number }): Promise<ConcurrencyRow['costPerLifecycle']> {
+async function costPerLifecycle(
+  dev: Stack['devJson'],
+  usage: UsageByProcess,
+  ids: string[],
+  window: { startMs: number; endMs: number },
+): Promise<ConcurrencyRow['costPerLifecycle']> {
   const cpuMs = Object.fromEntries(Object.entries(usage).map(([name, u]) => [name, round(u.cpuMs / ids.length)]));
-  const p = phase('  reading the sampled lifecycles\' histories', 1);
+  const p = phase("  reading the sampled lifecycles' histories", 1);
   await sleep(6_000);
   const temporal = await temporalPerLifecycle({
-    address: dev.temporalAddress, namespace: dev.temporalNamespace, sampledIds: spread(ids, 30), lifecycles: ids.length, window: { ...window, endMs: window.endMs + 6_000 },
+    address: dev.temporalAddress,
+    namespace: dev.temporalNamespace,
+    sampledIds: spread(ids, 30),
+    lifecycles: ids.length,
+    window: { ...window, endMs: window.endMs + 6_000 },
   }).catch((err: Error) => {
     process.stderr.write(`bench: reading histories failed: ${err.message}\n`);
     return null;
   });
   const cpuMsTotal = round(Object.values(cpuMs).reduce((a, b) => a + b, 0));
-  p.done(`per lifecycle: ${cpuMsTotal} CPU ms (${Object.entries(cpuMs).map(([k, v]) => `${k} ${v}`).join(', ')})${temporal ? `, ${temporal.total.workflowTasks} workflow tasks, ${temporal.total.historyEvents} events, ${temporal.total.actions} actions` : ''}`);
+  p.done(
+    `per lifecycle: ${cpuMsTotal} CPU ms (${Object.entries(cpuMs)
+      .map(([k, v]) => `${k} ${v}`)
+      .join(
+        ', ',
+      )})${temporal ? `, ${temporal.total.workflowTasks} workflow tasks, ${temporal.total.historyEvents} events, ${temporal.total.actions} actions` : ''}`,
+  );
   return { cpuMs, cpuMsTotal, temporal };
 }
 
@@ -296,7 +469,13 @@ function round(v: number): number {
 }
 
 function machine(): BenchResults['machine'] {
-  return { cpus: cpus().length, model: cpus()[0]?.model ?? 'unknown', memoryGb: Math.round(totalmem() / 1e9), node: process.version, platform: `${platform()} ${release()}` };
+  return {
+    cpus: cpus().length,
+    model: cpus()[0]?.model ?? 'unknown',
+    memoryGb: Math.round(totalmem() / 1e9),
+    node: process.version,
+    platform: `${platform()} ${release()}`,
+  };
 }
 
 process.exitCode = await main().catch((err) => {

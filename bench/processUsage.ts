@@ -50,11 +50,13 @@ export class UsageSampler {
   }
 
   private async sample(): Promise<void> {
-    await Promise.all(Object.entries(this.pids).map(async ([name, given]) => {
-      const pids = [given ?? []].flat();
-      if (pids.length === 0) return;
-      const stats = await Promise.all(pids.map((pid) => pidusage(pid).catch(() => undefined)));
-      if (stats.every(Boolean)) this.rss.set(name, [...(this.rss.get(name) ?? []), stats.reduce((sum, s) => sum + s!.memory, 0)]);
-    }));
+    await Promise.all(
+      Object.entries(this.pids).map(async ([name, given]) => {
+        const pids = [given ?? []].flat();
+        if (pids.length === 0) return;
+        const stats = await Promise.all(pids.map((pid) => pidusage(pid).catch(() => undefined)));
+        if (stats.every(Boolean)) this.rss.set(name, [...(this.rss.get(name) ?? []), stats.reduce((sum, s) => sum + s!.memory, 0)]);
+      }),
+    );
   }
 }

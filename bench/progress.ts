@@ -11,7 +11,10 @@ export function phase(name: string, total: number): Progress {
     process.stderr.write(`bench: ${name} (${total})…\n`);
     return { tick: () => undefined, done: (summary) => void process.stderr.write(`bench: ${name}: ${summary ?? 'done'}\n`) };
   }
-  const bar = new SingleBar({ format: `${name.padEnd(34)} [{bar}] {value}/{total} {duration_formatted}`, stream: process.stderr, hideCursor: true }, Presets.shades_classic);
+  const bar = new SingleBar(
+    { format: `${name.padEnd(34)} [{bar}] {value}/{total} {duration_formatted}`, stream: process.stderr, hideCursor: true },
+    Presets.shades_classic,
+  );
   bar.start(total, 0);
   return {
     tick: (n = 1) => bar.increment(n),

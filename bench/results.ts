@@ -8,7 +8,10 @@ import type { UsageByProcess } from './processUsage.js';
 import type { ExactlyOnceFindings } from './exactlyOnce.js';
 import type { KeysRun } from './keysComparison.js';
 
-export interface RpcCost { byMethod: Record<string, number>; total: number }
+export interface RpcCost {
+  byMethod: Record<string, number>;
+  total: number;
+}
 
 export interface ConcurrencyRow {
   concurrency: number;
@@ -38,7 +41,12 @@ export interface LifecycleCost {
   temporal: TemporalPerLifecycle | null;
 }
 
-export interface Target { name: string; target: string; got: string; met: boolean }
+export interface Target {
+  name: string;
+  target: string;
+  got: string;
+  met: boolean;
+}
 
 export interface BenchResults {
   version: 1;

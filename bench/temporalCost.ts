@@ -16,7 +16,11 @@ export interface TemporalCost {
   updates: number;
 }
 
-export async function temporalCostOf(address: string, namespace: string, resourceIds: string[]): Promise<{ cost: TemporalCost; captureProfileMs: Record<string, number> }> {
+export async function temporalCostOf(
+  address: string,
+  namespace: string,
+  resourceIds: string[],
+): Promise<{ cost: TemporalCost; captureProfileMs: Record<string, number> }> {
   const connection = await Connection.connect({ address });
   try {
     const client = new Client({ connection, namespace });

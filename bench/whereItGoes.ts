@@ -3,7 +3,10 @@
 import { markdownTable } from 'markdown-table';
 import type { BenchResults } from './results.js';
 
-const list = (record: Record<string, number>, unit = '') => Object.entries(record).map(([k, v]) => `${k} ${v}${unit}`).join(', ') || '—';
+const list = (record: Record<string, number>, unit = '') =>
+  Object.entries(record)
+    .map(([k, v]) => `${k} ${v}${unit}`)
+    .join(', ') || '—';
 
 export function whereItGoesMarkdown(r: Pick<BenchResults, 'concurrency' | 'profile'>): string {
   const focus = [...r.concurrency].reverse().find((c) => c.serverCalls);
@@ -26,7 +29,10 @@ export function whereItGoesMarkdown(r: Pick<BenchResults, 'concurrency' | 'profi
       '',
       markdownTable([['place', 'ms', '%'], ...p.byPlace.map((row) => [row.place, String(row.ms), String(row.share)])]),
       '',
-      `Hottest functions: ${p.hottest.slice(0, 10).map((f) => `${f.fn} (${f.place}) ${f.ms} ms`).join('; ')}.`,
+      `Hottest functions: ${p.hottest
+        .slice(0, 10)
+        .map((f) => `${f.fn} (${f.place}) ${f.ms} ms`)
+        .join('; ')}.`,
       '',
     );
   }

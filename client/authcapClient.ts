@@ -1,6 +1,13 @@
 // The typed client library order services use. Every method validates its input before anything
 // reaches Temporal, and every failure is an AuthcapError with a stable code.
-import { Client, Connection, WithStartWorkflowOperation, WorkflowUpdateStage, type WorkflowExecutionDescription, type WorkflowHandle } from '@temporalio/client';
+import {
+  Client,
+  Connection,
+  WithStartWorkflowOperation,
+  WorkflowUpdateStage,
+  type WorkflowExecutionDescription,
+  type WorkflowHandle,
+} from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { decodeMapFromPayloads } from '@temporalio/common/lib/internal-non-workflow/codec-helpers.js';
 import type { temporal as proto } from '@temporalio/proto';
@@ -9,14 +16,26 @@ import { authorizationDigest, cancelDigest } from '../domain/signatureRecovery.j
 import { RefusalCache, type RefusedKind } from './refusalCache.js';
 import { MAX_WAIT_SECONDS, waitForStateChange } from './stateWatch.js';
 import { parseAddress, parseSignature } from '../domain/address.js';
-import { FIRST_RUN_MEMO_KEY, VIEW_MEMO_KEY, finalStates, type AuthorizationResource, type AuthorizationView, type AuthorizationWorkflowInput } from '../domain/authorization.js';
-import { AuthcapError } from '../domain/errors.js';
 import {
-  AmountMinorAttribute, AuthorizationStateAttribute, OrderIdAttribute, PayerAttribute, ValidBeforeAttribute,
-} from '../domain/searchAttributes.js';
+  FIRST_RUN_MEMO_KEY,
+  VIEW_MEMO_KEY,
+  finalStates,
+  type AuthorizationResource,
+  type AuthorizationView,
+  type AuthorizationWorkflowInput,
+} from '../domain/authorization.js';
+import { AuthcapError } from '../domain/errors.js';
+import { AmountMinorAttribute, AuthorizationStateAttribute, OrderIdAttribute, PayerAttribute, ValidBeforeAttribute } from '../domain/searchAttributes.js';
 import { loadTemporalSettings, type TemporalSettings } from '../runtime/temporal.js';
 import {
-  WORKFLOW_TYPE, cancelUpdate, captureUpdate, draftReadyUpdate, statusQuery, submitSignatureUpdate, voidUpdate, type DraftReady,
+  WORKFLOW_TYPE,
+  cancelUpdate,
+  captureUpdate,
+  draftReadyUpdate,
+  statusQuery,
+  submitSignatureUpdate,
+  voidUpdate,
+  type DraftReady,
 } from '../workflows/messages.js';
 import { parseResourceId, resourceId, workflowIdForOrder } from './ids.js';
 import { authorizationBusy, toAuthcapError } from './temporalErrors.js';
@@ -164,7 +183,12 @@ export class AuthcapClient {
     let failed: AuthcapError | undefined;
     try {
       // Not this.update: a start operation is sent once, never retried by us.
-      view = await workerCall(this.temporal, () => this.ping(), () => this.temporal.workflow.executeUpdateWithStart(draftReadyUpdate, { startWorkflowOperation: startOperation }), 30_000);
+      view = await workerCall(
+        this.temporal,
+        () => this.ping(),
+        () => this.temporal.workflow.executeUpdateWithStart(draftReadyUpdate, { startWorkflowOperation: startOperation }),
+        30_000,
+      );
     } catch (err) {
       failed = toAuthcapError(err);
     }
@@ -254,7 +278,14 @@ export class AuthcapClient {
     const view = run?.memo?.[VIEW_MEMO_KEY] as AuthorizationView | undefined;
     if (view) return { id, ...view };
     const handle = this.handle(id);
-    return { id, ...(await workerCall(this.temporal, () => this.ping(), () => handle.query(statusQuery))) };
+    return {
+      id,
+      ...(await workerCall(
+        this.temporal,
+        () => this.ping(),
+        () => handle.query(statusQuery),
+      )),
+    };
   }
 
   /**
@@ -265,18 +296,27 @@ export class AuthcapClient {
     if (!Number.isFinite(options.waitSeconds) || options.waitSeconds < 0 || options.waitSeconds > MAX_WAIT_SECONDS) {
       throw new AuthcapError('validation_error', `wait must be from 0 to ${MAX_WAIT_SECONDS} seconds`, { field: 'wait' });
     }
-    return waitForStateChange({ read: (target) => this.getAuthorization(target), awaitClose: (target, ms) => this.awaitClose(target, ms) },
-      id, options.waitSeconds, options.state === undefined ? undefined : parseState(options.state));
+    return waitForStateChange(
+      { read: (target) => this.getAuthorization(target), awaitClose: (target, ms) => this.awaitClose(target, ms) },
+      id,
+      options.waitSeconds,
+      options.state === undefined ? undefined : parseState(options.state),
+    );
   }
 
   /** Temporal's long poll on the close event of the attempt's current run: no workflow task, no repeated reads. */
   private async awaitClose(id: string, ms: number): Promise<void> {
     const { workflowId } = this.parse(id);
-    await withDeadline(this.temporal, ms, () => this.temporal.workflowService.getWorkflowExecutionHistory({
-      namespace: this.temporal.options.namespace, execution: { workflowId }, waitNewEvent: true,
-      // HISTORY_EVENT_FILTER_TYPE_CLOSE_EVENT (the proto package is CommonJS: no named ESM enums).
-      historyEventFilterType: 2, skipArchival: true,
-    })).catch(() => undefined);
+    await withDeadline(this.temporal, ms, () =>
+      this.temporal.workflowService.getWorkflowExecutionHistory({
+        namespace: this.temporal.options.namespace,
+        execution: { workflowId },
+        waitNewEvent: true,
+        // HISTORY_EVENT_FILTER_TYPE_CLOSE_EVENT (the proto package is CommonJS: no named ESM enums).
+        historyEventFilterType: 2,
+        skipArchival: true,
+      }),
+    ).catch(() => undefined);
   }
 
   /** Stores the payer's signature after checking it against the exact draft. */
@@ -285,7 +325,8 @@ export class AuthcapClient {
     const handle = this.handle(id);
     this.refusals.screen(id, 'signature', parsed);
     const view = await this.budgeted(id, 'signature', () =>
-      this.command(handle, 'accept a signature', () => handle.executeUpdate(submitSignatureUpdate, { args: [{ signature: parsed }] })));
+      this.command(handle, 'accept a signature', () => handle.executeUpdate(submitSignatureUpdate, { args: [{ signature: parsed }] })),
+    );
     return { id, ...view };
   }
 
@@ -305,9 +346,8 @@ export class AuthcapClient {
   private async signedDigest(id: string, kind: 'signature' | 'cancel'): Promise<{ digest: Hex; signer: Address } | undefined> {
     const { domain, authorization, primaryType } = await this.getAuthorization(id);
     if (!domain || !authorization) return undefined;
-    const digest = kind === 'signature'
-      ? authorizationDigest(domain, primaryType, authorization)
-      : cancelDigest(domain, authorization.from, authorization.nonce);
+    const digest =
+      kind === 'signature' ? authorizationDigest(domain, primaryType, authorization) : cancelDigest(domain, authorization.from, authorization.nonce);
     return { digest, signer: authorization.from };
   }
 
@@ -320,7 +360,8 @@ export class AuthcapClient {
     try {
       this.refusals.screen(id, 'capture');
       return await this.budgeted(id, 'capture', () =>
-        this.boundedCommand(id, handle, 'capture', () => handle.startUpdate(captureUpdate, { waitForStage: WorkflowUpdateStage.ACCEPTED }), options.waitMs));
+        this.boundedCommand(id, handle, 'capture', () => handle.startUpdate(captureUpdate, { waitForStage: WorkflowUpdateStage.ACCEPTED }), options.waitMs),
+      );
     } catch (err) {
       // Capturing what is captured, or already being captured, is the same request arriving again
       // (a retry after a timeout, a second worker of the order service): answer with where it stands.
@@ -342,8 +383,15 @@ export class AuthcapClient {
     const parsed = parseSignature(signature) as Hex;
     const handle = this.handle(id);
     this.refusals.screen(id, 'cancel', parsed);
-    return this.budgeted(id, 'cancel', () => this.boundedCommand(id, handle, 'cancel',
-      () => handle.startUpdate(cancelUpdate, { args: [{ signature: parsed }], waitForStage: WorkflowUpdateStage.ACCEPTED }), options.waitMs));
+    return this.budgeted(id, 'cancel', () =>
+      this.boundedCommand(
+        id,
+        handle,
+        'cancel',
+        () => handle.startUpdate(cancelUpdate, { args: [{ signature: parsed }], waitForStage: WorkflowUpdateStage.ACCEPTED }),
+        options.waitMs,
+      ),
+    );
   }
 
   /** Starts an update, then waits at most `waitMs` for its outcome; past that the workflow carries on. */
@@ -393,19 +441,26 @@ export class AuthcapClient {
       }
       nextPageToken = Buffer.from(request.pageToken, 'base64url');
     }
-    const response = await serverCall(this.temporal, () => this.temporal.workflowService.listWorkflowExecutions({
-      namespace: this.temporal.options.namespace, query: clauses.join(' AND '), pageSize: limit, nextPageToken,
-    })).catch((err: unknown) => {
+    const response = await serverCall(this.temporal, () =>
+      this.temporal.workflowService.listWorkflowExecutions({
+        namespace: this.temporal.options.namespace,
+        query: clauses.join(' AND '),
+        pageSize: limit,
+        nextPageToken,
+      }),
+    ).catch((err: unknown) => {
       if (nextPageToken && err instanceof AuthcapError && err.code === 'internal_error') {
         throw new AuthcapError('validation_error', 'pageToken is not one this API returned');
       }
       throw err;
     });
     const converter = this.temporal.workflow.options.loadedDataConverter;
-    const data = await Promise.all((response.executions ?? []).slice(0, limit).map(async (execution) => {
-      const memo = await decodeMapFromPayloads(converter, execution.memo?.fields as never).catch(() => undefined);
-      return summaryOf(execution, memo?.[FIRST_RUN_MEMO_KEY] as string | undefined);
-    }));
+    const data = await Promise.all(
+      (response.executions ?? []).slice(0, limit).map(async (execution) => {
+        const memo = await decodeMapFromPayloads(converter, execution.memo?.fields as never).catch(() => undefined);
+        return summaryOf(execution, memo?.[FIRST_RUN_MEMO_KEY] as string | undefined);
+      }),
+    );
     const token = response.nextPageToken && response.nextPageToken.length > 0 ? Buffer.from(response.nextPageToken).toString('base64url') : null;
     // Visibility's answer is re-checked, as the events feed does: a store that matches loosely
     // (another backend's collation or escaping) must never hand out another order's authorization.
@@ -414,17 +469,25 @@ export class AuthcapClient {
 
   /** Whether this client's Temporal answers and a worker is polling the task queue. */
   async checkReadiness(): Promise<Readiness> {
-    const temporal = await this.ping().then(() => ({ ok: true }), (err: Error) => ({ ok: false, detail: err.message }));
+    const temporal = await this.ping().then(
+      () => ({ ok: true }),
+      (err: Error) => ({ ok: false, detail: err.message }),
+    );
     if (!temporal.ok) return { temporal, worker: { ok: false, detail: 'Temporal is not reachable' } };
-    const worker = await serverCall(this.temporal, () => this.temporal.workflowService.describeTaskQueue({
-      namespace: this.temporal.options.namespace,
-      // TASK_QUEUE_KIND_NORMAL and TASK_QUEUE_TYPE_WORKFLOW (the proto package is CommonJS: no named ESM enums).
-      taskQueue: { name: this.taskQueue, kind: 1 },
-      taskQueueType: 1,
-    })).then((answer) => {
-      const pollers = answer.pollers ?? [];
-      return pollers.length > 0 ? { ok: true } : { ok: false, detail: `no worker is polling task queue ${this.taskQueue}` };
-    }, (err: Error) => ({ ok: false, detail: err.message }));
+    const worker = await serverCall(this.temporal, () =>
+      this.temporal.workflowService.describeTaskQueue({
+        namespace: this.temporal.options.namespace,
+        // TASK_QUEUE_KIND_NORMAL and TASK_QUEUE_TYPE_WORKFLOW (the proto package is CommonJS: no named ESM enums).
+        taskQueue: { name: this.taskQueue, kind: 1 },
+        taskQueueType: 1,
+      }),
+    ).then(
+      (answer) => {
+        const pollers = answer.pollers ?? [];
+        return pollers.length > 0 ? { ok: true } : { ok: false, detail: `no worker is polling task queue ${this.taskQueue}` };
+      },
+      (err: Error) => ({ ok: false, detail: err.message }),
+    );
     return { temporal, worker };
   }
 

@@ -47,22 +47,33 @@ function table(head: string[], rows: (string | null | undefined)[][]): string {
 
 function resourceTable(a: AuthorizationResource): string {
   const rows: [string, string | null | undefined][] = [
-    ['id', a.id], ['order', a.orderId], ['state', a.state], ['amount', a.amount], ['payer', a.authorization?.from],
+    ['id', a.id],
+    ['order', a.orderId],
+    ['state', a.state],
+    ['amount', a.amount],
+    ['payer', a.authorization?.from],
     ['valid before', a.authorization ? new Date(Number(a.authorization.validBefore) * 1000).toISOString() : null],
-    ['capture tx', a.capture?.transactionHash], ['captured by', a.capture?.by], ['cancellation tx', a.cancellation?.transactionHash],
-    ['void', a.void ? `${a.void.reason} (by ${a.void.by})` : null], ['last error', a.lastError ? `${a.lastError.code}: ${a.lastError.message}` : null],
+    ['capture tx', a.capture?.transactionHash],
+    ['captured by', a.capture?.by],
+    ['cancellation tx', a.cancellation?.transactionHash],
+    ['void', a.void ? `${a.void.reason} (by ${a.void.by})` : null],
+    ['last error', a.lastError ? `${a.lastError.code}: ${a.lastError.message}` : null],
   ];
   return table(['field', 'value'], rows);
 }
 
 function historyTable(a: AuthorizationResource): string {
-  return table(['at', 'state', 'event', 'actor', 'reason', 'transaction'],
-    a.history.map((h) => [h.at, h.state, h.event, h.actor, h.reason, h.transactionHash]));
+  return table(
+    ['at', 'state', 'event', 'actor', 'reason', 'transaction'],
+    a.history.map((h) => [h.at, h.state, h.event, h.actor, h.reason, h.transactionHash]),
+  );
 }
 
 function listTable(rows: AuthorizationSummary[]): string {
-  return table(['id', 'order', 'state', 'payer', 'amount (minor)', 'valid before', 'created'],
-    rows.map((r) => [r.id, r.orderId, r.state, r.payer, r.amountMinor, r.validBefore, r.createdAt]));
+  return table(
+    ['id', 'order', 'state', 'payer', 'amount (minor)', 'valid before', 'created'],
+    rows.map((r) => [r.id, r.orderId, r.state, r.payer, r.amountMinor, r.validBefore, r.createdAt]),
+  );
 }
 
 function keysCommand(values: Record<string, string | boolean | undefined>, positionals: string[], out: Out): number {
@@ -74,12 +85,22 @@ function keysCommand(values: Record<string, string | boolean | undefined>, posit
       if (!role || !apiRoles.includes(role)) throw new AuthcapError('validation_error', `keys create needs --role ${apiRoles.join('|')}`);
       const { key, record } = store.create(role, typeof values.label === 'string' ? values.label : '');
       if (json) out(JSON.stringify({ key, ...record }, null, 2));
-      else out(`${table(['id', 'role', 'label', 'created'], [[record.id, record.role, record.label, record.createdAt]])}\nkey (shown once, keep it secret): ${key}`);
+      else
+        out(
+          `${table(['id', 'role', 'label', 'created'], [[record.id, record.role, record.label, record.createdAt]])}\nkey (shown once, keep it secret): ${key}`,
+        );
       return 0;
     }
     case 'list': {
       const keys = store.list();
-      out(json ? JSON.stringify(keys, null, 2) : table(['id', 'role', 'label', 'created', 'revoked'], keys.map((k) => [k.id, k.role, k.label, k.createdAt, k.revokedAt])));
+      out(
+        json
+          ? JSON.stringify(keys, null, 2)
+          : table(
+              ['id', 'role', 'label', 'created', 'revoked'],
+              keys.map((k) => [k.id, k.role, k.label, k.createdAt, k.revokedAt]),
+            ),
+      );
       return 0;
     }
     case 'revoke': {
@@ -102,11 +123,24 @@ export async function main(argv: string[], out: Out = console.log, err: Out = co
       args: argv,
       allowPositionals: true,
       options: {
-        order: { type: 'string' }, state: { type: 'string' }, payer: { type: 'string' }, limit: { type: 'string' },
-        'page-token': { type: 'string' }, reason: { type: 'string' }, by: { type: 'string' }, role: { type: 'string' },
-        label: { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' },
-        after: { type: 'string' }, type: { type: 'string' }, follow: { type: 'boolean' }, url: { type: 'string' }, events: { type: 'string' },
-        wait: { type: 'string' }, 'retention-days': { type: 'string' },
+        order: { type: 'string' },
+        state: { type: 'string' },
+        payer: { type: 'string' },
+        limit: { type: 'string' },
+        'page-token': { type: 'string' },
+        reason: { type: 'string' },
+        by: { type: 'string' },
+        role: { type: 'string' },
+        label: { type: 'string' },
+        json: { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' },
+        after: { type: 'string' },
+        type: { type: 'string' },
+        follow: { type: 'boolean' },
+        url: { type: 'string' },
+        events: { type: 'string' },
+        wait: { type: 'string' },
+        'retention-days': { type: 'string' },
       },
     });
   } catch (e) {
@@ -147,9 +181,10 @@ export async function main(argv: string[], out: Out = console.log, err: Out = co
       switch (command) {
         case 'get': {
           // --wait N: answer as soon as the state changes (from --state, else from the state now), at most N s.
-          const a = values.wait === undefined
-            ? await client.getAuthorization(await id())
-            : await client.waitForAuthorization(await id(), { waitSeconds: Number(values.wait), state: values.state });
+          const a =
+            values.wait === undefined
+              ? await client.getAuthorization(await id())
+              : await client.waitForAuthorization(await id(), { waitSeconds: Number(values.wait), state: values.state });
           show(a, resourceTable(a));
           return 0;
         }
@@ -160,7 +195,10 @@ export async function main(argv: string[], out: Out = console.log, err: Out = co
         }
         case 'list': {
           const page = await client.listPage({
-            orderId: values.order, state: values.state, payer: values.payer, pageToken: values['page-token'],
+            orderId: values.order,
+            state: values.state,
+            payer: values.payer,
+            pageToken: values['page-token'],
             limit: values.limit === undefined ? undefined : Number(values.limit),
           });
           if (values.json) out(JSON.stringify(page, null, 2));

@@ -9,8 +9,15 @@ import type { AuthcapClient } from './authcapClient.js';
 type Out = (line: string) => void;
 type Values = Record<string, string | boolean | undefined>;
 
-const eventRow = (e: AuthcapEvent) => [e.createdAt, e.id, e.type, e.orderId, e.data.object.state, e.data.object.amount,
-  e.data.reason ? `${e.data.reason.code}: ${e.data.reason.message}` : e.data.object.capture?.transactionHash ?? ''];
+const eventRow = (e: AuthcapEvent) => [
+  e.createdAt,
+  e.id,
+  e.type,
+  e.orderId,
+  e.data.object.state,
+  e.data.object.amount,
+  e.data.reason ? `${e.data.reason.code}: ${e.data.reason.message}` : (e.data.object.capture?.transactionHash ?? ''),
+];
 
 function eventsTable(events: AuthcapEvent[]): string {
   const t = new Table({ head: ['created', 'id', 'type', 'order', 'state', 'amount', 'reason / transaction'], style: { head: [], border: [] } });
@@ -33,10 +40,18 @@ export async function eventsCommand(client: AuthcapClient, values: Values, out: 
     const page = await client.listEvents({ ...request, after });
     for (const event of page.data) out(values.json ? JSON.stringify(event) : eventRow(event).join('  '));
     if (page.data.length) after = page.data.at(-1)!.id;
-    if (!page.hasMore) await new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, 1_000);
-      stop.addEventListener('abort', () => { clearTimeout(timer); resolve(); }, { once: true });
-    });
+    if (!page.hasMore)
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, 1_000);
+        stop.addEventListener(
+          'abort',
+          () => {
+            clearTimeout(timer);
+            resolve();
+          },
+          { once: true },
+        );
+      });
   }
   return 0;
 }
@@ -46,9 +61,19 @@ export async function webhooksCommand(client: AuthcapClient, values: Values, pos
   switch (positionals[1]) {
     case 'create': {
       if (typeof values.url !== 'string') throw new AuthcapError('validation_error', 'webhooks create needs --url URL');
-      const events = typeof values.events === 'string' ? values.events.split(',').map((e) => e.trim()).filter(Boolean) : ['*'];
+      const events =
+        typeof values.events === 'string'
+          ? values.events
+              .split(',')
+              .map((e) => e.trim())
+              .filter(Boolean)
+          : ['*'];
       const created = await client.webhookEndpoints.create({ url: values.url, events, description: values.label as string | undefined });
-      out(json ? JSON.stringify(created, null, 2) : `created ${created.id} → ${created.url} (${created.events.join(', ')})\nsigning secret (shown once, keep it secret): ${created.secret}`);
+      out(
+        json
+          ? JSON.stringify(created, null, 2)
+          : `created ${created.id} → ${created.url} (${created.events.join(', ')})\nsigning secret (shown once, keep it secret): ${created.secret}`,
+      );
       return 0;
     }
     case 'list': {

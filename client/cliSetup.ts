@@ -8,7 +8,8 @@ import { AuthcapError } from '../domain/errors.js';
 
 export async function temporalSetupCommand(values: { json?: boolean; 'retention-days'?: string }, out: (line: string) => void): Promise<number> {
   const retentionDays = values['retention-days'] === undefined ? DEFAULT_RETENTION_DAYS : Number(values['retention-days']);
-  if (!Number.isInteger(retentionDays) || retentionDays < 1) throw new AuthcapError('validation_error', '--retention-days must be a whole number of days, at least 1');
+  if (!Number.isInteger(retentionDays) || retentionDays < 1)
+    throw new AuthcapError('validation_error', '--retention-days must be a whole number of days, at least 1');
   const settings = loadTemporalSettings();
   const connection = await Connection.connect(settings.connectionOptions);
   try {

@@ -7,7 +7,14 @@ import type { Client } from '@temporalio/client';
 import { decodeMapFromPayloads } from '@temporalio/common/lib/internal-non-workflow/codec-helpers.js';
 import { AuthcapError } from '../domain/errors.js';
 import {
-  EVENTS_MEMO_KEY, EVENT_STREAM_WORKFLOW_TYPE, eventStreamWorkflowId, eventTypes, parseEventId, publicEvent, type AuthcapEvent, type RecordedEvent,
+  EVENTS_MEMO_KEY,
+  EVENT_STREAM_WORKFLOW_TYPE,
+  eventStreamWorkflowId,
+  eventTypes,
+  parseEventId,
+  publicEvent,
+  type AuthcapEvent,
+  type RecordedEvent,
 } from '../domain/events.js';
 import { parseOrderId } from './requests.js';
 import { serverCall } from './temporalCalls.js';
@@ -62,14 +69,20 @@ interface FeedRequest {
 
 export async function listEvents(temporal: Client, request: ListEventsRequest = {}): Promise<EventPage> {
   const limit = request.limit ?? 20;
-  if (!Number.isSafeInteger(limit) || limit < 1 || limit > 100) throw new AuthcapError('validation_error', 'limit must be a whole number from 1 to 100', { field: 'limit' });
+  if (!Number.isSafeInteger(limit) || limit < 1 || limit > 100)
+    throw new AuthcapError('validation_error', 'limit must be a whole number from 1 to 100', { field: 'limit' });
   if (request.type !== undefined && !(eventTypes as readonly string[]).includes(request.type)) {
     throw new AuthcapError('validation_error', `type must be one of ${eventTypes.join(', ')}`, { field: 'type' });
   }
   if (request.after !== undefined && (typeof request.after !== 'string' || !parseEventId(request.after))) {
     throw new AuthcapError('validation_error', 'after must be an event id (evt_…)', { field: 'after' });
   }
-  const feed: FeedRequest = { after: request.after, type: request.type, limit, orderId: request.orderId === undefined ? undefined : parseOrderId(request.orderId) };
+  const feed: FeedRequest = {
+    after: request.after,
+    type: request.type,
+    limit,
+    orderId: request.orderId === undefined ? undefined : parseOrderId(request.orderId),
+  };
   // An answer a second old is still a right one (the feed holds back its last 2 s anyway): at
   // worst a follower asks once more for what settled since.
   const key = JSON.stringify([feed.after ?? null, feed.type ?? null, feed.orderId ?? null, feed.limit]);
@@ -84,7 +97,8 @@ async function scan(temporal: Client, request: FeedRequest): Promise<EventPage> 
   if (orderId !== undefined) clauses.push(`OrderId = ${quote(orderId)}`);
   if (request.type !== undefined) clauses.push(`EventTypes = ${quote(request.type)}`);
   // Visibility's answer is re-checked: a store that matches loosely must not leak another order's events.
-  const wanted = (e: RecordedEvent) => isAfter(e, cursor) && (request.type === undefined || e.type === request.type) && (orderId === undefined || e.orderId === orderId);
+  const wanted = (e: RecordedEvent) =>
+    isAfter(e, cursor) && (request.type === undefined || e.type === request.type) && (orderId === undefined || e.orderId === orderId);
 
   const settled = Date.now() - SETTLE_MS;
   const start = cursor ? Date.parse(cursor.recordedAt) : Date.now() - RETENTION_DAYS * 86_400_000;
@@ -123,11 +137,12 @@ async function scan(temporal: Client, request: FeedRequest): Promise<EventPage> 
 async function locate(temporal: Client, id: string): Promise<{ recordedAt: string; id: string }> {
   const parsed = typeof id === 'string' ? parseEventId(id) : undefined;
   if (!parsed) throw new AuthcapError('validation_error', 'after must be an event id (evt_…)');
-  const description = await serverCall(temporal, () => temporal.workflow.getHandle(eventStreamWorkflowId(parsed.firstRunId)).describe())
-    .catch((err: unknown) => {
+  const description = await serverCall(temporal, () => temporal.workflow.getHandle(eventStreamWorkflowId(parsed.firstRunId)).describe()).catch(
+    (err: unknown) => {
       if (err instanceof AuthcapError && err.code === 'not_found') throw new AuthcapError('not_found', `no event ${id}`);
       throw err;
-    });
+    },
+  );
   const found = (description.memo?.[EVENTS_MEMO_KEY] as RecordedEvent[] | undefined)?.find((e) => e.id === id);
   if (!found) throw new AuthcapError('not_found', `no event ${id}`);
   return { recordedAt: found.recordedAt, id };
@@ -140,9 +155,14 @@ async function streams(temporal: Client, clauses: string[], cap: number): Promis
   let count = 0;
   let nextPageToken: Uint8Array | undefined;
   do {
-    const page = await serverCall(temporal, () => temporal.workflowService.listWorkflowExecutions({
-      namespace: temporal.options.namespace, query: clauses.join(' AND '), pageSize: PAGE_SIZE, nextPageToken,
-    }));
+    const page = await serverCall(temporal, () =>
+      temporal.workflowService.listWorkflowExecutions({
+        namespace: temporal.options.namespace,
+        query: clauses.join(' AND '),
+        pageSize: PAGE_SIZE,
+        nextPageToken,
+      }),
+    );
     for (const execution of page.executions ?? []) {
       if (++count > cap) return undefined;
       const memo = await decodeMapFromPayloads(converter, execution.memo?.fields as never);
@@ -155,9 +175,12 @@ async function streams(temporal: Client, clauses: string[], cap: number): Promis
 
 /** How many streams match: one cheap call that tells whether a window fits before reading it. */
 async function count(temporal: Client, clauses: string[]): Promise<number> {
-  const answer = await serverCall(temporal, () => temporal.workflowService.countWorkflowExecutions({
-    namespace: temporal.options.namespace, query: clauses.join(' AND '),
-  }));
+  const answer = await serverCall(temporal, () =>
+    temporal.workflowService.countWorkflowExecutions({
+      namespace: temporal.options.namespace,
+      query: clauses.join(' AND '),
+    }),
+  );
   const raw = answer.count as unknown;
   return typeof raw === 'object' && raw !== null ? (raw as { toNumber(): number }).toNumber() : Number(raw ?? 0);
 }

@@ -40,9 +40,13 @@ export class ScanGate<T> {
     this.sweep(now);
     if (this.shared.size < this.options.maxEntries) this.shared.set(key, entry);
     entry.result.then(
-      () => { entry.until = Date.now() + this.options.reuseMs; },
+      () => {
+        entry.until = Date.now() + this.options.reuseMs;
+      },
       // A failure is not an answer to keep: the next caller tries again.
-      () => { if (this.shared.get(key) === entry) this.shared.delete(key); },
+      () => {
+        if (this.shared.get(key) === entry) this.shared.delete(key);
+      },
     );
     return entry.result;
   }

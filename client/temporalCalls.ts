@@ -45,7 +45,10 @@ const LONGEST_RETRY_BACKOFF_MS = 6_500;
 function track<T>(temporal: Client, call: Promise<T>): Promise<T> {
   let calls = inFlight.get(temporal);
   if (!calls) inFlight.set(temporal, (calls = new Set()));
-  const settled = call.then(() => undefined, () => undefined);
+  const settled = call.then(
+    () => undefined,
+    () => undefined,
+  );
   calls.add(settled);
   void settled.then(() => calls.delete(settled));
   return call;
@@ -102,6 +105,9 @@ export async function workerCall<T>(temporal: Client, ping: () => Promise<unknow
   } catch (err) {
     if (err instanceof AuthcapError || !isDeadlineOrUnavailable(err)) throw toAuthcapError(err);
     await serverCall(temporal, ping);
-    throw new AuthcapError('worker_unavailable', 'no authcap worker answered in time; the request may still be applied when one returns: read the authorization before retrying');
+    throw new AuthcapError(
+      'worker_unavailable',
+      'no authcap worker answered in time; the request may still be applied when one returns: read the authorization before retrying',
+    );
   }
 }

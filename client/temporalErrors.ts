@@ -1,7 +1,5 @@
 // Temporal's errors, translated into authcap's stable codes.
-import {
-  WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, WorkflowUpdateFailedError,
-} from '@temporalio/client';
+import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { AuthcapError, isErrorCode } from '../domain/errors.js';
 

@@ -23,9 +23,7 @@ export function unsearchable(value: string): string | undefined {
   if (LONE_SURROGATE.test(value)) return 'must be well-formed Unicode (no lone surrogates)';
   const found = UNSEARCHABLE.exec(value)?.[0];
   if (found === undefined) return undefined;
-  return found < ' ' || found === '\x7F'
-    ? 'must not contain control characters'
-    : QUOTES_MESSAGE;
+  return found < ' ' || found === '\x7F' ? 'must not contain control characters' : QUOTES_MESSAGE;
 }
 
 /** A string literal for a visibility query. Callers check values first; this refuses what would not match. */

@@ -4,8 +4,13 @@ import { randomBytes } from 'node:crypto';
 import { WithStartWorkflowOperation, type Client } from '@temporalio/client';
 import { AuthcapError } from '../domain/errors.js';
 import {
-  ENDPOINTS_MEMO_KEY, WEBHOOK_ENDPOINTS_WORKFLOW_ID, WEBHOOK_ENDPOINTS_WORKFLOW_TYPE, eventTypes,
-  type EventType, type WebhookEndpoint, type WebhookEndpointRecord,
+  ENDPOINTS_MEMO_KEY,
+  WEBHOOK_ENDPOINTS_WORKFLOW_ID,
+  WEBHOOK_ENDPOINTS_WORKFLOW_TYPE,
+  eventTypes,
+  type EventType,
+  type WebhookEndpoint,
+  type WebhookEndpointRecord,
 } from '../domain/events.js';
 import { newWebhookSecret } from '../runtime/webhookSignature.js';
 import { checkDestination, systemResolver, webhookAddressPolicyFromEnv, type Resolver, type WebhookAddressPolicy } from '../runtime/webhookAddressPolicy.js';
@@ -56,7 +61,9 @@ export async function assertWebhookUrlAllowed(url: string, policy: WebhookAddres
   const refused = await checkDestination(new URL(url), policy, resolve);
   if (refused) {
     throw new AuthcapError('webhook_url_not_allowed', `url is not allowed: ${refused.message}`, {
-      host: refused.host, ...(refused.address ? { address: refused.address } : {}), reason: refused.kind,
+      host: refused.host,
+      ...(refused.address ? { address: refused.address } : {}),
+      reason: refused.kind,
     });
   }
 }
@@ -88,7 +95,8 @@ export class WebhookEndpoints {
       workflowIdConflictPolicy: 'USE_EXISTING',
     });
     const endpoint = await workerCall(this.temporal, this.ping, () =>
-      this.temporal.workflow.executeUpdateWithStart(createWebhookEndpointUpdate, { args: [record], startWorkflowOperation }));
+      this.temporal.workflow.executeUpdateWithStart(createWebhookEndpointUpdate, { args: [record], startWorkflowOperation }),
+    );
     return { ...endpoint, secret: record.secret };
   }
 

@@ -36,8 +36,19 @@ export function anvilBinaryPath(): string {
 export async function startAnvil(options: AnvilOptions): Promise<Anvil> {
   const chainId = options.chainId ?? 31337;
   const rpcUrl = `http://127.0.0.1:${options.port}`;
-  const args = ['--host', '127.0.0.1', '--port', String(options.port), '--chain-id', String(chainId),
-    '--accounts', '12', '--mnemonic', ANVIL_MNEMONIC, '--quiet'];
+  const args = [
+    '--host',
+    '127.0.0.1',
+    '--port',
+    String(options.port),
+    '--chain-id',
+    String(chainId),
+    '--accounts',
+    '12',
+    '--mnemonic',
+    ANVIL_MNEMONIC,
+    '--quiet',
+  ];
   if (options.stateFile) args.push('--state', options.stateFile);
   if (options.blockTimeSeconds && options.blockTimeSeconds > 0) args.push('--block-time', String(options.blockTimeSeconds));
   const proc = await startProcess({
@@ -45,14 +56,15 @@ export async function startAnvil(options: AnvilOptions): Promise<Anvil> {
     command: anvilBinaryPath(),
     args,
     onOutput: options.onOutput,
-    ready: () => waitFor(async () => {
-      const res = await fetch(rpcUrl, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_chainId', params: [] }),
-      });
-      return res.ok;
-    }),
+    ready: () =>
+      waitFor(async () => {
+        const res = await fetch(rpcUrl, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_chainId', params: [] }),
+        });
+        return res.ok;
+      }),
   });
   return { rpcUrl, chainId, process: proc, stop: () => proc.stop() };
 }

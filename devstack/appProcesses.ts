@@ -42,7 +42,11 @@ export function startApiProcess(env: Record<string, string>, onOutput?: (chunk: 
 }
 
 /** How many worker and API processes: two of each on the production shape, so it is tried as it is run. */
-export function processCounts(given: { workers?: number; apis?: number }, topology: string, env: NodeJS.ProcessEnv = process.env): { workers: number; apis: number } {
+export function processCounts(
+  given: { workers?: number; apis?: number },
+  topology: string,
+  env: NodeJS.ProcessEnv = process.env,
+): { workers: number; apis: number } {
   const count = (value: number | undefined, variable: string) => {
     const n = value ?? (env[variable] ? Number(env[variable]) : topology === 'postgres' ? 2 : 1);
     if (!Number.isInteger(n) || n < 1 || n > 16) throw new Error(`${variable} must be a whole number from 1 to 16, got "${env[variable]}"`);
@@ -85,7 +89,10 @@ export async function startAppProcesses(options: AppProcessesOptions): Promise<A
     return (chunk: string) => void (stream.writable && stream.write(chunk));
   };
   const started: AppProcesses = {
-    workers: [], apis: [], apiUrls: [], workerMetricsUrl: '',
+    workers: [],
+    apis: [],
+    apiUrls: [],
+    workerMetricsUrl: '',
     async stop() {
       for (const proc of [...started.apis].reverse()) await proc.stop();
       for (const proc of [...started.workers].reverse()) await proc.stop();
@@ -107,24 +114,39 @@ export async function startAppProcesses(options: AppProcessesOptions): Promise<A
       // Each worker's /metrics and /readyz (failing workflow tasks, head feed): an API's /readyz reports them.
       const metricsPort = i === 0 && process.env.AUTHCAP_WORKER_METRICS_PORT ? process.env.AUTHCAP_WORKER_METRICS_PORT : String(await freePort());
       workerMetricsPorts.push(metricsPort);
-      started.workers.push(await startWorkerProcess({
-        ...env, AUTHCAP_WORKER_METRICS_PORT: metricsPort, MERCHANT_PRIVATE_KEY: options.chain.merchantPrivateKey, MERCHANT_PRIVATE_KEYS: (options.chain.merchantPrivateKeys ?? []).join(','),
-        AUTHCAP_VALIDITY_SECONDS: String(options.validitySeconds ?? options.chain.validitySeconds),
-        AUTHCAP_CONFIRMATIONS: String(options.confirmations ?? options.chain.confirmations),
-        // Each worker's log watcher keeps its own place in the chain (their nudges are idempotent).
-        AUTHCAP_WATCHER_CURSOR: join(options.stateDir, `watcher-cursor${suffix}.json`),
-      }, logFile(`worker${suffix}`)));
+      started.workers.push(
+        await startWorkerProcess(
+          {
+            ...env,
+            AUTHCAP_WORKER_METRICS_PORT: metricsPort,
+            MERCHANT_PRIVATE_KEY: options.chain.merchantPrivateKey,
+            MERCHANT_PRIVATE_KEYS: (options.chain.merchantPrivateKeys ?? []).join(','),
+            AUTHCAP_VALIDITY_SECONDS: String(options.validitySeconds ?? options.chain.validitySeconds),
+            AUTHCAP_CONFIRMATIONS: String(options.confirmations ?? options.chain.confirmations),
+            // Each worker's log watcher keeps its own place in the chain (their nudges are idempotent).
+            AUTHCAP_WATCHER_CURSOR: join(options.stateDir, `watcher-cursor${suffix}.json`),
+          },
+          logFile(`worker${suffix}`),
+        ),
+      );
     }
     started.workerMetricsUrl = `http://127.0.0.1:${workerMetricsPorts[0]}/metrics`;
     for (let i = 0; i < options.counts.apis; i++) {
       const suffix = i === 0 ? '' : `-${i + 1}`;
       const port = options.apiPorts(i);
       // The API never holds the merchant key: it only needs to know the address (never a payer).
-      started.apis.push(await startApiProcess({
-        ...env, AUTHCAP_API_PORT: String(port), AUTHCAP_MERCHANT_ADDRESS: options.merchantAddresses.join(','),
-        AUTHCAP_WORKER_READYZ_URL: `http://127.0.0.1:${workerMetricsPorts[i % workerMetricsPorts.length]}/readyz`,
-        ...(options.captureWaitMs ? { AUTHCAP_CAPTURE_WAIT_MS: String(options.captureWaitMs) } : {}),
-      }, logFile(`api${suffix}`)));
+      started.apis.push(
+        await startApiProcess(
+          {
+            ...env,
+            AUTHCAP_API_PORT: String(port),
+            AUTHCAP_MERCHANT_ADDRESS: options.merchantAddresses.join(','),
+            AUTHCAP_WORKER_READYZ_URL: `http://127.0.0.1:${workerMetricsPorts[i % workerMetricsPorts.length]}/readyz`,
+            ...(options.captureWaitMs ? { AUTHCAP_CAPTURE_WAIT_MS: String(options.captureWaitMs) } : {}),
+          },
+          logFile(`api${suffix}`),
+        ),
+      );
       started.apiUrls.push(`http://${process.env.AUTHCAP_API_HOST ?? '127.0.0.1'}:${port}`);
     }
     return started;

@@ -11,7 +11,18 @@ export const distDir = join(root, 'dist');
 /** Written last by a successful build: its time is the build's. */
 export const buildStamp = join(distDir, '.build-stamp');
 /** What the build compiles, and what decides whether it is stale. */
-export const builtSources = ['domain', 'runtime', 'workflows', 'activities', 'worker', 'client', 'api', 'tsconfig.json', 'tsconfig.build.json', 'package-lock.json'];
+export const builtSources = [
+  'domain',
+  'runtime',
+  'workflows',
+  'activities',
+  'worker',
+  'client',
+  'api',
+  'tsconfig.json',
+  'tsconfig.build.json',
+  'package-lock.json',
+];
 
 function newestMtime(path: string): number {
   const stat = statSync(path);

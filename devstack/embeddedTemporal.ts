@@ -43,18 +43,33 @@ export interface EmbeddedTemporal {
 export async function startEmbeddedTemporal(options: EmbeddedTemporalOptions): Promise<EmbeddedTemporal> {
   if (options.topology === 'postgres') {
     const cluster = await startTemporalOnPostgres({
-      stateDir: options.stateDir, port: options.port, namespace: 'authcap', metricsPort: options.metricsPort, log: options.log,
+      stateDir: options.stateDir,
+      port: options.port,
+      namespace: 'authcap',
+      metricsPort: options.metricsPort,
+      log: options.log,
       onOutput: logTo(options.stateDir),
     });
-    const ui = options.headless ? undefined : await startTemporalUi({
-      stateDir: options.stateDir, temporalAddress: cluster.address, port: options.uiPort, namespace: cluster.namespace,
-      codecEndpoint: options.uiCodecEndpoint && publicCodecEndpoint(options.uiCodecEndpoint), log: options.log, onOutput: logTo(options.stateDir),
-    }).catch(async (err) => {
-      await cluster.stop();
-      throw err;
-    });
+    const ui = options.headless
+      ? undefined
+      : await startTemporalUi({
+          stateDir: options.stateDir,
+          temporalAddress: cluster.address,
+          port: options.uiPort,
+          namespace: cluster.namespace,
+          codecEndpoint: options.uiCodecEndpoint && publicCodecEndpoint(options.uiCodecEndpoint),
+          log: options.log,
+          onOutput: logTo(options.stateDir),
+        }).catch(async (err) => {
+          await cluster.stop();
+          throw err;
+        });
     return {
-      address: cluster.address, namespace: cluster.namespace, uiUrl: ui?.url ?? null, postgres: cluster, ui: ui?.process,
+      address: cluster.address,
+      namespace: cluster.namespace,
+      uiUrl: ui?.url ?? null,
+      postgres: cluster,
+      ui: ui?.process,
       get process() {
         return cluster.process;
       },
@@ -66,8 +81,13 @@ export async function startEmbeddedTemporal(options: EmbeddedTemporalOptions): P
   }
   const dbFile = options.persistent ? join(options.stateDir, 'temporal.db') : undefined;
   const server = await startTemporalServer({
-    port: options.port, uiPort: options.uiPort, dbFile, headless: options.headless, metricsPort: options.metricsPort,
-    uiCodecEndpoint: options.uiCodecEndpoint, log: options.log,
+    port: options.port,
+    uiPort: options.uiPort,
+    dbFile,
+    headless: options.headless,
+    metricsPort: options.metricsPort,
+    uiCodecEndpoint: options.uiCodecEndpoint,
+    log: options.log,
   });
   for (const file of dbFile ? [dbFile, `${dbFile}-wal`, `${dbFile}-shm`] : []) if (existsSync(file)) chmodSync(file, 0o600);
   return { address: server.address, namespace: server.namespace, uiUrl: server.uiUrl, process: server.process, stop: () => server.stop() };

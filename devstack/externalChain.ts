@@ -17,8 +17,10 @@ export function usesExternalChain(env: NodeJS.ProcessEnv = process.env): boolean
   if (set.length === 0) return false;
   if (set.length === CHAIN_VARIABLES.length) return true;
   const missing = CHAIN_VARIABLES.filter((name) => !env[name]);
-  throw new Error(`${CHAIN_VARIABLES.join(', ')} go together: ${set.join(' and ')} set without ${missing.join(' and ')}. ` +
-    'Set all three to use your chain and token, or none for the dev chain (anvil)');
+  throw new Error(
+    `${CHAIN_VARIABLES.join(', ')} go together: ${set.join(' and ')} set without ${missing.join(' and ')}. ` +
+      'Set all three to use your chain and token, or none for the dev chain (anvil)',
+  );
 }
 
 /**
@@ -29,15 +31,19 @@ export function demoPayersFromEnv(merchants: Address[], env: NodeJS.ProcessEnv =
   const raw = env.AUTHCAP_DEMO_PAYER_KEYS?.trim();
   if (!raw) return [];
   const payers = new Map<string, { address: Address; privateKey: Hex }>();
-  raw.split(',').map((k) => k.trim()).filter(Boolean).forEach((key, i) => {
-    // The position, never the value: it is a private key.
-    if (!KEY.test(key)) throw new Error(`AUTHCAP_DEMO_PAYER_KEYS must be 32-byte 0x-prefixed hex private keys separated by commas; entry ${i + 1} is not`);
-    const address = privateKeyToAccount(key as Hex).address;
-    if (merchants.some((m) => m.toLowerCase() === address.toLowerCase())) {
-      throw new Error(`AUTHCAP_DEMO_PAYER_KEYS entry ${i + 1} is a merchant key (${address}): the API refuses the merchant as payer`);
-    }
-    payers.set(address.toLowerCase(), { address, privateKey: key.toLowerCase() as Hex });
-  });
+  raw
+    .split(',')
+    .map((k) => k.trim())
+    .filter(Boolean)
+    .forEach((key, i) => {
+      // The position, never the value: it is a private key.
+      if (!KEY.test(key)) throw new Error(`AUTHCAP_DEMO_PAYER_KEYS must be 32-byte 0x-prefixed hex private keys separated by commas; entry ${i + 1} is not`);
+      const address = privateKeyToAccount(key as Hex).address;
+      if (merchants.some((m) => m.toLowerCase() === address.toLowerCase())) {
+        throw new Error(`AUTHCAP_DEMO_PAYER_KEYS entry ${i + 1} is a merchant key (${address}): the API refuses the merchant as payer`);
+      }
+      payers.set(address.toLowerCase(), { address, privateKey: key.toLowerCase() as Hex });
+    });
   return [...payers.values()];
 }
 
@@ -48,10 +54,12 @@ export function startNotices(env: NodeJS.ProcessEnv = process.env): string[] {
     if (env.AUTHCAP_RPC_PORT) notices.push(`AUTHCAP_RPC_PORT=${env.AUTHCAP_RPC_PORT} is ignored: RPC_URL names the chain, so no anvil is started`);
     if (env.AUTHCAP_MERCHANT_KEYS) notices.push('AUTHCAP_MERCHANT_KEYS is ignored on your chain: name more merchant keys with MERCHANT_PRIVATE_KEYS');
     if (!env.AUTHCAP_DEMO_PAYER_KEYS?.trim()) {
-      notices.push('dev.json will list no payers: set AUTHCAP_DEMO_PAYER_KEYS=0x…,0x… (keys of accounts holding the token on your chain) to try the README\'s examples');
+      notices.push(
+        "dev.json will list no payers: set AUTHCAP_DEMO_PAYER_KEYS=0x…,0x… (keys of accounts holding the token on your chain) to try the README's examples",
+      );
     }
   } else if (env.AUTHCAP_DEMO_PAYER_KEYS) {
-    notices.push('AUTHCAP_DEMO_PAYER_KEYS is ignored on anvil: dev.json lists anvil\'s funded demo payers');
+    notices.push("AUTHCAP_DEMO_PAYER_KEYS is ignored on anvil: dev.json lists anvil's funded demo payers");
   }
   return notices;
 }

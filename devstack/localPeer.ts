@@ -82,7 +82,10 @@ export function sameLocalUser(uiOrigins: string[]): (req: IncomingMessage) => Pr
     // One lookup per connection: keep-alive requests reuse it.
     let verdict = checked.get(socket);
     if (!verdict) {
-      verdict = peerUid(socket).then((owner) => owner === uid, () => false);
+      verdict = peerUid(socket).then(
+        (owner) => owner === uid,
+        () => false,
+      );
       checked.set(socket, verdict);
     }
     return verdict;

@@ -26,7 +26,11 @@ try {
   process.exit(1);
 }
 const topology = temporalTopology();
-const temporalPart = process.env.TEMPORAL_ADDRESS ? 'Temporal at TEMPORAL_ADDRESS' : topology === 'postgres' ? 'Temporal server on PostgreSQL' : 'Temporal dev server';
+const temporalPart = process.env.TEMPORAL_ADDRESS
+  ? 'Temporal at TEMPORAL_ADDRESS'
+  : topology === 'postgres'
+    ? 'Temporal server on PostgreSQL'
+    : 'Temporal dev server';
 const parts = [temporalPart, externalChain ? `the chain at ${process.env.RPC_URL}` : 'anvil', 'workers', 'APIs'];
 console.log(`authcap: starting the dev stack (${parts.join(', ')})…`);
 // A stack that cannot start says why and exits 1 (the safety net below would otherwise keep an idle process).
@@ -53,11 +57,15 @@ authcap is up.
   Temporal     ${devJson.temporalAddress} namespace ${devJson.temporalNamespace}
   Chain        ${devJson.rpcUrl} (chain id ${devJson.chainId}${externalChain ? '' : ', anvil'}), token ${devJson.tokenAddress}
   Merchant     ${devJson.merchantAddress}
-  Payers       ${externalChain
-    ? devJson.payers.length ? `${devJson.payers.length} from AUTHCAP_DEMO_PAYER_KEYS (their keys in dev.json)` : 'none (set AUTHCAP_DEMO_PAYER_KEYS to list payers of your chain in dev.json)'
-    : `${devJson.payers.length} funded demo payers`}
+  Payers       ${
+    externalChain
+      ? devJson.payers.length
+        ? `${devJson.payers.length} from AUTHCAP_DEMO_PAYER_KEYS (their keys in dev.json)`
+        : 'none (set AUTHCAP_DEMO_PAYER_KEYS to list payers of your chain in dev.json)'
+      : `${devJson.payers.length} funded demo payers`
+  }
   API keys     order-service and operator keys in dev.json (apiKey, operatorApiKey); more: npx authcap keys create --role operator
-  Codec        ${devJson.codecUrl ? `payloads encrypted; the Web UI decodes them through ${devJson.codecEndpoint} for your OS user only${process.platform === 'linux' ? '' : ' (not on this OS: paste codecUrl from dev.json into the UI\'s codec settings)'}` : 'off (AUTHCAP_CODEC=off)'}
+  Codec        ${devJson.codecUrl ? `payloads encrypted; the Web UI decodes them through ${devJson.codecEndpoint} for your OS user only${process.platform === 'linux' ? '' : " (not on this OS: paste codecUrl from dev.json into the UI's codec settings)"}` : 'off (AUTHCAP_CODEC=off)'}
   Webhooks     ${devJson.webhook ? `every event to ${devJson.webhook.url} (endpoint ${devJson.webhook.id}; signing secret in dev.json: webhook.secret)` : 'none (set AUTHCAP_WEBHOOK_URL to have npm start register one)'}
   Processes    worker pids ${(stack.processes.workers ?? []).map((p) => p.child.pid).join(', ')}, API pids ${(stack.processes.apis ?? []).map((p) => p.child.pid).join(', ')}; logs in ${stateDir} (worker*.log, api*.log${devJson.temporalTopology === 'postgres' ? ', temporal.log' : ''})
   Settings     ${resolve(stateDir, 'dev.json')}

@@ -35,7 +35,9 @@ export function postgresBinDir(env: NodeJS.ProcessEnv = process.env): string | u
   if (env.AUTHCAP_POSTGRES_BIN) return env.AUTHCAP_POSTGRES_BIN;
   const debian = '/usr/lib/postgresql';
   if (existsSync(debian)) {
-    const majors = readdirSync(debian).filter((v) => existsSync(join(debian, v, 'bin', 'postgres'))).sort((a, b) => Number(b) - Number(a));
+    const majors = readdirSync(debian)
+      .filter((v) => existsSync(join(debian, v, 'bin', 'postgres')))
+      .sort((a, b) => Number(b) - Number(a));
     if (majors[0]) return join(debian, majors[0], 'bin');
   }
   try {
@@ -79,14 +81,19 @@ function installPostgres(log: (line: string) => void): void {
     return;
   }
   log("authcap: PostgreSQL is missing: installing Debian's postgresql package (apt-get), once…");
-  execFileSync('sh', ['-c', 'apt-get update -qq && apt-get install -y -qq postgresql'], { stdio: ['ignore', 'ignore', 'inherit'], env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
+  execFileSync('sh', ['-c', 'apt-get update -qq && apt-get install -y -qq postgresql'], {
+    stdio: ['ignore', 'ignore', 'inherit'],
+    env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
+  });
 }
 
 export async function startPostgres(options: PostgresOptions): Promise<Postgres> {
   if (!postgresBinDir()) installPostgres(options.log);
   const binDir = postgresBinDir();
   if (!binDir) {
-    throw new Error("PostgreSQL is not installed: install Debian's postgresql package (apt-get install postgresql; .ci/run does it), or set AUTHCAP_POSTGRES_BIN to its bin folder");
+    throw new Error(
+      "PostgreSQL is not installed: install Debian's postgresql package (apt-get install postgresql; .ci/run does it), or set AUTHCAP_POSTGRES_BIN to its bin folder",
+    );
   }
   const user = runAs();
   if (!existsSync(options.passwordFile)) writeFileSync(options.passwordFile, randomBytes(24).toString('base64url'), { mode: 0o600 });
@@ -97,13 +104,24 @@ export async function startPostgres(options: PostgresOptions): Promise<Postgres>
   if (user) chmodSync(dirname(options.dataDir), 0o711);
   const proc = await startProcess({
     name: 'postgres',
-    ...command(join(binDir, 'postgres'), [
-      '-D', options.dataDir, '-p', String(options.port), '-c', 'listen_addresses=127.0.0.1',
-      // Its socket stays in its own folder: nothing in /var/run, which a stack started as a plain user cannot write.
-      '-c', `unix_socket_directories=${options.dataDir}`,
-      // Temporal's services each keep a pool (default and visibility stores); room for two stacks' worth.
-      '-c', 'max_connections=300',
-    ], user),
+    ...command(
+      join(binDir, 'postgres'),
+      [
+        '-D',
+        options.dataDir,
+        '-p',
+        String(options.port),
+        '-c',
+        'listen_addresses=127.0.0.1',
+        // Its socket stays in its own folder: nothing in /var/run, which a stack started as a plain user cannot write.
+        '-c',
+        `unix_socket_directories=${options.dataDir}`,
+        // Temporal's services each keep a pool (default and visibility stores); room for two stacks' worth.
+        '-c',
+        'max_connections=300',
+      ],
+      user,
+    ),
     onOutput: options.onOutput,
     readyTimeoutMs: 60_000,
     ready: async (p) => {
@@ -111,7 +129,11 @@ export async function startPostgres(options: PostgresOptions): Promise<Postgres>
     },
   });
   return {
-    host: '127.0.0.1', port: options.port, user: SUPERUSER, password, process: proc,
+    host: '127.0.0.1',
+    port: options.port,
+    user: SUPERUSER,
+    password,
+    process: proc,
     stop: async () => {
       if (proc.child.exitCode === null && proc.child.signalCode === null) proc.child.kill('SIGINT');
       await proc.stop();
@@ -133,13 +155,17 @@ function initdb(binDir: string, options: PostgresOptions, password: string, user
     chownSync(pwfile, user.uid, user.gid);
   }
   try {
-    const initdbCommand = command(join(binDir, 'initdb'), [
-      '-D', options.dataDir, '-U', SUPERUSER, `--pwfile=${pwfile}`, '--auth=scram-sha-256', '-E', 'UTF8', '--no-locale', '--no-instructions',
-    ], user);
+    const initdbCommand = command(
+      join(binDir, 'initdb'),
+      ['-D', options.dataDir, '-U', SUPERUSER, `--pwfile=${pwfile}`, '--auth=scram-sha-256', '-E', 'UTF8', '--no-locale', '--no-instructions'],
+      user,
+    );
     execFileSync(initdbCommand.command, initdbCommand.args, { stdio: ['ignore', 'pipe', 'pipe'] });
   } catch (err) {
     const stderr = String((err as { stderr?: Buffer }).stderr ?? '');
-    throw new Error(`initdb failed${user ? ` (as ${user.name}: can it reach ${options.dataDir}? every folder above it must be passable by others)` : ''}: ${stderr.trim() || (err as Error).message}`);
+    throw new Error(
+      `initdb failed${user ? ` (as ${user.name}: can it reach ${options.dataDir}? every folder above it must be passable by others)` : ''}: ${stderr.trim() || (err as Error).message}`,
+    );
   } finally {
     rmSync(pwfile, { force: true });
   }

@@ -81,10 +81,7 @@ export async function startProcess(options: StartOptions): Promise<ManagedProces
         throw new Error(`${options.name} exited (code ${code}) before it was ready:\n${proc.tail()}`);
       }),
       new Promise<never>((_, reject) => {
-        timer = setTimeout(
-          () => reject(new Error(`${options.name} was not ready after ${timeoutMs} ms:\n${proc.tail()}`)),
-          timeoutMs,
-        );
+        timer = setTimeout(() => reject(new Error(`${options.name} was not ready after ${timeoutMs} ms:\n${proc.tail()}`)), timeoutMs);
       }),
     ]);
   } catch (err) {

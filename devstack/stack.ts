@@ -147,12 +147,15 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     const uiOrigins = [`http://127.0.0.1:${options.temporalUiPort}`];
     const codecServer = codec
       ? await startCodecServer({
-        port: options.codecPort ?? await freePort(), codec, token: codecToken, allowedOrigins: uiOrigins,
-        // The UI publishes its codec endpoint to anyone (GET /api/v1/settings): the URL it gets
-        // carries no secret, and the server decodes without one only for this OS user.
-        trustRequest: sameLocalUser(uiOrigins),
-        onError: (err) => log(`authcap: codec server: ${err.message}`),
-      })
+          port: options.codecPort ?? (await freePort()),
+          codec,
+          token: codecToken,
+          allowedOrigins: uiOrigins,
+          // The UI publishes its codec endpoint to anyone (GET /api/v1/settings): the URL it gets
+          // carries no secret, and the server decodes without one only for this OS user.
+          trustRequest: sameLocalUser(uiOrigins),
+          onError: (err) => log(`authcap: codec server: ${err.message}`),
+        })
       : undefined;
     if (codecServer) stops.push(() => codecServer.close());
     const codecUrl = codecServer ? `${codecServer.url}/${codecToken}` : '';
@@ -169,8 +172,15 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     } else {
       topology = options.temporal ?? temporalTopology();
       const server = await startEmbeddedTemporal({
-        topology, stateDir: options.stateDir, port: options.temporalPort, uiPort: options.temporalUiPort, persistent: options.persistent,
-        headless: options.headless, metricsPort: options.temporalMetricsPort, uiCodecEndpoint: codecEndpoint || undefined, log,
+        topology,
+        stateDir: options.stateDir,
+        port: options.temporalPort,
+        uiPort: options.temporalUiPort,
+        persistent: options.persistent,
+        headless: options.headless,
+        metricsPort: options.temporalMetricsPort,
+        uiCodecEndpoint: codecEndpoint || undefined,
+        log,
       });
       stops.push(() => server.stop());
       temporalCluster = server.postgres;
@@ -182,12 +192,12 @@ export async function startStack(options: StackOptions): Promise<Stack> {
 
     // Chain: RPC_URL + TOKEN_ADDRESS + MERCHANT_PRIVATE_KEY name a real one, else anvil with our token.
     const external = usesExternalChain();
-    const chainConfig = external
-      ? chainConfigFromEnv()
-      : await startDevChain(options, stops, processes);
+    const chainConfig = external ? chainConfigFromEnv() : await startDevChain(options, stops, processes);
     const accounts = devAccounts();
     const merchantAddress = privateKeyToAccount(chainConfig.merchantPrivateKey).address;
-    const merchantAddresses = [...new Set([chainConfig.merchantPrivateKey, ...(chainConfig.merchantPrivateKeys ?? [])].map((k) => privateKeyToAccount(k).address))];
+    const merchantAddresses = [
+      ...new Set([chainConfig.merchantPrivateKey, ...(chainConfig.merchantPrivateKeys ?? [])].map((k) => privateKeyToAccount(k).address)),
+    ];
     // Read before anything else starts: a malformed key stops the stack here, with why.
     const payers = external ? demoPayersFromEnv(merchantAddresses) : accounts.payers;
 
@@ -202,9 +212,16 @@ export async function startStack(options: StackOptions): Promise<Stack> {
 
     if (options.separateProcesses) {
       const started = await startAppProcesses({
-        stateDir: options.stateDir, temporal, chain: chainConfig, merchantAddresses, counts: processCounts(options, topology),
-        apiPorts: (i) => (i === 0 ? options.apiPort : options.moreApiPorts?.[i - 1] ?? options.apiPort + i),
-        validitySeconds: options.validitySeconds, confirmations: options.confirmations, captureWaitMs: options.captureWaitMs, log,
+        stateDir: options.stateDir,
+        temporal,
+        chain: chainConfig,
+        merchantAddresses,
+        counts: processCounts(options, topology),
+        apiPorts: (i) => (i === 0 ? options.apiPort : (options.moreApiPorts?.[i - 1] ?? options.apiPort + i)),
+        validitySeconds: options.validitySeconds,
+        confirmations: options.confirmations,
+        captureWaitMs: options.captureWaitMs,
+        log,
       });
       stops.push(() => started.stop());
       Object.assign(processes, { workers: started.workers, apis: started.apis, worker: started.workers[0], api: started.apis[0] });
@@ -242,10 +259,13 @@ export async function startStack(options: StackOptions): Promise<Stack> {
         checkout: { stateDir: options.stateDir },
       });
       apiUrl = await listen(api, options.apiPort);
-      stops.push(() => new Promise<void>((resolve) => {
-        api.closeAllConnections();
-        api.close(() => resolve());
-      }));
+      stops.push(
+        () =>
+          new Promise<void>((resolve) => {
+            api.closeAllConnections();
+            api.close(() => resolve());
+          }),
+      );
     }
 
     const webhookUrl = options.webhookUrl ?? process.env.AUTHCAP_WEBHOOK_URL;
@@ -279,7 +299,6 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     throw err;
   }
 }
-
 
 /** A random secret kept in the state dir (0600), the same across restarts of the dev stack. */
 function devSecret(stateDir: string, name: string): string {

@@ -58,10 +58,16 @@ export function supervise(options: SupervisorOptions): Supervisor {
       const timedOut = new Promise<'timeout'>((resolve) => {
         timer = setTimeout(() => resolve('timeout'), options.stopTimeoutMs ?? 30_000);
       });
-      const outcome = await Promise.race([options.stop().then(() => 'stopped' as const, (err: Error) => {
-        log(`authcap: while stopping: ${err.message}`);
-        return 'stopped' as const;
-      }), timedOut]);
+      const outcome = await Promise.race([
+        options.stop().then(
+          () => 'stopped' as const,
+          (err: Error) => {
+            log(`authcap: while stopping: ${err.message}`);
+            return 'stopped' as const;
+          },
+        ),
+        timedOut,
+      ]);
       clearTimeout(timer);
       log(outcome === 'timeout' ? 'authcap: could not stop everything in time; exiting anyway.' : 'authcap: stopped.');
       exit(code);

@@ -11,7 +11,11 @@ export { cacheDir } from './goInstall.js';
 export const TEMPORAL_CLI_VERSIONS = ['v1.5.1', 'v1.5.0', 'v1.4.1'] as const;
 
 const cliTool = (version: string): GoTool => ({
-  title: 'the Temporal CLI', folder: 'temporal-cli', version, packages: ['github.com/temporalio/cli/cmd/temporal'], overrideVariable: 'TEMPORAL_CLI_PATH',
+  title: 'the Temporal CLI',
+  folder: 'temporal-cli',
+  version,
+  packages: ['github.com/temporalio/cli/cmd/temporal'],
+  overrideVariable: 'TEMPORAL_CLI_PATH',
 });
 
 function onPath(): string | undefined {
@@ -43,7 +47,5 @@ export async function resolveTemporalCli(log: (line: string) => void = (l) => co
       log(`authcap: building Temporal CLI ${version} failed; trying the next older release`);
     }
   }
-  throw new Error(
-    `Could not build the Temporal CLI with go install (is Go installed?). Set TEMPORAL_CLI_PATH to a temporal binary.\n${failures.join('\n')}`,
-  );
+  throw new Error(`Could not build the Temporal CLI with go install (is Go installed?). Set TEMPORAL_CLI_PATH to a temporal binary.\n${failures.join('\n')}`);
 }

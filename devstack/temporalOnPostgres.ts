@@ -46,11 +46,16 @@ async function binaries(log: (line: string) => void): Promise<{ server: string; 
   if (process.env.TEMPORAL_SERVER_PATH && process.env.TEMPORAL_SQL_TOOL_PATH) {
     return { server: process.env.TEMPORAL_SERVER_PATH, sqlTool: process.env.TEMPORAL_SQL_TOOL_PATH };
   }
-  const [server, sqlTool] = await goInstallCached({
-    title: 'the Temporal server', folder: 'temporal-server', version: TEMPORAL_SERVER_VERSION,
-    packages: ['go.temporal.io/server/cmd/server', 'go.temporal.io/server/cmd/tools/sql'],
-    overrideVariable: 'TEMPORAL_SERVER_PATH and TEMPORAL_SQL_TOOL_PATH',
-  }, log);
+  const [server, sqlTool] = await goInstallCached(
+    {
+      title: 'the Temporal server',
+      folder: 'temporal-server',
+      version: TEMPORAL_SERVER_VERSION,
+      packages: ['go.temporal.io/server/cmd/server', 'go.temporal.io/server/cmd/tools/sql'],
+      overrideVariable: 'TEMPORAL_SERVER_PATH and TEMPORAL_SQL_TOOL_PATH',
+    },
+    log,
+  );
   return { server: server!, sqlTool: sqlTool! };
 }
 
@@ -58,34 +63,45 @@ export async function startTemporalOnPostgres(options: TemporalOnPostgresOptions
   const { server, sqlTool } = await binaries(options.log);
   const home = join(options.stateDir, 'temporal-server');
   mkdirSync(join(home, 'config'), { recursive: true, mode: 0o700 });
-  const postgresPort = options.postgresPort ?? await freePort();
-  const startDb = () => startPostgres({
-    dataDir: join(options.stateDir, 'postgres'), passwordFile: join(options.stateDir, 'postgres-password'), port: postgresPort,
-    log: options.log, onOutput: options.onOutput,
-  });
+  const postgresPort = options.postgresPort ?? (await freePort());
+  const startDb = () =>
+    startPostgres({
+      dataDir: join(options.stateDir, 'postgres'),
+      passwordFile: join(options.stateDir, 'postgres-password'),
+      port: postgresPort,
+      log: options.log,
+      onOutput: options.onOutput,
+    });
   let postgres = await startDb();
   try {
     await ensureSchemas(sqlTool, postgres, home, options.log);
-    const ports = { grpc: options.port, http: await freePort(), metrics: options.metricsPort ?? await freePort(), internal: await Promise.all(Array.from({ length: 7 }, () => freeLowPort())) };
+    const ports = {
+      grpc: options.port,
+      http: await freePort(),
+      metrics: options.metricsPort ?? (await freePort()),
+      internal: await Promise.all(Array.from({ length: 7 }, () => freeLowPort())),
+    };
     writeFileSync(join(home, 'config', 'development.yaml'), serverConfig(postgres, ports, join(home, 'dynamicconfig.yaml')), { mode: 0o600 });
     writeFileSync(join(home, 'dynamicconfig.yaml'), DYNAMIC_CONFIG, { mode: 0o600 });
     const address = `127.0.0.1:${options.port}`;
-    const startServer = () => startProcess({
-      name: 'temporal',
-      command: server,
-      args: ['--root', home, '--config', 'config', '--env', 'development', '--allow-no-auth', 'start'],
-      onOutput: options.onOutput,
-      readyTimeoutMs: 120_000,
-      ready: () => waitFor(async () => {
-        const connection = await Connection.connect({ address, connectTimeout: 1_000 });
-        try {
-          await connection.workflowService.getSystemInfo({});
-          return true;
-        } finally {
-          await connection.close();
-        }
-      }, 250),
-    });
+    const startServer = () =>
+      startProcess({
+        name: 'temporal',
+        command: server,
+        args: ['--root', home, '--config', 'config', '--env', 'development', '--allow-no-auth', 'start'],
+        onOutput: options.onOutput,
+        readyTimeoutMs: 120_000,
+        ready: () =>
+          waitFor(async () => {
+            const connection = await Connection.connect({ address, connectTimeout: 1_000 });
+            try {
+              await connection.workflowService.getSystemInfo({});
+              return true;
+            } finally {
+              await connection.close();
+            }
+          }, 250),
+      });
     let serverProcess = await startServer();
     const connection = await Connection.connect({ address });
     try {
@@ -96,7 +112,10 @@ export async function startTemporalOnPostgres(options: TemporalOnPostgresOptions
       await connection.close();
     }
     const result: TemporalOnPostgres = {
-      address, namespace: options.namespace, process: serverProcess, postgres,
+      address,
+      namespace: options.namespace,
+      process: serverProcess,
+      postgres,
       stop: async () => {
         await result.process.stop();
         await result.postgres.stop();
@@ -124,9 +143,19 @@ export async function startTemporalOnPostgres(options: TemporalOnPostgresOptions
 async function ensureSchemas(sqlTool: string, postgres: Postgres, home: string, log: (line: string) => void): Promise<void> {
   const marker = join(home, 'schema-ready');
   if (existsSync(marker)) return;
-  log('authcap: setting up Temporal\'s schemas in PostgreSQL (temporal-sql-tool)…');
-  const env = { ...process.env, SQL_PLUGIN: 'postgres12', SQL_HOST: postgres.host, SQL_PORT: String(postgres.port), SQL_USER: postgres.user, SQL_PASSWORD: postgres.password };
-  for (const [database, schema] of [['temporal', SCHEMA.temporal], ['temporal_visibility', SCHEMA.visibility]] as const) {
+  log("authcap: setting up Temporal's schemas in PostgreSQL (temporal-sql-tool)…");
+  const env = {
+    ...process.env,
+    SQL_PLUGIN: 'postgres12',
+    SQL_HOST: postgres.host,
+    SQL_PORT: String(postgres.port),
+    SQL_USER: postgres.user,
+    SQL_PASSWORD: postgres.password,
+  };
+  for (const [database, schema] of [
+    ['temporal', SCHEMA.temporal],
+    ['temporal_visibility', SCHEMA.visibility],
+  ] as const) {
     await run(sqlTool, ['--db', database, 'create-database'], { env }).catch((err) => {
       if (!/already exists/.test(String(err.stderr ?? err.message))) throw err;
     });

@@ -34,7 +34,7 @@ export interface TemporalServer {
 export function publicCodecEndpoint(endpoint: string): string {
   const url = new URL(endpoint);
   if (url.username || url.password || url.search || url.hash || url.pathname !== '/') {
-    throw new Error('the Web UI\'s codec endpoint is public (process list, GET /api/v1/settings): give it the bare origin, no token');
+    throw new Error("the Web UI's codec endpoint is public (process list, GET /api/v1/settings): give it the bare origin, no token");
   }
   return url.origin;
 }
@@ -48,7 +48,10 @@ export function publicCodecEndpoint(endpoint: string): string {
  */
 export function sqlitePragmas(env: NodeJS.ProcessEnv = process.env): string[] {
   const raw = env.AUTHCAP_SQLITE_PRAGMAS ?? 'journal_mode=wal,synchronous=normal';
-  return raw.split(',').map((p) => p.trim()).filter(Boolean);
+  return raw
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean);
 }
 
 /**
@@ -58,15 +61,29 @@ export function sqlitePragmas(env: NodeJS.ProcessEnv = process.env): string[] {
  */
 export function devServerDynamicConfig(env: NodeJS.ProcessEnv = process.env): string[] {
   const raw = env.AUTHCAP_TEMPORAL_DYNAMIC_CONFIG ?? 'matching.numTaskqueueReadPartitions=1,matching.numTaskqueueWritePartitions=1';
-  return raw.split(',').map((p) => p.trim()).filter(Boolean);
+  return raw
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean);
 }
 
 export async function startTemporalServer(options: TemporalServerOptions): Promise<TemporalServer> {
   const cli = await resolveTemporalCli(options.log);
   const namespace = options.namespace ?? 'default';
   const address = `127.0.0.1:${options.port}`;
-  const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(options.port), '--namespace', namespace,
-    '--log-level', 'error', ...searchAttributeCliFlags()];
+  const args = [
+    'server',
+    'start-dev',
+    '--ip',
+    '127.0.0.1',
+    '--port',
+    String(options.port),
+    '--namespace',
+    namespace,
+    '--log-level',
+    'error',
+    ...searchAttributeCliFlags(),
+  ];
   if (options.dbFile) args.push('--db-filename', options.dbFile, ...sqlitePragmas().flatMap((p) => ['--sqlite-pragma', p]));
   if (options.metricsPort !== undefined) args.push('--metrics-port', String(options.metricsPort));
   for (const value of devServerDynamicConfig()) args.push('--dynamic-config-value', value);
@@ -79,15 +96,16 @@ export async function startTemporalServer(options: TemporalServerOptions): Promi
     args,
     onOutput: options.onOutput,
     readyTimeoutMs: 60_000,
-    ready: () => waitFor(async () => {
-      const connection = await Connection.connect({ address, connectTimeout: 1_000 });
-      try {
-        await connection.workflowService.describeNamespace({ namespace });
-        return true;
-      } finally {
-        await connection.close();
-      }
-    }, 250),
+    ready: () =>
+      waitFor(async () => {
+        const connection = await Connection.connect({ address, connectTimeout: 1_000 });
+        try {
+          await connection.workflowService.describeNamespace({ namespace });
+          return true;
+        } finally {
+          await connection.close();
+        }
+      }, 250),
   });
   const uiUrl = options.headless ? null : `http://127.0.0.1:${options.uiPort ?? options.port + 1000}`;
   return { address, namespace, uiUrl, process: proc, stop: () => proc.stop() };

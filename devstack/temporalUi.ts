@@ -20,14 +20,24 @@ export interface TemporalUiOptions {
 }
 
 export async function startTemporalUi(options: TemporalUiOptions): Promise<{ url: string; process: ManagedProcess }> {
-  const [binary] = process.env.TEMPORAL_UI_SERVER_PATH ? [process.env.TEMPORAL_UI_SERVER_PATH] : await goInstallCached({
-    title: 'the Temporal Web UI', folder: 'temporal-ui', version: TEMPORAL_UI_VERSION,
-    packages: ['github.com/temporalio/ui-server/v2/cmd/server'], overrideVariable: 'TEMPORAL_UI_SERVER_PATH',
-  }, options.log);
+  const [binary] = process.env.TEMPORAL_UI_SERVER_PATH
+    ? [process.env.TEMPORAL_UI_SERVER_PATH]
+    : await goInstallCached(
+        {
+          title: 'the Temporal Web UI',
+          folder: 'temporal-ui',
+          version: TEMPORAL_UI_VERSION,
+          packages: ['github.com/temporalio/ui-server/v2/cmd/server'],
+          overrideVariable: 'TEMPORAL_UI_SERVER_PATH',
+        },
+        options.log,
+      );
   const home = join(options.stateDir, 'temporal-ui');
   mkdirSync(join(home, 'config'), { recursive: true, mode: 0o700 });
   const url = `http://127.0.0.1:${options.port}`;
-  writeFileSync(join(home, 'config', 'development.yaml'), `temporalGrpcAddress: ${options.temporalAddress}
+  writeFileSync(
+    join(home, 'config', 'development.yaml'),
+    `temporalGrpcAddress: ${options.temporalAddress}
 host: 127.0.0.1
 port: ${options.port}
 publicPath: ""
@@ -39,7 +49,9 @@ cors:
   allowOrigins: ["${url}"]
 codec:
   endpoint: "${options.codecEndpoint ?? ''}"
-`, { mode: 0o600 });
+`,
+    { mode: 0o600 },
+  );
   const proc = await startProcess({
     name: 'temporal-ui',
     command: binary!,

@@ -1,9 +1,6 @@
 // Deploys the dev token and funds the demo payers. Idempotent: with anvil's state kept across
 // restarts, an already-deployed token is reused and payers are only topped up to their allowance.
-import {
-  createPublicClient, createWalletClient, getContractAddress, http, parseUnits,
-  type Address, type Chain, type Hex,
-} from 'viem';
+import { createPublicClient, createWalletClient, getContractAddress, http, parseUnits, type Address, type Chain, type Hex } from 'viem';
 import { mnemonicToAccount } from 'viem/accounts';
 import { authcapToken, type ContractArtifact } from '../contracts/artifacts.js';
 import { tokenAbi } from '../domain/tokenAbi.js';

@@ -58,10 +58,7 @@ export interface CancelRequest {
   signature: Hex;
 }
 
-
-export type CancelConfirmation =
-  | { status: 'confirmed'; transactionHash: Hex; blockNumber: string }
-  | { status: 'failed'; failure: CaptureFailure };
+export type CancelConfirmation = { status: 'confirmed'; transactionHash: Hex; blockNumber: string } | { status: 'failed'; failure: CaptureFailure };
 
 /** Settings of the worker that shape a workflow's schedule. Read once per workflow, kept in history. */
 export interface WorkerPolicy {
@@ -76,12 +73,7 @@ export interface WorkerPolicy {
 export interface AuthorizationActivities {
   workerPolicy(): Promise<WorkerPolicy>;
   /** Builds the typed data to sign: token domain read from the chain, fresh random nonce, window. */
-  draftAuthorization(request: {
-    payer: Address;
-    value: string;
-    primaryType: AuthorizationPrimaryType;
-    validForSeconds?: number;
-  }): Promise<DraftResult>;
+  draftAuthorization(request: { payer: Address; value: string; primaryType: AuthorizationPrimaryType; validForSeconds?: number }): Promise<DraftResult>;
   /**
    * Checks an authorization signed elsewhere against the configured token's domain and the merchant
    * as recipient, then its signature. Returns the token's domain to store with it.

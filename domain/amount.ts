@@ -21,10 +21,7 @@ export function parseAmount(input: unknown, decimals = TOKEN_DECIMALS): bigint {
   if (!match) throw new AuthcapError('validation_error', `amount "${trimmed}" is not a decimal number such as "12.50"`);
   const [, whole = '0', fraction = ''] = match;
   if (fraction.length > decimals) {
-    throw new AuthcapError(
-      'validation_error',
-      `amount "${trimmed}" has ${fraction.length} decimal places; the token has ${decimals}`,
-    );
+    throw new AuthcapError('validation_error', `amount "${trimmed}" has ${fraction.length} decimal places; the token has ${decimals}`);
   }
   const minor = BigInt(whole) * 10n ** BigInt(decimals) + BigInt(fraction.padEnd(decimals, '0') || '0');
   if (minor === 0n) throw new AuthcapError('validation_error', 'amount must be greater than zero');

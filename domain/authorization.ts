@@ -6,7 +6,16 @@ import type { AuthorizationMessage, AuthorizationPrimaryType, CancelAuthorizatio
 
 /** Lifecycle states callers see (design.md). `drafting` is the moment before the typed data exists. */
 export const authorizationStates = [
-  'drafting', 'drafted', 'stored', 'capturing', 'canceling', 'captured', 'canceled', 'voided', 'expired', 'rejected',
+  'drafting',
+  'drafted',
+  'stored',
+  'capturing',
+  'canceling',
+  'captured',
+  'canceled',
+  'voided',
+  'expired',
+  'rejected',
 ] as const;
 export type AuthorizationState = (typeof authorizationStates)[number];
 /** `rejected`: a pre-signed authorization that failed verification and was never stored. */
@@ -26,13 +35,11 @@ export interface PresignedAuthorization {
 }
 
 /** Workflow input: draft a new authorization for the payer to sign, or store one signed elsewhere. */
-export type AuthorizationWorkflowInput = (
-  | { orderId: string; draft: { payer: Address; value: string; validForSeconds?: number } }
-  | { orderId: string; presigned: PresignedAuthorization }
-) & {
-  /** Operators' and tests' knobs over the worker's policy for this one workflow (not on the API). */
-  policyOverrides?: { historyLimit?: number; reconcileIntervalSeconds?: number };
-}
+export type AuthorizationWorkflowInput =
+  | (({ orderId: string; draft: { payer: Address; value: string; validForSeconds?: number } } | { orderId: string; presigned: PresignedAuthorization }) & {
+      /** Operators' and tests' knobs over the worker's policy for this one workflow (not on the API). */
+      policyOverrides?: { historyLimit?: number; reconcileIntervalSeconds?: number };
+    })
   /** Continue-as-new: the machine's persisted state and what the workflow keeps beside it. */
   | { orderId: string; resume: ResumedAuthorization };
 

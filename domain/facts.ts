@@ -19,9 +19,7 @@ export interface CapturePrecheckFacts {
 }
 
 /** What the token's logs say about a nonce. */
-export type OnchainNonceFacts =
-  | { status: 'unused' }
-  | OnchainConsumption;
+export type OnchainNonceFacts = { status: 'unused' } | OnchainConsumption;
 
 /** The log that consumed a nonce: AuthorizationUsed (`used`) or AuthorizationCanceled (`canceled`). */
 export interface OnchainConsumption {

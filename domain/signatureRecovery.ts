@@ -6,8 +6,12 @@ import { secp256k1 } from '@noble/curves/secp256k1';
 import { hashTypedData, type Address, type Hex } from 'viem';
 import { publicKeyToAddress } from 'viem/accounts';
 import {
-  authorizationMessageValues, authorizationTypes, cancelAuthorizationTypes,
-  type AuthorizationMessage, type AuthorizationPrimaryType, type TokenDomain,
+  authorizationMessageValues,
+  authorizationTypes,
+  cancelAuthorizationTypes,
+  type AuthorizationMessage,
+  type AuthorizationPrimaryType,
+  type TokenDomain,
 } from './eip3009.js';
 
 /** The EIP-712 digest the payer signs for this authorization. */

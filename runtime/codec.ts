@@ -83,7 +83,10 @@ function fromJson(json: JsonPayload): Payload {
 export function parseCodecKeys(spec: string): CodecKeys {
   const keys = new Map<string, Buffer>();
   let active: string | undefined;
-  for (const part of spec.split(',').map((p) => p.trim()).filter(Boolean)) {
+  for (const part of spec
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean)) {
     const at = part.indexOf(':');
     if (at <= 0) throw new Error('AUTHCAP_CODEC_KEYS must look like "kid1:<base64 key>,kid0:<base64 key>"');
     const id = part.slice(0, at);
@@ -99,8 +102,7 @@ export function parseCodecKeys(spec: string): CodecKeys {
 /** A key file: {"active": "kid1", "keys": {"kid1": "<base64>", "kid0": "<base64>"}}. */
 export function readCodecKeyFile(file: string): CodecKeys {
   const parsed = JSON.parse(readFileSync(file, 'utf8')) as { active: string; keys: Record<string, string> };
-  const spec = [parsed.active, ...Object.keys(parsed.keys).filter((k) => k !== parsed.active)]
-    .map((id) => `${id}:${parsed.keys[id]}`).join(',');
+  const spec = [parsed.active, ...Object.keys(parsed.keys).filter((k) => k !== parsed.active)].map((id) => `${id}:${parsed.keys[id]}`).join(',');
   return parseCodecKeys(spec);
 }
 
@@ -117,7 +119,9 @@ export function codecFromEnv(env: NodeJS.ProcessEnv = process.env): EncryptionCo
 export function requireCodec(env: NodeJS.ProcessEnv = process.env): EncryptionCodec | undefined {
   const codec = codecFromEnv(env);
   if (!codec && env.AUTHCAP_CODEC !== 'off') {
-    throw new Error('authcap: no payload encryption key. Set AUTHCAP_CODEC_KEYS (or AUTHCAP_CODEC_KEY_FILE); AUTHCAP_CODEC=off runs without encryption (tests only).');
+    throw new Error(
+      'authcap: no payload encryption key. Set AUTHCAP_CODEC_KEYS (or AUTHCAP_CODEC_KEY_FILE); AUTHCAP_CODEC=off runs without encryption (tests only).',
+    );
   }
   return codec;
 }
@@ -131,5 +135,8 @@ export function ensureDevCodecKeys(stateDir: string): string {
   }
   chmodSync(file, 0o600);
   const keys = readCodecKeyFile(file);
-  return [...keys.keys].sort(([a], [b]) => (a === keys.active ? -1 : b === keys.active ? 1 : 0)).map(([id, key]) => `${id}:${key.toString('base64')}`).join(',');
+  return [...keys.keys]
+    .sort(([a], [b]) => (a === keys.active ? -1 : b === keys.active ? 1 : 0))
+    .map(([id, key]) => `${id}:${key.toString('base64')}`)
+    .join(',');
 }

@@ -45,7 +45,10 @@ const MAX_BODY_BYTES = 4 * 1024 * 1024;
 const BASE64 = /^[A-Za-z0-9+/_-]*={0,2}$/;
 
 class HttpError extends Error {
-  constructor(readonly status: number, message: string) {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
     super(message);
   }
 }
@@ -109,8 +112,9 @@ async function authenticated(req: IncomingMessage, pathToken: string | undefined
   // Every credential presented must be good: a wrong one is never rescued by another check.
   if (pathToken !== undefined && !(options.token && sameSecret(pathToken, options.token))) return false;
   if (bearer !== undefined) {
-    const good = (options.token !== undefined && sameSecret(bearer, options.token))
-      || (options.verifyBearer !== undefined && await options.verifyBearer(bearer).catch(() => false));
+    const good =
+      (options.token !== undefined && sameSecret(bearer, options.token)) ||
+      (options.verifyBearer !== undefined && (await options.verifyBearer(bearer).catch(() => false)));
     if (!good) return false;
   }
   if (pathToken !== undefined || bearer !== undefined) return true;
@@ -194,10 +198,11 @@ export async function startCodecServer(options: CodecServerOptions): Promise<Cod
   return {
     url: `http://${host}:${port}`,
     server,
-    close: () => new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }
 
@@ -219,14 +224,17 @@ export function jwtBearerVerifier(options: JwtVerifierOptions): (bearer: string)
   if (Boolean(options.jwksUrl) === Boolean(options.secret)) throw new Error('codec server: give exactly one of jwksUrl and secret');
   if (!options.issuer || !options.audience) throw new Error('codec server: a JWT verifier needs an issuer and an audience');
   if (options.secret !== undefined && Buffer.byteLength(options.secret) < 32) throw new Error('codec server: the JWT secret must be at least 32 bytes');
-  const key: Uint8Array | JWTVerifyGetKey = options.secret !== undefined
-    ? new TextEncoder().encode(options.secret)
-    : createRemoteJWKSet(new URL(options.jwksUrl!), { timeoutDuration: 5_000 });
+  const key: Uint8Array | JWTVerifyGetKey =
+    options.secret !== undefined ? new TextEncoder().encode(options.secret) : createRemoteJWKSet(new URL(options.jwksUrl!), { timeoutDuration: 5_000 });
   const algorithms = options.secret !== undefined ? ['HS256', 'HS384', 'HS512'] : ['RS256', 'PS256', 'ES256', 'ES384', 'EdDSA'];
   return async (bearer) => {
     try {
       await jwtVerify(bearer, key as JWTVerifyGetKey, {
-        issuer: options.issuer, audience: options.audience, algorithms, requiredClaims: ['exp'], clockTolerance: 5,
+        issuer: options.issuer,
+        audience: options.audience,
+        algorithms,
+        requiredClaims: ['exp'],
+        clockTolerance: 5,
       });
       return true;
     } catch {
@@ -246,11 +254,11 @@ export function codecAuthFromEnv(env: NodeJS.ProcessEnv = process.env): Pick<Cod
   const jwt = env.AUTHCAP_CODEC_JWKS_URL || env.AUTHCAP_CODEC_JWT_SECRET;
   const verifyBearer = jwt
     ? jwtBearerVerifier({
-      jwksUrl: env.AUTHCAP_CODEC_JWKS_URL || undefined,
-      secret: env.AUTHCAP_CODEC_JWT_SECRET || undefined,
-      issuer: env.AUTHCAP_CODEC_JWT_ISSUER ?? '',
-      audience: env.AUTHCAP_CODEC_JWT_AUDIENCE ?? '',
-    })
+        jwksUrl: env.AUTHCAP_CODEC_JWKS_URL || undefined,
+        secret: env.AUTHCAP_CODEC_JWT_SECRET || undefined,
+        issuer: env.AUTHCAP_CODEC_JWT_ISSUER ?? '',
+        audience: env.AUTHCAP_CODEC_JWT_AUDIENCE ?? '',
+      })
     : undefined;
   if (!token && !verifyBearer) throw new Error('codec server: set AUTHCAP_CODEC_TOKEN or AUTHCAP_CODEC_JWKS_URL / AUTHCAP_CODEC_JWT_SECRET');
   return { token, verifyBearer };

@@ -15,7 +15,10 @@ const server = await startCodecServer({
   port: Number(process.env.AUTHCAP_CODEC_PORT ?? 8888),
   codec,
   ...codecAuthFromEnv(),
-  allowedOrigins: (process.env.AUTHCAP_CODEC_ALLOWED_ORIGINS ?? '').split(',').map((o) => o.trim()).filter(Boolean),
+  allowedOrigins: (process.env.AUTHCAP_CODEC_ALLOWED_ORIGINS ?? '')
+    .split(',')
+    .map((o) => o.trim())
+    .filter(Boolean),
   onError: (err) => logger.error({ err }, 'codec server error'),
 });
 logger.info({ url: server.url }, 'codec server listening');

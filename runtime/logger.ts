@@ -4,9 +4,27 @@ import { pino, type Logger as PinoLogger } from 'pino';
 import type { LogLevel, LogMetadata, Logger } from '@temporalio/common';
 
 export const REDACTED_FIELDS = [
-  'signature', 'privateKey', 'merchantPrivateKey', 'key', 'apiKey', 'token', 'raw', 'authorization', 'password', 'secret',
-  '*.signature', '*.privateKey', '*.key', '*.apiKey', '*.token', '*.raw', '*.secret',
-  'headers.authorization', 'req.headers.authorization', '*.*.signature', '*.*.raw',
+  'signature',
+  'privateKey',
+  'merchantPrivateKey',
+  'key',
+  'apiKey',
+  'token',
+  'raw',
+  'authorization',
+  'password',
+  'secret',
+  '*.signature',
+  '*.privateKey',
+  '*.key',
+  '*.apiKey',
+  '*.token',
+  '*.raw',
+  '*.secret',
+  'headers.authorization',
+  'req.headers.authorization',
+  '*.*.signature',
+  '*.*.raw',
 ];
 
 export function createLogger(name: string, level = process.env.AUTHCAP_LOG_LEVEL?.toLowerCase() ?? 'info', destination?: pino.DestinationStream): PinoLogger {
@@ -14,7 +32,11 @@ export function createLogger(name: string, level = process.env.AUTHCAP_LOG_LEVEL
 }
 
 const temporalToPino: Record<LogLevel, 'trace' | 'debug' | 'info' | 'warn' | 'error'> = {
-  TRACE: 'trace', DEBUG: 'debug', INFO: 'info', WARN: 'warn', ERROR: 'error',
+  TRACE: 'trace',
+  DEBUG: 'debug',
+  INFO: 'info',
+  WARN: 'warn',
+  ERROR: 'error',
 };
 
 /**
@@ -25,6 +47,10 @@ export function temporalLogger(logger: PinoLogger): Logger {
   const at = (level: LogLevel) => (message: string, meta?: LogMetadata) => logger[temporalToPino[level]](meta ?? {}, message);
   return {
     log: (level, message, meta) => at(level)(message, meta),
-    trace: at('TRACE'), debug: at('DEBUG'), info: at('INFO'), warn: at('WARN'), error: at('ERROR'),
+    trace: at('TRACE'),
+    debug: at('DEBUG'),
+    info: at('INFO'),
+    warn: at('WARN'),
+    error: at('ERROR'),
   };
 }

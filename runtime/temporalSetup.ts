@@ -16,7 +16,11 @@ export interface SetupReport {
   searchAttributesAdded: string[];
 }
 
-export async function ensureNamespaceReady(connection: Connection, namespace: string, options: { retentionDays?: number; timeoutMs?: number } = {}): Promise<SetupReport> {
+export async function ensureNamespaceReady(
+  connection: Connection,
+  namespace: string,
+  options: { retentionDays?: number; timeoutMs?: number } = {},
+): Promise<SetupReport> {
   const report: SetupReport = { namespaceCreated: false, searchAttributesAdded: [] };
   try {
     await connection.workflowService.describeNamespace({ namespace });
@@ -24,7 +28,8 @@ export async function ensureNamespaceReady(connection: Connection, namespace: st
     if ((err as { code?: number }).code !== 5) throw err;
     const days = options.retentionDays ?? DEFAULT_RETENTION_DAYS;
     await connection.workflowService.registerNamespace({
-      namespace, description: 'authcap: authorizations, their event streams and the merchant relayers',
+      namespace,
+      description: 'authcap: authorizations, their event streams and the merchant relayers',
       workflowExecutionRetentionPeriod: msToTs(days * 24 * 3600 * 1000),
     });
     report.namespaceCreated = true;
@@ -40,7 +45,9 @@ export async function ensureNamespaceReady(connection: Connection, namespace: st
     });
     report.searchAttributesAdded = missing.map((key) => key.name);
   }
-  await retrying(deadline, () => connection.workflowService.countWorkflowExecutions({ namespace, query: searchAttributeKeys.map((key) => `${key.name} IS NULL`).join(' AND ') }));
+  await retrying(deadline, () =>
+    connection.workflowService.countWorkflowExecutions({ namespace, query: searchAttributeKeys.map((key) => `${key.name} IS NULL`).join(' AND ') }),
+  );
   return report;
 }
 
@@ -58,4 +65,3 @@ async function retrying<T>(deadline: number, call: () => Promise<T>): Promise<T>
     }
   }
 }
-

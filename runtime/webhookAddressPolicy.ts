@@ -42,20 +42,24 @@ const EMBEDDING_PREFIXES = ['::ffff:', '::ffff:0:', '64:ff9b::', '::'];
 // First match wins: metadata and link-local before anything an operator may allow, loopback before
 // the IPv4-compatible mirror of 0.0.0.0/8 (which would otherwise swallow ::1).
 const RULES: [Exclude<AddressClass, 'public'>, v4: string[], v6: string[]][] = [
-  ['metadata',
+  [
+    'metadata',
     // AWS/GCP/Azure/OCI IMDS, ECS task metadata, Alibaba, Azure WireServer, Oracle legacy.
     ['169.254.169.254/32', '169.254.170.2/32', '100.100.100.200/32', '168.63.129.16/32', '192.0.0.192/32'],
-    ['fd00:ec2::254/128', 'fd20:ce::254/128']],
+    ['fd00:ec2::254/128', 'fd20:ce::254/128'],
+  ],
   ['link-local', ['169.254.0.0/16'], ['fe80::/10']],
   ['loopback', ['127.0.0.0/8'], ['::1/128']],
   ['unspecified', ['0.0.0.0/8'], ['::/128']],
   ['private', ['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', '100.64.0.0/10'], ['fc00::/7']],
   ['multicast', ['224.0.0.0/4'], ['ff00::/8']],
-  ['reserved',
+  [
+    'reserved',
     ['192.0.0.0/24', '192.0.2.0/24', '198.18.0.0/15', '198.51.100.0/24', '203.0.113.0/24', '240.0.0.0/4'],
     // Discard, IETF protocol space (Teredo), documentation, 6to4 (relays to any IPv4), local NAT64,
     // and what is left of the IPv4-compatible block.
-    ['100::/64', '2001::/23', '2001:db8::/32', '2002::/16', '3fff::/20', '64:ff9b:1::/48', '::/96']],
+    ['100::/64', '2001::/23', '2001:db8::/32', '2002::/16', '3fff::/20', '64:ff9b:1::/48', '::/96'],
+  ],
 ];
 
 function subnet(cidr: string): [string, number] {
@@ -104,8 +108,12 @@ export interface AddressRefusal {
 
 function refusal(host: string, address: string, kind: Exclude<AddressClass, 'public'>): AddressRefusal {
   const via = host === address ? address : `${host} resolves to ${address}, which`;
-  const hint = kind === 'loopback' ? ` (an operator may allow loopback receivers with ${ALLOW_LOOPBACK_ENV}=1)`
-    : kind === 'private' ? ` (an operator may allow private receivers with ${ALLOW_PRIVATE_ENV}=1)` : '';
+  const hint =
+    kind === 'loopback'
+      ? ` (an operator may allow loopback receivers with ${ALLOW_LOOPBACK_ENV}=1)`
+      : kind === 'private'
+        ? ` (an operator may allow private receivers with ${ALLOW_PRIVATE_ENV}=1)`
+        : '';
   return { host, address, kind, message: `${via} is ${DESCRIPTIONS[kind]}${hint}` };
 }
 
@@ -116,11 +124,21 @@ export function refusalForAddress(host: string, address: string, policy: Webhook
 
 // Names that reach a metadata service without a metadata address showing up in our own resolution
 // (split-horizon DNS inside the cloud): refused by name before any lookup.
-const METADATA_HOSTS = new Set(['metadata', 'metadata.google.internal', 'metadata.goog', 'instance-data', 'instance-data.ec2.internal', 'metadata.azure.internal']);
+const METADATA_HOSTS = new Set([
+  'metadata',
+  'metadata.google.internal',
+  'metadata.goog',
+  'instance-data',
+  'instance-data.ec2.internal',
+  'metadata.azure.internal',
+]);
 
 /** The URL's host as the WHATWG parser left it (IPv4 forms like 2130706433 already dotted), without brackets or trailing dots. */
 export function bareHost(url: URL): string {
-  return url.hostname.replace(/^\[(.*)\]$/, '$1').replace(/\.+$/, '').toLowerCase();
+  return url.hostname
+    .replace(/^\[(.*)\]$/, '$1')
+    .replace(/\.+$/, '')
+    .toLowerCase();
 }
 
 export interface ResolvedAddress {
@@ -195,15 +213,18 @@ export function guardedLookup(policy: WebhookAddressPolicy, resolve: Resolver = 
     const host = hostname.replace(/\.+$/, '').toLowerCase();
     const byName = refusalForName(host, policy);
     if (byName) return void callback(new AddressNotAllowedError(byName), '', 0);
-    resolve(hostname).then((all) => {
-      for (const { address } of all) {
-        const refused = refusalForAddress(host, address, policy);
-        if (refused) return callback(new AddressNotAllowedError(refused), '', 0);
-      }
-      const wanted = options.family === 4 || options.family === 6 ? all.filter((a) => a.family === options.family) : all;
-      if (wanted.length === 0) return callback(Object.assign(new Error(`${hostname} has no usable address`), { code: 'ENOTFOUND' }), '', 0);
-      if (options.all) return callback(null, wanted);
-      return callback(null, wanted[0]!.address, wanted[0]!.family);
-    }, (err: NodeJS.ErrnoException) => callback(err, '', 0));
+    resolve(hostname).then(
+      (all) => {
+        for (const { address } of all) {
+          const refused = refusalForAddress(host, address, policy);
+          if (refused) return callback(new AddressNotAllowedError(refused), '', 0);
+        }
+        const wanted = options.family === 4 || options.family === 6 ? all.filter((a) => a.family === options.family) : all;
+        if (wanted.length === 0) return callback(Object.assign(new Error(`${hostname} has no usable address`), { code: 'ENOTFOUND' }), '', 0);
+        if (options.all) return callback(null, wanted);
+        return callback(null, wanted[0]!.address, wanted[0]!.family);
+      },
+      (err: NodeJS.ErrnoException) => callback(err, '', 0),
+    );
   };
 }

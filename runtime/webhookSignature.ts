@@ -23,7 +23,10 @@ export function signWebhook(body: string, secret: string, timestamp = Math.floor
 }
 
 export type WebhookVerificationCode =
-  | 'webhook_header_malformed' | 'webhook_signature_mismatch' | 'webhook_timestamp_out_of_tolerance' | 'webhook_body_malformed'
+  | 'webhook_header_malformed'
+  | 'webhook_signature_mismatch'
+  | 'webhook_timestamp_out_of_tolerance'
+  | 'webhook_body_malformed'
   /** The receiver's own call is wrong (no secret, a tolerance or clock that is not a number, …): a bug to fix, not a forged delivery. */
   | 'webhook_arguments_invalid';
 
@@ -55,7 +58,7 @@ export function verifyWebhook(
   // Each of these once let a delivery through or threw a TypeError: an empty secret makes forging
   // trivial (HMAC with a known key), a NaN tolerance makes every comparison false (no expiry at all).
   if (typeof secret !== 'string' || secret.length === 0) {
-    throw new WebhookVerificationError('webhook_arguments_invalid', 'secret must be the endpoint\'s signing secret (a non-empty string)');
+    throw new WebhookVerificationError('webhook_arguments_invalid', "secret must be the endpoint's signing secret (a non-empty string)");
   }
   if (typeof toleranceSeconds !== 'number' || !Number.isFinite(toleranceSeconds) || toleranceSeconds < 0) {
     throw new WebhookVerificationError('webhook_arguments_invalid', 'toleranceSeconds must be a finite number of seconds, 0 or more');

@@ -15,9 +15,10 @@ export function chainConfigFromEnv(env: NodeJS.ProcessEnv = process.env): ChainC
     merchantPrivateKey: key as Hex,
     merchantPrivateKeys: merchantKeys(env.MERCHANT_PRIVATE_KEYS),
     validitySeconds: positiveInt(env.AUTHCAP_VALIDITY_SECONDS, 900, 'AUTHCAP_VALIDITY_SECONDS'),
-    confirmations: env.AUTHCAP_CONFIRMATIONS === 'safe' || env.AUTHCAP_CONFIRMATIONS === 'finalized'
-      ? env.AUTHCAP_CONFIRMATIONS
-      : positiveInt(env.AUTHCAP_CONFIRMATIONS, 1, 'AUTHCAP_CONFIRMATIONS'),
+    confirmations:
+      env.AUTHCAP_CONFIRMATIONS === 'safe' || env.AUTHCAP_CONFIRMATIONS === 'finalized'
+        ? env.AUTHCAP_CONFIRMATIONS
+        : positiveInt(env.AUTHCAP_CONFIRMATIONS, 1, 'AUTHCAP_CONFIRMATIONS'),
     reconcileIntervalSeconds: reconcileInterval(env),
     maxValiditySeconds: positiveInt(env.AUTHCAP_MAX_VALIDITY_SECONDS, 7 * 24 * 3600, 'AUTHCAP_MAX_VALIDITY_SECONDS'),
     historyLimit: positiveInt(env.AUTHCAP_HISTORY_LIMIT, 2_000, 'AUTHCAP_HISTORY_LIMIT'),
@@ -27,10 +28,14 @@ export function chainConfigFromEnv(env: NodeJS.ProcessEnv = process.env): ChainC
 /** MERCHANT_PRIVATE_KEYS: more merchant keys, comma-separated (MERCHANT_PRIVATE_KEY stays the first). */
 function merchantKeys(raw: string | undefined): Hex[] {
   if (!raw?.trim()) return [];
-  return raw.split(',').map((k) => k.trim()).filter(Boolean).map((k) => {
-    if (!/^0x[0-9a-fA-F]{64}$/.test(k)) throw new Error('MERCHANT_PRIVATE_KEYS must be 32-byte 0x-prefixed hex keys separated by commas');
-    return k as Hex;
-  });
+  return raw
+    .split(',')
+    .map((k) => k.trim())
+    .filter(Boolean)
+    .map((k) => {
+      if (!/^0x[0-9a-fA-F]{64}$/.test(k)) throw new Error('MERCHANT_PRIVATE_KEYS must be 32-byte 0x-prefixed hex keys separated by commas');
+      return k as Hex;
+    });
 }
 
 /**

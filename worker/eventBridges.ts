@@ -28,4 +28,3 @@ export function eventBridges(client: Client): EventDependencies {
     },
   };
 }
-

@@ -23,6 +23,8 @@ const stateDir = process.env.AUTHCAP_STATE_DIR ?? '.authcap';
 const metricsPort = process.env.AUTHCAP_WORKER_METRICS_PORT === undefined ? undefined : Number(process.env.AUTHCAP_WORKER_METRICS_PORT);
 const worker = await createAuthcapWorker({ temporal, chain, watcher: watcherConfigFromEnv(chain.rpcUrl, stateDir), metricsPort, taskFailures });
 for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void worker.shutdown());
-console.log(`authcap worker: task queue ${temporal.taskQueue} on ${temporal.connectionOptions.address} (${temporal.namespace})${worker.metricsUrl ? `, metrics at ${worker.metricsUrl}` : ''}`);
+console.log(
+  `authcap worker: task queue ${temporal.taskQueue} on ${temporal.connectionOptions.address} (${temporal.namespace})${worker.metricsUrl ? `, metrics at ${worker.metricsUrl}` : ''}`,
+);
 await worker.run();
 await worker.shutdown();

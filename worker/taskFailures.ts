@@ -61,7 +61,9 @@ export class TaskFailureTracker {
     const previous = this.byRun.get(runId);
     const stillFailing = previous && now - previous.lastMs <= FAILING_WINDOW_MS;
     const entry = {
-      workflowId, runId, workflowType,
+      workflowId,
+      runId,
+      workflowType,
       failures: stillFailing ? previous.failures + 1 : 1,
       firstAt: stillFailing ? previous.firstAt : new Date(now).toISOString(),
       lastAt: new Date(now).toISOString(),
@@ -72,7 +74,11 @@ export class TaskFailureTracker {
     if (this.byRun.size > MAX_TRACKED) this.byRun.delete(this.byRun.keys().next().value!);
     if (entry.failures === LOUD_AFTER || (entry.failures > LOUD_AFTER && entry.failures % 30 === 0)) {
       this.report('workflow task keeps failing: Temporal retries it, and its updates and timers wait until it succeeds', {
-        workflowId, runId, workflowType, failures: entry.failures, since: entry.firstAt,
+        workflowId,
+        runId,
+        workflowType,
+        failures: entry.failures,
+        since: entry.firstAt,
       });
     }
   }
@@ -95,6 +101,10 @@ export function trackingLogger(inner: Logger, tracker: TaskFailureTracker): Logg
   };
   return {
     log: (level, message, meta) => at(level)(message, meta),
-    trace: at('TRACE'), debug: at('DEBUG'), info: at('INFO'), warn: at('WARN'), error: at('ERROR'),
+    trace: at('TRACE'),
+    debug: at('DEBUG'),
+    info: at('INFO'),
+    warn: at('WARN'),
+    error: at('ERROR'),
   };
 }

@@ -102,7 +102,10 @@ new Gauge({
 
 /** GET /metrics on its own port (AUTHCAP_WORKER_METRICS_PORT). */
 export async function startMetricsServer(
-  port: number, host = '127.0.0.1', failures?: TaskFailureTracker, heads?: HeadFeedReporter,
+  port: number,
+  host = '127.0.0.1',
+  failures?: TaskFailureTracker,
+  heads?: HeadFeedReporter,
 ): Promise<{ url: string; server: Server }> {
   if (heads) headFeeds.add(heads);
   const server = createServer((req, res) => {

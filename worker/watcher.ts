@@ -72,7 +72,9 @@ export function startWatcher(options: WatcherOptions): Watcher {
       await options.client.workflow
         .getHandle(execution.workflowId, execution.runId)
         .signal(nonceActivitySignal, {
-          transactionHash: entry.transactionHash ?? '', blockNumber: String(entry.blockNumber ?? ''), removed: entry.removed,
+          transactionHash: entry.transactionHash ?? '',
+          blockNumber: String(entry.blockNumber ?? ''),
+          removed: entry.removed,
         })
         .catch((err: Error) => log(`watcher: could not signal ${execution.workflowId}: ${err.message}`));
       delivered += 1;
@@ -110,7 +112,11 @@ export function startWatcher(options: WatcherOptions): Watcher {
     try {
       const ws = createPublicClient({ transport: webSocket(options.wsUrl, { retryCount: 0, reconnect: false }) });
       const { subscribe } = ws.transport as unknown as {
-        subscribe: (args: { params: unknown[]; onData: (data: { result: unknown }) => void; onError: (err: Error) => void }) => Promise<{ unsubscribe: () => Promise<unknown> }>;
+        subscribe: (args: {
+          params: unknown[];
+          onData: (data: { result: unknown }) => void;
+          onError: (err: Error) => void;
+        }) => Promise<{ unsubscribe: () => Promise<unknown> }>;
       };
       const onData = (data: { result: unknown }) => {
         void handleRaw(data.result as Record<string, unknown>).catch((err) => log(`watcher: ${(err as Error).message}`));
@@ -122,12 +128,16 @@ export function startWatcher(options: WatcherOptions): Watcher {
       };
       const logsSub = await subscribe({ params: ['logs', { address: options.tokenAddress, topics }], onData, onError });
       // Preconfirmed logs, where the node offers them (Flashblocks); anvil does not.
-      const pendingSub = await subscribe({ params: ['pendingLogs', { address: options.tokenAddress, topics }], onData, onError: () => undefined })
-        .catch(() => undefined);
+      const pendingSub = await subscribe({ params: ['pendingLogs', { address: options.tokenAddress, topics }], onData, onError: () => undefined }).catch(
+        () => undefined,
+      );
       unsubscribe = () => {
         void logsSub.unsubscribe().catch(() => undefined);
         void pendingSub?.unsubscribe().catch(() => undefined);
-        void (ws.transport as unknown as { getRpcClient: () => Promise<{ close: () => void }> }).getRpcClient().then((c) => c.close(), () => undefined);
+        void (ws.transport as unknown as { getRpcClient: () => Promise<{ close: () => void }> }).getRpcClient().then(
+          (c) => c.close(),
+          () => undefined,
+        );
       };
       mode = 'subscription';
       return true;
@@ -155,7 +165,10 @@ export function startWatcher(options: WatcherOptions): Watcher {
       while (!stopped && (mode as string) === 'subscription') {
         await new Promise<void>((r) => {
           const timer = setTimeout(r, (options.pollIntervalMs ?? 1_000) * 5);
-          wake = () => { clearTimeout(timer); r(); };
+          wake = () => {
+            clearTimeout(timer);
+            r();
+          };
         });
         // Stopped while it slept: a stopped watcher must not move the cursor past what its successor
         // has yet to deliver.

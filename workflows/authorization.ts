@@ -7,7 +7,15 @@ import type { WorkerPolicy } from '../domain/activityContract.js';
 import { shortReads } from './activities.js';
 import { Lifecycle, type PersistedLifecycle } from './lifecycle.js';
 import {
-  cancelUpdate, captureUpdate, draftReadyUpdate, nonceActivitySignal, statusQuery, submitSignatureUpdate, voidSignal, voidUpdate, type VoidRequest,
+  cancelUpdate,
+  captureUpdate,
+  draftReadyUpdate,
+  nonceActivitySignal,
+  statusQuery,
+  submitSignatureUpdate,
+  voidSignal,
+  voidUpdate,
+  type VoidRequest,
 } from './messages.js';
 import { claimNonce } from './nonceClaim.js';
 import { asCommand, cancel, capture, expireAtDeadline, failure, failureOf, reconcile, submitSignature, type ChainWindow } from './procedures.js';
@@ -112,9 +120,10 @@ export async function authorizationWorkflow(input: AuthorizationWorkflowInput): 
     window.fromBlock = fromBlock;
     // One (payer, nonce) pays one order: a payload authcap already holds is refused, never stored twice.
     const claimed = check.valid && (await claimNonce(input.orderId, presigned.authorization, nonceKey));
-    const verdict = check.valid && !claimed
-      ? { valid: false, code: 'nonce_already_held' as const, reason: 'this signed authorization already belongs to another order' }
-      : check;
+    const verdict =
+      check.valid && !claimed
+        ? { valid: false, code: 'nonce_already_held' as const, reason: 'this signed authorization already belongs to another order' }
+        : check;
     lifecycle.send({ type: 'PRESIGNED_CHECKED', domain, authorization: presigned.authorization, signature: presigned.signature, check: verdict });
     if (lifecycle.state === 'stored') lifecycle.indexNonce(nonceKey);
   } else if (draftRequest) {
@@ -190,7 +199,12 @@ function shouldRollOver(lifecycle: Lifecycle, policy: WorkerPolicy): boolean {
 
 /** Continue-as-new with the machine's persisted state: history stays short however long it waits. */
 async function rollOver(
-  orderId: string, lifecycle: Lifecycle, policy: WorkerPolicy, window: ChainWindow, events: EventPublisher, resumed?: ResumedAuthorization,
+  orderId: string,
+  lifecycle: Lifecycle,
+  policy: WorkerPolicy,
+  window: ChainWindow,
+  events: EventPublisher,
+  resumed?: ResumedAuthorization,
 ): Promise<never> {
   await condition(() => allHandlersFinished() && lifecycle.isResting && events.isDrained());
   return continueAsNew<(input: AuthorizationWorkflowInput) => Promise<AuthorizationView>>({

@@ -4,11 +4,27 @@
 // other, and the authorization's own workflow never waits for any of them. Temporal retries each
 // delivery with exponential backoff for up to 3 days.
 import {
-  condition, continueAsNew, defineSignal, log, patched, proxyActivities, proxyLocalActivities, setHandler, upsertMemo, upsertSearchAttributes, workflowInfo,
+  condition,
+  continueAsNew,
+  defineSignal,
+  log,
+  patched,
+  proxyActivities,
+  proxyLocalActivities,
+  setHandler,
+  upsertMemo,
+  upsertSearchAttributes,
+  workflowInfo,
 } from '@temporalio/workflow';
 import type { EventActivities } from '../domain/activityContract.js';
 import {
-  EVENTS_MEMO_KEY, finalEventTypes, parseEventId, type AuthcapEvent, type DeliveryOutcome, type EventType, type RecordedEvent,
+  EVENTS_MEMO_KEY,
+  finalEventTypes,
+  parseEventId,
+  type AuthcapEvent,
+  type DeliveryOutcome,
+  type EventType,
+  type RecordedEvent,
 } from '../domain/events.js';
 import { EventTypesAttribute, EventsStartedAtAttribute, EventsUpdatedAtAttribute } from '../domain/searchAttributes.js';
 
@@ -132,6 +148,10 @@ export async function authorizationEventsWorkflow(input: EventStreamInput): Prom
       continue;
     }
     if (ended() && !busy()) return { events: events.length };
-    await continueAsNew<typeof authorizationEventsWorkflow>({ orderId: input.orderId, firstRunId: input.firstRunId, carried: { events, deliveries: summaries } });
+    await continueAsNew<typeof authorizationEventsWorkflow>({
+      orderId: input.orderId,
+      firstRunId: input.firstRunId,
+      carried: { events, deliveries: summaries },
+    });
   }
 }

@@ -4,19 +4,29 @@ import type { AuthorizationState, HistoryActor, HistoryEntry } from '../domain/a
 import type { AuthorizationContext, AuthorizationEvent } from './machine.js';
 
 const ACTOR: Record<AuthorizationEvent['type'], HistoryActor> = {
-  DRAFTED: 'authcap', PRESIGNED_CHECKED: 'payer', SIGNATURE_SUBMITTED: 'payer', SIGNATURE_CHECKED: 'payer',
-  CAPTURE_REQUESTED: 'merchant', PRECHECKED: 'chain', CAPTURE_SUBMITTED: 'authcap', CAPTURE_PRECONFIRMED: 'chain',
-  CAPTURE_CONFIRMED: 'chain', CAPTURE_REORGED: 'chain', CAPTURE_FAILED: 'chain', CANCEL_REQUESTED: 'payer',
-  CANCEL_SIGNATURE_CHECKED: 'payer', CANCEL_SUBMITTED: 'authcap', CANCEL_CONFIRMED: 'chain', CANCEL_FAILED: 'chain',
-  VOID: 'operator', DEADLINE_REACHED: 'authcap', NONCE_CONSUMED_ONCHAIN: 'chain', COMMAND_FAILED: 'authcap',
+  DRAFTED: 'authcap',
+  PRESIGNED_CHECKED: 'payer',
+  SIGNATURE_SUBMITTED: 'payer',
+  SIGNATURE_CHECKED: 'payer',
+  CAPTURE_REQUESTED: 'merchant',
+  PRECHECKED: 'chain',
+  CAPTURE_SUBMITTED: 'authcap',
+  CAPTURE_PRECONFIRMED: 'chain',
+  CAPTURE_CONFIRMED: 'chain',
+  CAPTURE_REORGED: 'chain',
+  CAPTURE_FAILED: 'chain',
+  CANCEL_REQUESTED: 'payer',
+  CANCEL_SIGNATURE_CHECKED: 'payer',
+  CANCEL_SUBMITTED: 'authcap',
+  CANCEL_CONFIRMED: 'chain',
+  CANCEL_FAILED: 'chain',
+  VOID: 'operator',
+  DEADLINE_REACHED: 'authcap',
+  NONCE_CONSUMED_ONCHAIN: 'chain',
+  COMMAND_FAILED: 'authcap',
 };
 
-export function historyEntryFor(
-  event: AuthorizationEvent,
-  state: AuthorizationState,
-  before: AuthorizationContext,
-  after: AuthorizationContext,
-): HistoryEntry {
+export function historyEntryFor(event: AuthorizationEvent, state: AuthorizationState, before: AuthorizationContext, after: AuthorizationContext): HistoryEntry {
   const entry: HistoryEntry = { state, at: event.at, event: event.type, actor: ACTOR[event.type] };
   if (event.type === 'VOID') {
     entry.actor = event.by;
@@ -24,8 +34,10 @@ export function historyEntryFor(
   }
   // A new lastError is the reason this step went the way it did.
   if (after.lastError && after.lastError !== before.lastError) entry.reason = `${after.lastError.code}: ${after.lastError.message}`;
-  const tx = transactionOf(event) ?? (after.capture !== before.capture ? after.capture?.transactionHash : undefined)
-    ?? (after.cancellation !== before.cancellation ? after.cancellation?.transactionHash ?? undefined : undefined);
+  const tx =
+    transactionOf(event) ??
+    (after.capture !== before.capture ? after.capture?.transactionHash : undefined) ??
+    (after.cancellation !== before.cancellation ? (after.cancellation?.transactionHash ?? undefined) : undefined);
   if (tx) entry.transactionHash = tx;
   return entry;
 }

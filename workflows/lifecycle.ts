@@ -34,7 +34,6 @@ export interface PersistedLifecycle {
   attempts?: AttemptBudgetState;
 }
 
-
 const { telemetry } = proxySinks<AuthcapSinks>();
 
 export function stateOf(snapshot: Snapshot): AuthorizationState {
@@ -193,8 +192,12 @@ export class Lifecycle {
 
   persisted(): PersistedLifecycle {
     return {
-      value: this.snapshot.value, context: this.snapshot.context, history: [...this.history],
-      captureAttempts: this.captureAttempts, cancelAttempts: this.cancelAttempts, eventSequence: this.eventSequence,
+      value: this.snapshot.value,
+      context: this.snapshot.context,
+      history: [...this.history],
+      captureAttempts: this.captureAttempts,
+      cancelAttempts: this.cancelAttempts,
+      eventSequence: this.eventSequence,
       attempts: this.attempts,
     };
   }
@@ -208,13 +211,12 @@ export class Lifecycle {
       amount: formatAmount(BigInt(c.value)),
       authorization: c.authorization,
       domain: c.domain,
-      typedData: c.domain && c.authorization && this.state === 'drafted'
-        ? authorizationTypedData(c.domain, c.primaryType, c.authorization)
-        : null,
+      typedData: c.domain && c.authorization && this.state === 'drafted' ? authorizationTypedData(c.domain, c.primaryType, c.authorization) : null,
       // Offered while a payer cancellation can be accepted: the authorization is stored and unused.
-      cancellationTypedData: c.domain && c.authorization && this.state === 'stored'
-        ? cancelAuthorizationTypedData(c.domain, { authorizer: c.authorization.from, nonce: c.authorization.nonce })
-        : null,
+      cancellationTypedData:
+        c.domain && c.authorization && this.state === 'stored'
+          ? cancelAuthorizationTypedData(c.domain, { authorizer: c.authorization.from, nonce: c.authorization.nonce })
+          : null,
       capture: c.capture,
       cancellation: c.cancellation,
       void: c.void,

@@ -68,8 +68,7 @@ const onchainOutcome = [
   { guard: 'nonceWasUsedOnchain', target: '#authorization.captured', actions: 'recordOnchainCapture' },
   { guard: 'nonceWasCanceledOnchain', target: '#authorization.canceled', actions: 'recordOnchainCancellation' },
 ] as const;
-const onchainOutcomeOr = (fallback: 'expired') =>
-  [...onchainOutcome, { target: `#authorization.${fallback}`, actions: 'recordExpiry' }] as const;
+const onchainOutcomeOr = (fallback: 'expired') => [...onchainOutcome, { target: `#authorization.${fallback}`, actions: 'recordExpiry' }] as const;
 
 export const authorizationMachine = setup({
   types: {
@@ -78,27 +77,20 @@ export const authorizationMachine = setup({
     input: {} as MachineInput,
   },
   guards: {
-    signatureIsFromPayer: ({ event }) =>
-      (event.type === 'SIGNATURE_CHECKED' || event.type === 'PRESIGNED_CHECKED') && event.check.valid,
+    signatureIsFromPayer: ({ event }) => (event.type === 'SIGNATURE_CHECKED' || event.type === 'PRESIGNED_CHECKED') && event.check.valid,
     cancelSignatureIsFromPayer: ({ event }) => event.type === 'CANCEL_SIGNATURE_CHECKED' && event.check.valid,
     nonceIsUnused: ({ event }) => event.type === 'PRECHECKED' && !event.facts.authorizationUsed,
-    tokenPolicyAllows: ({ event }) =>
-      event.type === 'PRECHECKED' && !event.facts.paused && !event.facts.payerBlacklisted && !event.facts.merchantBlacklisted,
+    tokenPolicyAllows: ({ event }) => event.type === 'PRECHECKED' && !event.facts.paused && !event.facts.payerBlacklisted && !event.facts.merchantBlacklisted,
     isWithinValidityWindow: ({ context, event }) =>
       event.type === 'PRECHECKED' &&
       context.authorization !== null &&
       BigInt(context.authorization.validAfter) < BigInt(event.facts.chainTime) &&
       BigInt(event.facts.chainTime) < BigInt(context.authorization.validBefore),
-    payerHasEnoughBalance: ({ context, event }) =>
-      event.type === 'PRECHECKED' && BigInt(event.facts.payerBalance) >= BigInt(context.value),
-    merchantCanPayForGas: ({ event }) =>
-      event.type === 'PRECHECKED' && BigInt(event.facts.merchantGasBalance) >= BigInt(event.facts.requiredGas),
+    payerHasEnoughBalance: ({ context, event }) => event.type === 'PRECHECKED' && BigInt(event.facts.payerBalance) >= BigInt(context.value),
+    merchantCanPayForGas: ({ event }) => event.type === 'PRECHECKED' && BigInt(event.facts.merchantGasBalance) >= BigInt(event.facts.requiredGas),
     deadlineHasPassed: ({ context, event }) =>
-      event.type === 'PRECHECKED' &&
-      context.authorization !== null &&
-      BigInt(event.facts.chainTime) >= BigInt(context.authorization.validBefore),
-    captureFailedBecauseExpired: ({ event }) =>
-      event.type === 'CAPTURE_FAILED' && event.failure.code === 'authorization_expired',
+      event.type === 'PRECHECKED' && context.authorization !== null && BigInt(event.facts.chainTime) >= BigInt(context.authorization.validBefore),
+    captureFailedBecauseExpired: ({ event }) => event.type === 'CAPTURE_FAILED' && event.failure.code === 'authorization_expired',
     nonceWasUsedOnchain: ({ event }) => onchainFacts(event)?.status === 'used',
     nonceWasCanceledOnchain: ({ event }) => onchainFacts(event)?.status === 'canceled',
   },
@@ -128,8 +120,13 @@ export const authorizationMachine = setup({
       capture: ({ event }) => {
         const e = event as EventOf<'CAPTURE_SUBMITTED'>;
         return {
-          transactionHash: e.transactionHash, blockNumber: null, blockHash: null, submittedAt: e.at,
-          preconfirmedAt: null, confirmedAt: null, by: 'authcap' as const,
+          transactionHash: e.transactionHash,
+          blockNumber: null,
+          blockHash: null,
+          submittedAt: e.at,
+          preconfirmedAt: null,
+          confirmedAt: null,
+          by: 'authcap' as const,
         };
       },
     }),
@@ -146,10 +143,13 @@ export const authorizationMachine = setup({
       capture: ({ context, event }) => {
         const e = event as EventOf<'CAPTURE_CONFIRMED'>;
         return {
-          transactionHash: e.transactionHash, blockNumber: e.blockNumber, blockHash: e.blockHash,
+          transactionHash: e.transactionHash,
+          blockNumber: e.blockNumber,
+          blockHash: e.blockHash,
           submittedAt: context.capture?.submittedAt ?? null,
           preconfirmedAt: context.capture?.preconfirmedAt ?? e.at,
-          confirmedAt: e.at, by: 'authcap' as const,
+          confirmedAt: e.at,
+          by: 'authcap' as const,
         };
       },
     }),
@@ -194,10 +194,13 @@ export const authorizationMachine = setup({
         const facts = onchainFacts(event) as OnchainConsumption;
         const ours = context.capture?.transactionHash === facts.transactionHash;
         return {
-          transactionHash: facts.transactionHash, blockNumber: facts.blockNumber, blockHash: facts.blockHash,
-          submittedAt: ours ? context.capture?.submittedAt ?? null : null,
-          preconfirmedAt: ours ? context.capture?.preconfirmedAt ?? event.at : event.at,
-          confirmedAt: event.at, by: ours ? ('authcap' as const) : ('onchain' as const),
+          transactionHash: facts.transactionHash,
+          blockNumber: facts.blockNumber,
+          blockHash: facts.blockHash,
+          submittedAt: ours ? (context.capture?.submittedAt ?? null) : null,
+          preconfirmedAt: ours ? (context.capture?.preconfirmedAt ?? event.at) : event.at,
+          confirmedAt: event.at,
+          by: ours ? ('authcap' as const) : ('onchain' as const),
         };
       },
     }),
@@ -222,8 +225,17 @@ export const authorizationMachine = setup({
   id: 'authorization',
   initial: 'drafting',
   context: ({ input }) => ({
-    orderId: input.orderId, payer: input.payer, value: input.value, primaryType: input.primaryType,
-    domain: null, authorization: null, signature: null, capture: null, cancellation: null, void: null, lastError: null,
+    orderId: input.orderId,
+    payer: input.payer,
+    value: input.value,
+    primaryType: input.primaryType,
+    domain: null,
+    authorization: null,
+    signature: null,
+    capture: null,
+    cancellation: null,
+    void: null,
+    lastError: null,
   }),
   states: {
     drafting: {
@@ -296,10 +308,7 @@ export const authorizationMachine = setup({
           tags: ['busy'],
           on: {
             COMMAND_FAILED: { target: 'idle', actions: 'recordCommandFailure' },
-            CANCEL_SIGNATURE_CHECKED: [
-              { guard: 'cancelSignatureIsFromPayer', target: '#authorization.canceling' },
-              { target: 'idle' },
-            ],
+            CANCEL_SIGNATURE_CHECKED: [{ guard: 'cancelSignatureIsFromPayer', target: '#authorization.canceling' }, { target: 'idle' }],
           },
         },
       },

@@ -151,7 +151,11 @@ async function settleAfterDeadline(lifecycle: Lifecycle, window: ChainWindow): P
   try {
     const onchain = await shortReads().readNonceState({ authorizer: authorization.from, nonce: authorization.nonce, fromBlock: window.fromBlock });
     if (onchain.status !== 'unused') lifecycle.send({ type: 'NONCE_CONSUMED_ONCHAIN', onchain });
-    else lifecycle.send({ type: 'CAPTURE_FAILED', failure: { code: 'authorization_expired', message: 'the validity window closed before the capture was mined' } });
+    else
+      lifecycle.send({
+        type: 'CAPTURE_FAILED',
+        failure: { code: 'authorization_expired', message: 'the validity window closed before the capture was mined' },
+      });
   } catch (err) {
     log.warn('reading the nonce after the deadline failed; trying again', { error: failureOf(err).message });
   }

@@ -2,7 +2,17 @@
 // Temporal runs one workflow execution at a time, so account nonces are handed out in order with
 // no lock and no collision, however many captures and worker processes there are.
 import {
-  ActivityFailure, condition, continueAsNew, getExternalWorkflowHandle, log, patched, proxyActivities, proxySinks, setHandler, sleep, workflowInfo,
+  ActivityFailure,
+  condition,
+  continueAsNew,
+  getExternalWorkflowHandle,
+  log,
+  patched,
+  proxyActivities,
+  proxySinks,
+  setHandler,
+  sleep,
+  workflowInfo,
 } from '@temporalio/workflow';
 import { relayerSender, type InflightTransaction, type RelayRequest, type RelayResult, type RelayerActivities } from '../domain/relay.js';
 import type { AuthcapSinks } from '../domain/telemetry.js';
@@ -134,7 +144,9 @@ export async function merchantRelayerWorkflow(state: RelayerState = { accountNon
     } catch (err) {
       // An activity that failed for good (node down past its retry budget, a refusal we did not
       // foresee) must not end the relayer: every capture in the merchant's queue depends on it.
-      log.error('relayer step failed; retrying after a pause', { error: err instanceof ActivityFailure ? String(err.cause?.message ?? err.message) : String(err) });
+      log.error('relayer step failed; retrying after a pause', {
+        error: err instanceof ActivityFailure ? String(err.cause?.message ?? err.message) : String(err),
+      });
       await sleep(PAUSE_AFTER_FAILURE_MS);
     }
     telemetry.relayerQueue({ queued: queue.length, inflight: inflight.length });

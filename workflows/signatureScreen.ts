@@ -24,9 +24,10 @@ export function screenSignature(lifecycle: Lifecycle, kind: 'signature' | 'cance
   // chain rather than risk refusing the payer's own signature.
   const recovery = loadedSignerRecovery();
   if (!recovery) return;
-  const digest = kind === 'signature'
-    ? recovery.authorizationDigest(domain, primaryType, authorization)
-    : recovery.cancelDigest(domain, authorization.from, authorization.nonce);
+  const digest =
+    kind === 'signature'
+      ? recovery.authorizationDigest(domain, primaryType, authorization)
+      : recovery.cancelDigest(domain, authorization.from, authorization.nonce);
   if (recovery.isEcdsaSignatureOf(digest, signature as Hex, authorization.from)) return;
   lifecycle.assertWithinBudget(kind);
 }

@@ -2,7 +2,17 @@
 // only store, the API and every worker see the same list, and the signing secrets travel and rest
 // sealed by the payload codec like every other payload. The memo carries the list without secrets,
 // so reading it needs no worker.
-import { ApplicationFailure, allHandlersFinished, condition, continueAsNew, defineQuery, defineUpdate, setHandler, upsertMemo, workflowInfo } from '@temporalio/workflow';
+import {
+  ApplicationFailure,
+  allHandlersFinished,
+  condition,
+  continueAsNew,
+  defineQuery,
+  defineUpdate,
+  setHandler,
+  upsertMemo,
+  workflowInfo,
+} from '@temporalio/workflow';
 import { ENDPOINTS_MEMO_KEY, MAX_WEBHOOK_ENDPOINTS, type WebhookEndpoint, type WebhookEndpointRecord } from '../domain/events.js';
 
 export const createWebhookEndpointUpdate = defineUpdate<WebhookEndpoint, [WebhookEndpointRecord]>('createWebhookEndpoint');
@@ -18,30 +28,43 @@ export async function webhookEndpointsWorkflow(input: { endpoints: WebhookEndpoi
   publish();
 
   setHandler(webhookEndpointRecordsQuery, () => endpoints);
-  setHandler(createWebhookEndpointUpdate, (record) => {
-    endpoints.push(record);
-    publish();
-    return publicView(record);
-  }, {
-    validator: (record) => {
-      if (endpoints.length >= MAX_WEBHOOK_ENDPOINTS) {
-        throw ApplicationFailure.create({ type: 'invalid_state', nonRetryable: true, message: `at most ${MAX_WEBHOOK_ENDPOINTS} webhook endpoints; delete one first` });
-      }
-      if (endpoints.some((e) => e.id === record.id)) {
-        throw ApplicationFailure.create({ type: 'invalid_state', nonRetryable: true, message: `endpoint ${record.id} exists already` });
-      }
+  setHandler(
+    createWebhookEndpointUpdate,
+    (record) => {
+      endpoints.push(record);
+      publish();
+      return publicView(record);
     },
-  });
-  setHandler(deleteWebhookEndpointUpdate, ({ id }) => {
-    const at = endpoints.findIndex((e) => e.id === id);
-    const [removed] = endpoints.splice(at, 1);
-    publish();
-    return publicView(removed!);
-  }, {
-    validator: ({ id }) => {
-      if (!endpoints.some((e) => e.id === id)) throw ApplicationFailure.create({ type: 'not_found', nonRetryable: true, message: `no webhook endpoint ${id}` });
+    {
+      validator: (record) => {
+        if (endpoints.length >= MAX_WEBHOOK_ENDPOINTS) {
+          throw ApplicationFailure.create({
+            type: 'invalid_state',
+            nonRetryable: true,
+            message: `at most ${MAX_WEBHOOK_ENDPOINTS} webhook endpoints; delete one first`,
+          });
+        }
+        if (endpoints.some((e) => e.id === record.id)) {
+          throw ApplicationFailure.create({ type: 'invalid_state', nonRetryable: true, message: `endpoint ${record.id} exists already` });
+        }
+      },
     },
-  });
+  );
+  setHandler(
+    deleteWebhookEndpointUpdate,
+    ({ id }) => {
+      const at = endpoints.findIndex((e) => e.id === id);
+      const [removed] = endpoints.splice(at, 1);
+      publish();
+      return publicView(removed!);
+    },
+    {
+      validator: ({ id }) => {
+        if (!endpoints.some((e) => e.id === id))
+          throw ApplicationFailure.create({ type: 'not_found', nonRetryable: true, message: `no webhook endpoint ${id}` });
+      },
+    },
+  );
 
   // It lives for ever: roll over before its history grows long, carrying the list.
   await condition(() => workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > 2_000);

@@ -27,9 +27,7 @@ export function parseLogFilter(input: unknown): LogFilter {
     if (f.toBlock !== undefined) filter.toBlock = parseBlockSelector(f.toBlock, 'toBlock');
   }
   if (f.address !== undefined) {
-    filter.address = Array.isArray(f.address)
-      ? f.address.map((a, i) => parseRpcAddress(a, `address[${i}]`))
-      : parseRpcAddress(f.address, 'address');
+    filter.address = Array.isArray(f.address) ? f.address.map((a, i) => parseRpcAddress(a, `address[${i}]`)) : parseRpcAddress(f.address, 'address');
   }
   if (f.topics !== undefined) {
     if (!Array.isArray(f.topics) || f.topics.length > 4) {

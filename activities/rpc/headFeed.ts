@@ -61,7 +61,11 @@ export class HeadFeed {
   private retryTimer: NodeJS.Timeout | undefined;
   private watchdog: NodeJS.Timeout | undefined;
 
-  constructor(private readonly chain: Chain, private readonly wsUrl: string | undefined, private readonly pollingIntervalMs = 200) {
+  constructor(
+    private readonly chain: Chain,
+    private readonly wsUrl: string | undefined,
+    private readonly pollingIntervalMs = 200,
+  ) {
     this.state = wsUrl ? 'connecting' : 'off';
   }
 
@@ -142,11 +146,16 @@ export class HeadFeed {
   private describe(state: HeadFeedState): string {
     const polling = `waits poll the node every ${this.pollingIntervalMs} ms instead, so captures take longer`;
     switch (state) {
-      case 'live': return 'new blocks are announced over the WebSocket subscription';
-      case 'connecting': return 'subscribing to new blocks over the WebSocket';
-      case 'failing': return `the WebSocket subscription to new blocks failed (${this.failure}); retrying, and ${polling}`;
-      case 'silent': return `subscribed, but no block announced for over ${SILENT_AFTER_MS / 1000} s; ${polling}`;
-      case 'off': return `no WebSocket configured (AUTHCAP_WS_URL is empty); ${polling}`;
+      case 'live':
+        return 'new blocks are announced over the WebSocket subscription';
+      case 'connecting':
+        return 'subscribing to new blocks over the WebSocket';
+      case 'failing':
+        return `the WebSocket subscription to new blocks failed (${this.failure}); retrying, and ${polling}`;
+      case 'silent':
+        return `subscribed, but no block announced for over ${SILENT_AFTER_MS / 1000} s; ${polling}`;
+      case 'off':
+        return `no WebSocket configured (AUTHCAP_WS_URL is empty); ${polling}`;
     }
   }
 
@@ -237,6 +246,6 @@ export class HeadFeed {
 /** Why the socket failed, in one short line without the URL (a provider's URL may carry its key). */
 function reasonOf(err: unknown): string {
   const message = (err as { message?: unknown })?.message;
-  const text = typeof message === 'string' && message ? message.split('\n')[0]! : (err as Error)?.name ?? 'connection error';
+  const text = typeof message === 'string' && message ? message.split('\n')[0]! : ((err as Error)?.name ?? 'connection error');
   return text.replace(/\b(?:wss?|https?):\/\/\S+/gi, '<url>').slice(0, 160) || 'connection error';
 }

@@ -8,8 +8,10 @@ import { AuthcapError } from '../../domain/errors.js';
 
 export type RpcErrorKind = 'retryable' | 'range_too_large' | 'invalid_params' | 'revert';
 
-const RANGE_HINTS = /block range|range (is )?too (large|wide)|exceed|more than \d+ (results|logs)|too many (results|logs)|limit|response size|query timeout|timed? ?out/i;
-const RETRYABLE_HINTS = /header not found|timeout|timed out|rate limit|too many requests|econnrefused|econnreset|socket hang up|fetch failed|temporarily|unavailable|busy|overloaded|internal error/i;
+const RANGE_HINTS =
+  /block range|range (is )?too (large|wide)|exceed|more than \d+ (results|logs)|too many (results|logs)|limit|response size|query timeout|timed? ?out/i;
+const RETRYABLE_HINTS =
+  /header not found|timeout|timed out|rate limit|too many requests|econnrefused|econnreset|socket hang up|fetch failed|temporarily|unavailable|busy|overloaded|internal error/i;
 
 export function classifyRpcError(err: unknown, { forLogs = false } = {}): RpcErrorKind {
   const message = String((err as Error)?.message ?? err);

@@ -18,7 +18,9 @@ export class CheckoutLinks {
   }
 
   tokenFor(id: string): string {
-    return createHmac('sha256', this.secret).update(CONTEXT + id, 'utf8').digest('base64url');
+    return createHmac('sha256', this.secret)
+      .update(CONTEXT + id, 'utf8')
+      .digest('base64url');
   }
 
   /**
@@ -76,6 +78,7 @@ function secretFile(stateDir: string): Buffer {
   }
   chmodSync(file, 0o600);
   const secret = Buffer.from(readFileSync(file, 'utf8').trim(), 'base64url');
-  if (secret.length !== 32) throw new Error(`${file} does not hold a 32-byte base64url secret; delete it to make a new one (existing checkout links stop working)`);
+  if (secret.length !== 32)
+    throw new Error(`${file} does not hold a 32-byte base64url secret; delete it to make a new one (existing checkout links stop working)`);
   return secret;
 }

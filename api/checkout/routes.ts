@@ -133,6 +133,10 @@ export class Checkout {
       return { status: 404, body: notFoundHtml(assets.names, base), headers: htmlSecurityHeaders };
     }
     const title = which === 'cancel' ? 'Cancel an authorization' : 'Authorize a payment';
-    return { status: 200, body: pageHtml(title, { script: assets.names[which], style: assets.names.style, icon: assets.names.icon }, base), headers: htmlSecurityHeaders };
+    return {
+      status: 200,
+      body: pageHtml(title, { script: assets.names[which], style: assets.names.style, icon: assets.names.icon }, base),
+      headers: htmlSecurityHeaders,
+    };
   }
 }

@@ -3,10 +3,7 @@
 // uses), and polls every 20 ms for the receipt and then for the confirmation depth. No durability,
 // no checks, no bookkeeping: the chain's own latency plus one signature.
 import { randomBytes } from 'node:crypto';
-import {
-  createPublicClient, createWalletClient, defineChain, toHex,
-  type Address, type Hex, type PublicClient, type Transport,
-} from 'viem';
+import { createPublicClient, createWalletClient, defineChain, toHex, type Address, type Hex, type PublicClient, type Transport } from 'viem';
 import { nonceManager, privateKeyToAccount } from 'viem/accounts';
 import { authorizationTypes, type TokenDomain } from '../../domain/eip3009.js';
 import { splitEcdsa } from '../../domain/signature.js';
@@ -47,7 +44,12 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export function createBareBaseline(setup: BareSetup): BareBaseline {
   const metrics = new RpcMetrics();
-  const chain = defineChain({ id: setup.chainId, name: 'bench', nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 }, rpcUrls: { default: { http: [setup.rpcUrl] } } });
+  const chain = defineChain({
+    id: setup.chainId,
+    name: 'bench',
+    nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
+    rpcUrls: { default: { http: [setup.rpcUrl] } },
+  });
   const transport = countingTransport(setup.rpcUrl, metrics);
   const account = privateKeyToAccount(setup.submitterKey, { nonceManager });
   const publicClient = createPublicClient({ chain, transport, pollingInterval: POLL_MS }) as PublicClient;
@@ -56,13 +58,25 @@ export function createBareBaseline(setup: BareSetup): BareBaseline {
   async function capture(payer: { address: Address; privateKey: Hex }, amountMinor: bigint): Promise<BareCapture> {
     const started = performance.now();
     const now = BigInt(Math.floor(Date.now() / 1000));
-    const message = { from: payer.address, to: account.address, value: amountMinor, validAfter: now - 60n, validBefore: now + 600n, nonce: toHex(randomBytes(32)) };
+    const message = {
+      from: payer.address,
+      to: account.address,
+      value: amountMinor,
+      validAfter: now - 60n,
+      validBefore: now + 600n,
+      nonce: toHex(randomBytes(32)),
+    };
     const signature = await privateKeyToAccount(payer.privateKey).signTypedData({
-      domain: setup.domain, types: { ReceiveWithAuthorization: authorizationTypes.ReceiveWithAuthorization }, primaryType: 'ReceiveWithAuthorization', message,
+      domain: setup.domain,
+      types: { ReceiveWithAuthorization: authorizationTypes.ReceiveWithAuthorization },
+      primaryType: 'ReceiveWithAuthorization',
+      message,
     });
     const { v, r, s } = splitEcdsa(signature)!;
     const hash = await wallet.writeContract({
-      address: setup.tokenAddress, abi: tokenAbi, functionName: 'receiveWithAuthorization',
+      address: setup.tokenAddress,
+      abi: tokenAbi,
+      functionName: 'receiveWithAuthorization',
       args: [message.from, message.to, message.value, message.validAfter, message.validBefore, message.nonce, v, r, s],
     });
     let receipt: Awaited<ReturnType<typeof publicClient.getTransactionReceipt>> | undefined;

@@ -3,10 +3,7 @@
 // settle()s it from its own key, waiting for the receipt. Default scheme config (no simulate in
 // settle), so what we measure is the library's own round trips, counted per JSON-RPC method.
 import { randomBytes } from 'node:crypto';
-import {
-  createPublicClient, createWalletClient, defineChain, http, toHex,
-  type Address, type Chain, type Hex, type PublicClient,
-} from 'viem';
+import { createPublicClient, createWalletClient, defineChain, http, toHex, type Address, type Chain, type Hex, type PublicClient } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { authorizationTypes, toFacilitatorEvmSigner, type ExactEIP3009Payload } from '@x402/evm';
 import { ExactEvmScheme } from '@x402/evm/exact/facilitator';
@@ -23,7 +20,10 @@ export interface X402BaselineSetup {
   /** Who receives the payments (payTo). */
   payTo: Address;
 }
-export interface X402Settlement { transactionHash: Hex; /** verify + settle, ms from start until settle() resolved */ ms: number; }
+export interface X402Settlement {
+  transactionHash: Hex /** verify + settle, ms from start until settle() resolved */;
+  ms: number;
+}
 export interface X402Baseline {
   /** Signs a fresh TransferWithAuthorization for `payer` (random nonce, window [now-60s, now+600s]), then verify() and settle() through the facilitator. Throws if verify says invalid or settle fails. */
   pay(payer: { address: Address; privateKey: Hex }, amountMinor: bigint): Promise<X402Settlement>;
@@ -75,16 +75,25 @@ async function tokenDomain(rpcUrl: string, chain: Chain, token: Address): Promis
 
 /** What the payer's wallet does: sign locally, no RPC, so none of it shows in the facilitator's counts. */
 async function signPayment(
-  payer: { address: Address; privateKey: Hex }, requirements: PaymentRequirements, chainId: number, domain: { name: string; version: string },
+  payer: { address: Address; privateKey: Hex },
+  requirements: PaymentRequirements,
+  chainId: number,
+  domain: { name: string; version: string },
 ): Promise<PaymentPayload> {
   const now = BigInt(Math.floor(Date.now() / 1000));
   const message = {
-    from: payer.address, to: requirements.payTo as Address, value: BigInt(requirements.amount),
-    validAfter: now - 60n, validBefore: now + 600n, nonce: toHex(randomBytes(32)),
+    from: payer.address,
+    to: requirements.payTo as Address,
+    value: BigInt(requirements.amount),
+    validAfter: now - 60n,
+    validBefore: now + 600n,
+    nonce: toHex(randomBytes(32)),
   };
   const signature = await privateKeyToAccount(payer.privateKey).signTypedData({
     domain: { ...domain, chainId, verifyingContract: requirements.asset as Address },
-    types: authorizationTypes, primaryType: 'TransferWithAuthorization', message,
+    types: authorizationTypes,
+    primaryType: 'TransferWithAuthorization',
+    message,
   });
   // On the wire every uint256 is a decimal string.
   const payload: ExactEIP3009Payload = {
@@ -102,8 +111,13 @@ export async function createX402Baseline(setup: X402BaselineSetup): Promise<X402
 
   function requirementsFor(amountMinor: bigint): PaymentRequirements {
     return {
-      scheme: 'exact', network: `eip155:${setup.chainId}`, asset: setup.tokenAddress, amount: amountMinor.toString(),
-      payTo: setup.payTo, maxTimeoutSeconds: 600, extra: { ...domain },
+      scheme: 'exact',
+      network: `eip155:${setup.chainId}`,
+      asset: setup.tokenAddress,
+      amount: amountMinor.toString(),
+      payTo: setup.payTo,
+      maxTimeoutSeconds: 600,
+      extra: { ...domain },
     };
   }
 
@@ -113,10 +127,14 @@ export async function createX402Baseline(setup: X402BaselineSetup): Promise<X402
     const started = performance.now();
     const payload = await signPayment(payer, requirements, setup.chainId, domain);
     const verified = await scheme.verify(payload, requirements);
-    if (!verified.isValid) throw new Error(`x402 verify rejected the payment: ${verified.invalidReason}${verified.invalidMessage ? ` (${verified.invalidMessage})` : ''}`);
+    if (!verified.isValid)
+      throw new Error(`x402 verify rejected the payment: ${verified.invalidReason}${verified.invalidMessage ? ` (${verified.invalidMessage})` : ''}`);
     const settled = await scheme.settle(payload, requirements);
     const ms = performance.now() - started;
-    if (!settled.success) throw new Error(`x402 settle failed: ${settled.errorReason}${settled.errorMessage ? ` (${settled.errorMessage})` : ''} tx=${settled.transaction || 'none'}`);
+    if (!settled.success)
+      throw new Error(
+        `x402 settle failed: ${settled.errorReason}${settled.errorMessage ? ` (${settled.errorMessage})` : ''} tx=${settled.transaction || 'none'}`,
+      );
     return { transactionHash: settled.transaction as Hex, ms };
   }
 

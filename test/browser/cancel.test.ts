@@ -19,12 +19,13 @@ describe.skipIf(!hasChromium)(`the cancel page in Chromium${hasChromium ? '' : `
   async function storedFor(index: number, amount: string) {
     const created = await api('POST', '/v1/authorizations', { orderId: newOrderId('cancel'), payer: payer(index).address, amount });
     expect(created.status).toBe(201);
-    const signed = await api('POST', `/v1/authorizations/${created.body.id}/signature`, { signature: walletSign(created.body.typedData, payer(index).privateKey) });
+    const signed = await api('POST', `/v1/authorizations/${created.body.id}/signature`, {
+      signature: walletSign(created.body.typedData, payer(index).privateKey),
+    });
     expect(signed.status).toBe(200);
     expect(signed.body.cancelUrl).toMatch(/\/cancel\?token=/);
     return { drafted: created.body, stored: signed.body };
   }
-
 
   it('payer cancel: signs CancelAuthorization, ends canceled with AuthorizationCanceled onchain', async () => {
     const { drafted, stored } = await storedFor(7, '8.75');

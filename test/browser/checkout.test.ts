@@ -37,7 +37,9 @@ describe.skipIf(!hasChromium)(`the checkout page in Chromium${hasChromium ? '' :
     await waitForView(page, 'ready');
     expect(await page.getByTestId('amount').innerText()).toBe('12.50 USDC');
     // The window in the payer's time zone (the context runs in Europe/Berlin).
-    const expected = new Intl.DateTimeFormat('en-US', { timeZone: 'Europe/Berlin', hour: 'numeric', minute: '2-digit' }).format(new Date(Number(d.authorization.validBefore) * 1000));
+    const expected = new Intl.DateTimeFormat('en-US', { timeZone: 'Europe/Berlin', hour: 'numeric', minute: '2-digit' }).format(
+      new Date(Number(d.authorization.validBefore) * 1000),
+    );
     expect(await page.getByTestId('window').innerText()).toContain(expected);
     const explain = (await page.locator('.explain').innerText()).replace(/\s+/g, ' ');
     expect(explain).toContain('to collect exactly 12.50 USDC from your wallet until');

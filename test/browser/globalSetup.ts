@@ -31,8 +31,20 @@ export async function setup(project: TestProject): Promise<void> {
   }
   stateDir = mkdtempSync(join(tmpdir(), 'authcap-browser-'));
   // The stack must not pick up a developer's cluster, chain, keys or checkout settings.
-  const cleared = ['TEMPORAL_ADDRESS', 'RPC_URL', 'TOKEN_ADDRESS', 'MERCHANT_PRIVATE_KEY', 'MERCHANT_PRIVATE_KEYS', 'AUTHCAP_API_KEY',
-    'AUTHCAP_CODEC_KEYS', 'AUTHCAP_CODEC_KEY_FILE', 'AUTHCAP_CODEC', 'AUTHCAP_PUBLIC_URL', 'AUTHCAP_CHECKOUT_SECRET', 'AUTHCAP_MERCHANT_NAME'];
+  const cleared = [
+    'TEMPORAL_ADDRESS',
+    'RPC_URL',
+    'TOKEN_ADDRESS',
+    'MERCHANT_PRIVATE_KEY',
+    'MERCHANT_PRIVATE_KEYS',
+    'AUTHCAP_API_KEY',
+    'AUTHCAP_CODEC_KEYS',
+    'AUTHCAP_CODEC_KEY_FILE',
+    'AUTHCAP_CODEC',
+    'AUTHCAP_PUBLIC_URL',
+    'AUTHCAP_CHECKOUT_SECRET',
+    'AUTHCAP_MERCHANT_NAME',
+  ];
   const env: NodeJS.ProcessEnv = { ...process.env };
   for (const name of cleared) delete env[name];
   Object.assign(env, { AUTHCAP_STATE_DIR: stateDir, AUTHCAP_MERCHANT_NAME: 'Example Shop' });

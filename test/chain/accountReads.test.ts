@@ -27,7 +27,13 @@ async function nextBlock(): Promise<bigint> {
 
 async function signedPayment(to: Address): Promise<Hex> {
   return sender.signTransaction({
-    chainId: c.anvil.chainId, type: 'eip1559', to, value, gas: 21_000n, maxFeePerGas: 10_000_000_000n, maxPriorityFeePerGas: 1n,
+    chainId: c.anvil.chainId,
+    type: 'eip1559',
+    to,
+    value,
+    gas: 21_000n,
+    maxFeePerGas: 10_000_000_000n,
+    maxPriorityFeePerGas: 1n,
     nonce: await c.plain.getTransactionCount({ address: sender.address, blockTag: 'pending' }),
   });
 }
@@ -103,10 +109,7 @@ describe('createAccountReads on anvil (1 s blocks)', () => {
 
     it.each(selectors)('%s', async (_name, selector, paid) => {
       rec.reset();
-      const [balance, count] = await Promise.all([
-        reads.getBalance(recipient, selector()),
-        reads.getTransactionCount(sender.address, selector()),
-      ]);
+      const [balance, count] = await Promise.all([reads.getBalance(recipient, selector()), reads.getTransactionCount(sender.address, selector())]);
       expect(balance).toBe(paid ? value : 0n);
       if (paid) expect(count).toBe(countBefore + 1n);
       else if (selector() === 'earliest') expect(count).toBe(0n);
@@ -116,10 +119,12 @@ describe('createAccountReads on anvil (1 s blocks)', () => {
         expect(count).toBe(BigInt(await c.plain.getTransactionCount({ address: sender.address, blockNumber: finalized.number })));
       } else expect(count).toBe(countBefore);
       const wire = typeof selector() === 'string' && !String(selector()).startsWith('0x') ? selector() : hex(BigInt(selector()));
-      expect(rec.calls).toEqual(expect.arrayContaining([
-        { method: 'eth_getBalance', params: [recipient, wire] },
-        { method: 'eth_getTransactionCount', params: [sender.address, wire] },
-      ]));
+      expect(rec.calls).toEqual(
+        expect.arrayContaining([
+          { method: 'eth_getBalance', params: [recipient, wire] },
+          { method: 'eth_getTransactionCount', params: [sender.address, wire] },
+        ]),
+      );
       expect(rec.count()).toBe(2);
     });
 
@@ -134,11 +139,29 @@ describe('createAccountReads on anvil (1 s blocks)', () => {
   describe('bad input is a validation_error and no request reaches the node', () => {
     const good = '0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266';
     const badAddresses: unknown[] = ['0x123', 'f39fd6e51aad88f6f4ce6ab8827279cfffb92266', `${good}00`, 'not an address', null, undefined, 42, {}];
-    const badSelectors: unknown[] = ['Latest', 'PENDING', 'pendingx', '0x', '0x01', '0X1b4', '12', ' latest', -1, 1.5, Number.MAX_SAFE_INTEGER + 1, null, {}, []];
+    const badSelectors: unknown[] = [
+      'Latest',
+      'PENDING',
+      'pendingx',
+      '0x',
+      '0x01',
+      '0X1b4',
+      '12',
+      ' latest',
+      -1,
+      1.5,
+      Number.MAX_SAFE_INTEGER + 1,
+      null,
+      {},
+      [],
+    ];
 
     async function expectRefused(call: () => Promise<unknown>) {
       rec.reset();
-      const err = await call().then(() => undefined, (e: unknown) => e);
+      const err = await call().then(
+        () => undefined,
+        (e: unknown) => e,
+      );
       expect(err).toBeInstanceOf(AuthcapError);
       expect((err as AuthcapError).code).toBe('validation_error');
       expect(rec.count()).toBe(0);

@@ -11,7 +11,12 @@ let chain: Chain;
 
 beforeAll(async () => {
   anvil = await startAnvil({ port: await freePort(), blockTimeSeconds: 0.2 });
-  chain = defineChain({ id: anvil.chainId, name: 'anvil', nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 }, rpcUrls: { default: { http: [anvil.rpcUrl] } } });
+  chain = defineChain({
+    id: anvil.chainId,
+    name: 'anvil',
+    nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
+    rpcUrls: { default: { http: [anvil.rpcUrl] } },
+  });
 });
 
 afterAll(async () => {

@@ -5,7 +5,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodeEventTopics, isAddressEqual, zeroAddress, type Address, type Log, type TransactionReceipt } from 'viem';
 import { LogReader, type DecodedLog } from '../../activities/rpc/logReader.js';
 import {
-  authorizationCanceledTopic, authorizationUsedTopic, consumptionFromLog, consumptionTopics, logPairKey, nonceTopics, pairKey,
+  authorizationCanceledTopic,
+  authorizationUsedTopic,
+  consumptionFromLog,
+  consumptionTopics,
+  logPairKey,
+  nonceTopics,
+  pairKey,
 } from '../../activities/nonceState.js';
 import { PAYER_FUNDING } from '../../devstack/token.js';
 import { tokenAbi } from '../../domain/tokenAbi.js';
@@ -30,7 +36,9 @@ const inBlock = (r: TransactionReceipt) => (l: Log) => l.blockNumber === r.block
 
 beforeAll(async () => {
   c = await startChain();
-  ({ merchant: { address: merchant } } = c.accounts);
+  ({
+    merchant: { address: merchant },
+  } = c.accounts);
   [p0, p1, p2] = c.accounts.payers.map((p) => p.address) as [Address, Address, Address];
   const [k0, k1, k2] = c.accounts.payers.map((p) => p.privateKey) as [`0x${string}`, `0x${string}`, `0x${string}`];
   // Every block a minute after the last, so a wrong timestamp cannot pass by coincidence.
@@ -62,22 +70,26 @@ describe('filter shapes', () => {
     [
       'a null wildcard: Transfers to the merchant',
       () => ({ ...range, topics: [transferTopic, null, addressTopic(merchant)] }),
-      (l) => l.topics[0] === transferTopic && l.topics[2] === addressTopic(merchant), 3,
+      (l) => l.topics[0] === transferTopic && l.topics[2] === addressTopic(merchant),
+      3,
     ],
     [
       'an OR-array of two payers (any event)',
       () => ({ ...range, address: tokenA, topics: [null, [addressTopic(p0), addressTopic(p1)]] }),
-      (l) => inA(l) && [addressTopic(p0), addressTopic(p1)].includes(l.topics[1]!), 5,
+      (l) => inA(l) && [addressTopic(p0), addressTopic(p1)].includes(l.topics[1]!),
+      5,
     ],
     [
       'an OR-array of event topics',
       () => ({ ...range, topics: [[authorizationUsedTopic, authorizationCanceledTopic]] }),
-      (l) => l.topics[0] === authorizationUsedTopic || l.topics[0] === authorizationCanceledTopic, 3,
+      (l) => l.topics[0] === authorizationUsedTopic || l.topics[0] === authorizationCanceledTopic,
+      3,
     ],
     [
       'a hex range',
       () => ({ fromBlock: hex(t1.blockNumber), toBlock: hex(t2.blockNumber) }),
-      (l) => l.blockNumber! >= t1.blockNumber && l.blockNumber! <= t2.blockNumber, 3,
+      (l) => l.blockNumber! >= t1.blockNumber && l.blockNumber! <= t2.blockNumber,
+      3,
     ],
     ['earliest to latest with nothing else', () => range, () => true, 16],
   ];
@@ -159,8 +171,14 @@ describe('decoded logs', () => {
       const truth = all[i]!;
       expect(isAddressEqual(log.address, truth.address)).toBe(true);
       expect(log).toMatchObject({
-        blockNumber: truth.blockNumber, blockHash: truth.blockHash, transactionHash: truth.transactionHash,
-        transactionIndex: truth.transactionIndex, logIndex: truth.logIndex, removed: false, topics: truth.topics, data: truth.data,
+        blockNumber: truth.blockNumber,
+        blockHash: truth.blockHash,
+        transactionHash: truth.transactionHash,
+        transactionIndex: truth.transactionIndex,
+        logIndex: truth.logIndex,
+        removed: false,
+        topics: truth.topics,
+        data: truth.data,
       });
       expect(log.blockTimestamp).toBe((await c.plain.getBlock({ blockHash: log.blockHash! })).timestamp);
     }
@@ -184,7 +202,10 @@ describe('after many more blocks', () => {
     const got = await reader.getLogs({ fromBlock: 'earliest', toBlock: 'latest' });
     expect(keys(got)).toEqual(keys(all));
     const latest = t6.blockNumber;
-    const ranges = rec.of('eth_getLogs').map((call) => rangeOf(call.params as unknown[])!).sort((a, b) => Number(a[0] - b[0]));
+    const ranges = rec
+      .of('eth_getLogs')
+      .map((call) => rangeOf(call.params as unknown[])!)
+      .sort((a, b) => Number(a[0] - b[0]));
     expect(ranges).toHaveLength(Math.ceil(Number(latest + 1n) / 3));
     expect(ranges).toEqual(reader.spans(0n, latest));
     ranges.forEach(([from, to], i) => {
@@ -225,14 +246,19 @@ describe('after many more blocks', () => {
       expect(keys(got)).toEqual(keys(all));
       const calls = proxy.calls.filter((call) => call.method === 'eth_getLogs').map((call) => ({ r: rangeOf(call.params)!, rejected: !!call.rejected }));
       expect(calls[0]).toEqual({ r: [0n, t6.blockNumber], rejected: true });
-      const accepted = calls.filter((call) => !call.rejected).map((call) => call.r).sort((a, b) => Number(a[0] - b[0]));
+      const accepted = calls
+        .filter((call) => !call.rejected)
+        .map((call) => call.r)
+        .sort((a, b) => Number(a[0] - b[0]));
       expect(accepted.every(([a, b]) => b - a <= limit)).toBe(true);
       accepted.forEach(([a], i) => {
         expect(a).toBe(i === 0 ? 0n : accepted[i - 1]![1] + 1n);
       });
       expect(accepted.at(-1)![1]).toBe(t6.blockNumber);
       const seen = new Set(calls.map((call) => call.r.join('-')));
-      for (const { r: [a, b] } of calls.filter((call) => call.rejected)) {
+      for (const {
+        r: [a, b],
+      } of calls.filter((call) => call.rejected)) {
         expect(b - a).toBeGreaterThan(limit);
         const mid = a + (b - a) / 2n;
         expect(seen.has(`${a}-${mid}`) && seen.has(`${mid + 1n}-${b}`), `both halves of ${a}-${b} were asked`).toBe(true);
@@ -281,7 +307,10 @@ describe('batched nonce lookup', () => {
     expect([...byPair.keys()].sort()).toEqual([pairKey(p1, nonceU), pairKey(p2, nonceC)].sort());
     expect(byPair.has(pairKey(p0, nonceNever))).toBe(false);
     expect(consumptionFromLog(byPair.get(pairKey(p1, nonceU))!)).toEqual({
-      status: 'used', transactionHash: t2.transactionHash, blockNumber: t2.blockNumber.toString(), blockHash: t2.blockHash,
+      status: 'used',
+      transactionHash: t2.transactionHash,
+      blockNumber: t2.blockNumber.toString(),
+      blockHash: t2.blockHash,
     });
     expect(consumptionFromLog(byPair.get(pairKey(p2, nonceC))!)).toMatchObject({ status: 'canceled', transactionHash: t3.transactionHash });
   });

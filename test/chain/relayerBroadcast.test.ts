@@ -18,10 +18,19 @@ let ctx: ChainContext;
 beforeAll(async () => {
   anvil = await startAnvil({ port: await freePort(), blockTimeSeconds: 0 });
   const accounts = devAccounts(2);
-  const chain = defineChain({ id: anvil.chainId, name: 'anvil', nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 }, rpcUrls: { default: { http: [anvil.rpcUrl] } } });
+  const chain = defineChain({
+    id: anvil.chainId,
+    name: 'anvil',
+    nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
+    rpcUrls: { default: { http: [anvil.rpcUrl] } },
+  });
   const tokenAddress = await deployDevToken({ rpcUrl: anvil.rpcUrl, chain, accounts });
   ctx = await createChainContext({
-    rpcUrl: anvil.rpcUrl, tokenAddress, merchantPrivateKey: accounts.merchant.privateKey, validitySeconds: 900, confirmations: 1,
+    rpcUrl: anvil.rpcUrl,
+    tokenAddress,
+    merchantPrivateKey: accounts.merchant.privateKey,
+    validitySeconds: 900,
+    confirmations: 1,
   });
 });
 
@@ -33,8 +42,13 @@ function harmlessRequest(id: string): RelayRequest {
   // A zero transfer to itself: a real transaction from the merchant key that changes nothing.
   const data = encodeFunctionData({ abi: tokenAbi, functionName: 'transfer', args: [ctx.merchant, 0n] });
   return {
-    requestId: id, replyTo: { workflowId: 'nobody', runId: 'none' }, to: ctx.tokenAddress, data, gas: '100000',
-    authorizer: ctx.merchant, nonce: `0x${'00'.repeat(31)}01` as Hex,
+    requestId: id,
+    replyTo: { workflowId: 'nobody', runId: 'none' },
+    to: ctx.tokenAddress,
+    data,
+    gas: '100000',
+    authorizer: ctx.merchant,
+    nonce: `0x${'00'.repeat(31)}01` as Hex,
   };
 }
 
@@ -43,7 +57,11 @@ describe('broadcastBatch, retried after its transaction was mined', () => {
     const relayer = createRelayerActivities(ctx);
     const env = new MockActivityEnvironment();
     const start = await relayer.relayerAccountNonce();
-    const first: BroadcastOutcome = await env.run(relayer.broadcastBatch, { startNonce: start, items: [harmlessRequest('a'), harmlessRequest('b')], sentAt: Date.now() });
+    const first: BroadcastOutcome = await env.run(relayer.broadcastBatch, {
+      startNonce: start,
+      items: [harmlessRequest('a'), harmlessRequest('b')],
+      sentAt: Date.now(),
+    });
     expect(first.sent.map((t) => t.accountNonce)).toEqual([start, start + 1]);
     const client = createPublicClient({ transport: http(anvil.rpcUrl) });
     // Mined (automine): the node now answers "nonce too low" for the same raw transactions.
@@ -51,7 +69,11 @@ describe('broadcastBatch, retried after its transaction was mined', () => {
 
     // The retried attempt gets the signed transactions back from its heartbeat, as Temporal does.
     const retried = new MockActivityEnvironment({ heartbeatDetails: first.sent as InflightTransaction[] });
-    const again: BroadcastOutcome = await retried.run(relayer.broadcastBatch, { startNonce: start, items: [harmlessRequest('a'), harmlessRequest('b')], sentAt: Date.now() });
+    const again: BroadcastOutcome = await retried.run(relayer.broadcastBatch, {
+      startNonce: start,
+      items: [harmlessRequest('a'), harmlessRequest('b')],
+      sentAt: Date.now(),
+    });
     expect(again.sent.map((t) => t.hash)).toEqual(first.sent.map((t) => t.hash));
     expect(again.refused).toEqual([]);
     expect(again.nextAccountNonce).toBe(start + 2);
@@ -63,7 +85,11 @@ describe('broadcastBatch, retried after its transaction was mined', () => {
     const relayer = createRelayerActivities(ctx);
     const start = await relayer.relayerAccountNonce();
     // Sign at `start` but let something else use that nonce first.
-    const signedOnly: BroadcastOutcome = await new MockActivityEnvironment().run(relayer.broadcastBatch, { startNonce: start, items: [harmlessRequest('c')], sentAt: Date.now() });
+    const signedOnly: BroadcastOutcome = await new MockActivityEnvironment().run(relayer.broadcastBatch, {
+      startNonce: start,
+      items: [harmlessRequest('c')],
+      sentAt: Date.now(),
+    });
     const other = { ...signedOnly.sent[0]!, hash: `0x${'11'.repeat(32)}` as Hex };
     const retried = new MockActivityEnvironment({ heartbeatDetails: [other] });
     const outcome: BroadcastOutcome = await retried.run(relayer.broadcastBatch, { startNonce: start, items: [harmlessRequest('c')], sentAt: Date.now() });

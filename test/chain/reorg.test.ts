@@ -75,7 +75,12 @@ describe('anvil_reorg', () => {
     const old = await c.transfer(token, keys[0]!, merchant, 5n);
     const payer = privateKeyToAccount(keys[1]!);
     const replacement = await payer.signTransaction({
-      chainId: c.anvil.chainId, type: 'eip1559', to: token, gas: 100_000n, maxFeePerGas: 10_000_000_000n, maxPriorityFeePerGas: 1n,
+      chainId: c.anvil.chainId,
+      type: 'eip1559',
+      to: token,
+      gas: 100_000n,
+      maxFeePerGas: 10_000_000_000n,
+      maxPriorityFeePerGas: 1n,
       nonce: await c.plain.getTransactionCount({ address: payer.address }),
       data: encodeFunctionData({ abi: tokenAbi, functionName: 'transfer', args: [merchant, 9n] }),
     });

@@ -117,7 +117,11 @@ export async function startHarness() {
   /** Simulates first so a revert surfaces with its decoded reason, then mines it. */
   async function write(from: Account, functionName: string, args: readonly unknown[]): Promise<TransactionReceipt> {
     const { request } = await publicClient.simulateContract({
-      address: token, abi: authcapToken.abi, functionName, args, account: from,
+      address: token,
+      abi: authcapToken.abi,
+      functionName,
+      args,
+      account: from,
     });
     const hash = await walletFor(from).writeContract(request);
     const receipt = await publicClient.waitForTransactionReceipt({ hash });
@@ -126,15 +130,14 @@ export async function startHarness() {
   }
 
   /** The revert string the call fails with, or undefined if it would succeed. */
-  async function revertReason(
-    from: Account,
-    functionName: string,
-    args: readonly unknown[],
-    atTimestamp?: bigint,
-  ): Promise<string | undefined> {
+  async function revertReason(from: Account, functionName: string, args: readonly unknown[], atTimestamp?: bigint): Promise<string | undefined> {
     try {
       await publicClient.simulateContract({
-        address: token, abi: authcapToken.abi, functionName, args, account: from,
+        address: token,
+        abi: authcapToken.abi,
+        functionName,
+        args,
+        account: from,
         ...(atTimestamp === undefined ? {} : { blockOverrides: { time: atTimestamp } }),
       });
       return undefined;
@@ -148,7 +151,13 @@ export async function startHarness() {
     await testClient.setNextBlockTimestamp({ timestamp });
     // Fixed gas skips estimation, which would refuse to send a transaction that reverts.
     const hash = await walletFor(from).writeContract({
-      address: token, abi: authcapToken.abi, functionName, args, gas: 500_000n, chain, account: from,
+      address: token,
+      abi: authcapToken.abi,
+      functionName,
+      args,
+      gas: 500_000n,
+      chain,
+      account: from,
     });
     const receipt = await publicClient.waitForTransactionReceipt({ hash });
     const block = await publicClient.getBlock({ blockNumber: receipt.blockNumber });
@@ -161,7 +170,10 @@ export async function startHarness() {
 
   function signCancel(signer: HDAccount, authorizer: Address, nonce: Hex): Promise<Hex> {
     return signer.signTypedData({
-      domain, types: AUTHORIZATION_TYPES, primaryType: 'CancelAuthorization', message: { authorizer, nonce },
+      domain,
+      types: AUTHORIZATION_TYPES,
+      primaryType: 'CancelAuthorization',
+      message: { authorizer, nonce },
     });
   }
 
@@ -170,8 +182,22 @@ export async function startHarness() {
   }
 
   return {
-    anvil, chain, publicClient, testClient, accounts, token, domain,
-    deploy, read, write, revertReason, mineAt, signTransfer, signCancel, latestTimestamp, walletFor,
+    anvil,
+    chain,
+    publicClient,
+    testClient,
+    accounts,
+    token,
+    domain,
+    deploy,
+    read,
+    write,
+    revertReason,
+    mineAt,
+    signTransfer,
+    signCancel,
+    latestTimestamp,
+    walletFor,
     stop: () => anvil.stop(),
   };
 }

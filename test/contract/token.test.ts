@@ -1,15 +1,5 @@
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import {
-  domainSeparator,
-  hashTypedData,
-  keccak256,
-  parseEventLogs,
-  toBytes,
-  zeroAddress,
-  type Address,
-  type Hex,
-  type TransactionReceipt,
-} from 'viem';
+import { domainSeparator, hashTypedData, keccak256, parseEventLogs, toBytes, zeroAddress, type Address, type Hex, type TransactionReceipt } from 'viem';
 import { compileContracts } from '../../contracts/compile.js';
 import { authcapToken, fiatTokenV21Like, mockErc1271Wallet } from '../../contracts/artifacts.js';
 import {
@@ -53,11 +43,15 @@ describe('AuthcapToken on anvil', () => {
   const balanceOf = (who: Address) => h.read<bigint>('balanceOf', [who]);
   const used = (authorizer: Address, nonce: Hex) => h.read<boolean>('authorizationState', [authorizer, nonce]);
   const auth = (overrides: Partial<Authorization> = {}): Authorization => ({
-    from: payer.address, to: payee.address, value: 2n * USDC, validAfter: 0n, validBefore: FAR_FUTURE,
-    nonce: freshNonce(), ...overrides,
+    from: payer.address,
+    to: payee.address,
+    value: 2n * USDC,
+    validAfter: 0n,
+    validBefore: FAR_FUTURE,
+    nonce: freshNonce(),
+    ...overrides,
   });
-  const eventNames = (receipt: TransactionReceipt) =>
-    parseEventLogs({ abi: authcapToken.abi, logs: receipt.logs }).map((log) => log.eventName);
+  const eventNames = (receipt: TransactionReceipt) => parseEventLogs({ abi: authcapToken.abi, logs: receipt.logs }).map((log) => log.eventName);
 
   beforeAll(async () => {
     h = await startHarness();
@@ -77,10 +71,12 @@ describe('AuthcapToken on anvil', () => {
     expect(await h.read('owner')).toBe(owner.address);
     expect(await h.read('DOMAIN_SEPARATOR')).toBe(domainSeparator({ domain: h.domain }));
     const typehash = (s: string) => keccak256(toBytes(s));
-    expect(await h.read('TRANSFER_WITH_AUTHORIZATION_TYPEHASH')).toBe(typehash(
-      'TransferWithAuthorization(address from,address to,uint256 value,uint256 validAfter,uint256 validBefore,bytes32 nonce)'));
-    expect(await h.read('RECEIVE_WITH_AUTHORIZATION_TYPEHASH')).toBe(typehash(
-      'ReceiveWithAuthorization(address from,address to,uint256 value,uint256 validAfter,uint256 validBefore,bytes32 nonce)'));
+    expect(await h.read('TRANSFER_WITH_AUTHORIZATION_TYPEHASH')).toBe(
+      typehash('TransferWithAuthorization(address from,address to,uint256 value,uint256 validAfter,uint256 validBefore,bytes32 nonce)'),
+    );
+    expect(await h.read('RECEIVE_WITH_AUTHORIZATION_TYPEHASH')).toBe(
+      typehash('ReceiveWithAuthorization(address from,address to,uint256 value,uint256 validAfter,uint256 validBefore,bytes32 nonce)'),
+    );
     expect(await h.read('CANCEL_AUTHORIZATION_TYPEHASH')).toBe(typehash('CancelAuthorization(address authorizer,bytes32 nonce)'));
   });
 
@@ -114,11 +110,9 @@ describe('AuthcapToken on anvil', () => {
   it('rejects a TransferWithAuthorization signature offered to receiveWithAuthorization', async () => {
     const a = auth();
     const signature = await h.signTransfer(payer, 'TransferWithAuthorization', a);
-    expect(await h.revertReason(payee, 'receiveWithAuthorization', [...transferArgs(a), signature]))
-      .toBe('FiatTokenV2: invalid signature');
+    expect(await h.revertReason(payee, 'receiveWithAuthorization', [...transferArgs(a), signature])).toBe('FiatTokenV2: invalid signature');
     const receiveSig = await h.signTransfer(payer, 'ReceiveWithAuthorization', a);
-    expect(await h.revertReason(relayer, 'transferWithAuthorization', [...transferArgs(a), receiveSig]))
-      .toBe('FiatTokenV2: invalid signature');
+    expect(await h.revertReason(relayer, 'transferWithAuthorization', [...transferArgs(a), receiveSig])).toBe('FiatTokenV2: invalid signature');
   });
 
   it.each(['bytes', 'v,r,s'] as const)('lets a third party submit transferWithAuthorization (%s)', async (overload) => {
@@ -135,16 +129,14 @@ describe('AuthcapToken on anvil', () => {
   it('refuses receiveWithAuthorization from anyone but the payee', async () => {
     const a = auth();
     const signature = await h.signTransfer(payer, 'ReceiveWithAuthorization', a);
-    expect(await h.revertReason(relayer, 'receiveWithAuthorization', [...transferArgs(a), signature]))
-      .toBe('FiatTokenV2: caller must be the payee');
+    expect(await h.revertReason(relayer, 'receiveWithAuthorization', [...transferArgs(a), signature])).toBe('FiatTokenV2: caller must be the payee');
   });
 
   it('judges the validity window strictly at both edges, in mined blocks', async () => {
     const now = await h.latestTimestamp();
     const early = auth({ validAfter: now + 100n, validBefore: now + 200n });
     const earlyArgs = [...transferArgs(early), await h.signTransfer(payer, 'ReceiveWithAuthorization', early)];
-    expect(await h.revertReason(payee, 'receiveWithAuthorization', earlyArgs, early.validAfter))
-      .toBe('FiatTokenV2: authorization is not yet valid');
+    expect(await h.revertReason(payee, 'receiveWithAuthorization', earlyArgs, early.validAfter)).toBe('FiatTokenV2: authorization is not yet valid');
     const atStart = await h.mineAt(payee, early.validAfter, 'receiveWithAuthorization', earlyArgs);
     expect([atStart.receipt.status, atStart.blockTimestamp]).toEqual(['reverted', early.validAfter]);
     expect(await used(payer.address, early.nonce)).toBe(false);
@@ -158,8 +150,7 @@ describe('AuthcapToken on anvil', () => {
     const expiredArgs = [...transferArgs(expired), await h.signTransfer(payer, 'ReceiveWithAuthorization', expired)];
     const beforeEnd = await h.mineAt(payee, window.validBefore - 1n, 'receiveWithAuthorization', lastArgs);
     expect(beforeEnd.receipt.status).toBe('success');
-    expect(await h.revertReason(payee, 'receiveWithAuthorization', expiredArgs, window.validBefore))
-      .toBe('FiatTokenV2: authorization is expired');
+    expect(await h.revertReason(payee, 'receiveWithAuthorization', expiredArgs, window.validBefore)).toBe('FiatTokenV2: authorization is expired');
     const atEnd = await h.mineAt(payee, window.validBefore, 'receiveWithAuthorization', expiredArgs);
     expect([atEnd.receipt.status, atEnd.blockTimestamp]).toEqual(['reverted', window.validBefore]);
     expect(await used(payer.address, expired.nonce)).toBe(false);
@@ -171,8 +162,7 @@ describe('AuthcapToken on anvil', () => {
     await h.write(payee, 'receiveWithAuthorization', args);
     expect(await h.revertReason(payee, 'receiveWithAuthorization', args)).toBe('FiatTokenV2: authorization is used or canceled');
     const asTransfer = [...transferArgs(a), await h.signTransfer(payer, 'TransferWithAuthorization', a)];
-    expect(await h.revertReason(relayer, 'transferWithAuthorization', asTransfer))
-      .toBe('FiatTokenV2: authorization is used or canceled');
+    expect(await h.revertReason(relayer, 'transferWithAuthorization', asTransfer)).toBe('FiatTokenV2: authorization is used or canceled');
   });
 
   it.each(['bytes', 'v,r,s'] as const)('cancels an authorization (%s overload)', async (overload) => {
@@ -184,17 +174,14 @@ describe('AuthcapToken on anvil', () => {
     expect(logs.map((l) => [l.eventName, l.args])).toEqual([['AuthorizationCanceled', { authorizer: payer.address, nonce: a.nonce }]]);
     expect(await used(payer.address, a.nonce)).toBe(true);
     const captureArgs = [...transferArgs(a), await h.signTransfer(payer, 'ReceiveWithAuthorization', a)];
-    expect(await h.revertReason(payee, 'receiveWithAuthorization', captureArgs))
-      .toBe('FiatTokenV2: authorization is used or canceled');
-    expect(await h.revertReason(relayer, 'cancelAuthorization', [payer.address, a.nonce, cancelSig]))
-      .toBe('FiatTokenV2: authorization is used or canceled');
+    expect(await h.revertReason(payee, 'receiveWithAuthorization', captureArgs)).toBe('FiatTokenV2: authorization is used or canceled');
+    expect(await h.revertReason(relayer, 'cancelAuthorization', [payer.address, a.nonce, cancelSig])).toBe('FiatTokenV2: authorization is used or canceled');
   });
 
   it('refuses a cancel signed by another key', async () => {
     const nonce = freshNonce();
     const forged = await h.signCancel(stranger, payer.address, nonce);
-    expect(await h.revertReason(relayer, 'cancelAuthorization', [payer.address, nonce, forged]))
-      .toBe('FiatTokenV2: invalid signature');
+    expect(await h.revertReason(relayer, 'cancelAuthorization', [payer.address, nonce, forged])).toBe('FiatTokenV2: invalid signature');
     expect(await used(payer.address, nonce)).toBe(false);
   });
 
@@ -254,19 +241,16 @@ describe('AuthcapToken on anvil', () => {
     const b = auth();
     await h.write(owner, 'cancelAuthorization', [payer.address, b.nonce, await h.signCancel(payer, payer.address, b.nonce)]);
     const forgedB = await h.signTransfer(stranger, 'ReceiveWithAuthorization', b);
-    expect(await h.revertReason(payee, 'receiveWithAuthorization', [...transferArgs(b), forgedB]))
-      .toBe('FiatTokenV2: authorization is used or canceled');
+    expect(await h.revertReason(payee, 'receiveWithAuthorization', [...transferArgs(b), forgedB])).toBe('FiatTokenV2: authorization is used or canceled');
   });
 
   it('rejects malleable (high-s) and non-27/28 v signatures', async () => {
     const a = auth();
-    const [v, r, s] = (await h.signTransfer(payer, 'ReceiveWithAuthorization', a).then(splitSignature));
+    const [v, r, s] = await h.signTransfer(payer, 'ReceiveWithAuthorization', a).then(splitSignature);
     const n = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n;
     const highS = `0x${(n - BigInt(s)).toString(16).padStart(64, '0')}` as const;
-    expect(await h.revertReason(payee, 'receiveWithAuthorization', [...transferArgs(a), v === 27 ? 28 : 27, r, highS]))
-      .toBe('FiatTokenV2: invalid signature');
-    expect(await h.revertReason(payee, 'receiveWithAuthorization', [...transferArgs(a), v - 27, r, s]))
-      .toBe('FiatTokenV2: invalid signature');
+    expect(await h.revertReason(payee, 'receiveWithAuthorization', [...transferArgs(a), v === 27 ? 28 : 27, r, highS])).toBe('FiatTokenV2: invalid signature');
+    expect(await h.revertReason(payee, 'receiveWithAuthorization', [...transferArgs(a), v - 27, r, s])).toBe('FiatTokenV2: invalid signature');
     expect(await h.revertReason(payee, 'receiveWithAuthorization', [...transferArgs(a), v, r, s])).toBeUndefined();
   });
 
@@ -294,8 +278,7 @@ describe('AuthcapToken on anvil', () => {
     it("rejects a signature by someone other than the wallet's owner", async () => {
       const a = auth({ from: wallet, value: USDC });
       const signature = await stranger.sign({ hash: walletDigest(a) });
-      expect(await h.revertReason(payee, 'receiveWithAuthorization', [...transferArgs(a), signature]))
-        .toBe('FiatTokenV2: invalid signature');
+      expect(await h.revertReason(payee, 'receiveWithAuthorization', [...transferArgs(a), signature])).toBe('FiatTokenV2: invalid signature');
     });
   });
 });

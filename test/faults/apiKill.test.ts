@@ -14,9 +14,15 @@ describe('API process killed', () => {
   }, 240_000);
   afterAll(() => world?.stop());
 
-  const post = (path: string, key: string) => fetch(`${world.apiUrl}${path}`, {
-    method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${world.apiKey}`, 'idempotency-key': key }, body: '{}',
-  }).then(async (res) => ({ status: res.status, body: (await res.json()) as { id?: string; state?: string } }), () => undefined);
+  const post = (path: string, key: string) =>
+    fetch(`${world.apiUrl}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${world.apiKey}`, 'idempotency-key': key },
+      body: '{}',
+    }).then(
+      async (res) => ({ status: res.status, body: (await res.json()) as { id?: string; state?: string } }),
+      () => undefined,
+    );
 
   it(`${CAPTURES} captures accepted before the kill complete, and retries get the same answer`, async () => {
     const before = await world.publicClient.getTransactionCount({ address: world.merchant.address });
@@ -28,7 +34,15 @@ describe('API process killed', () => {
     await Promise.all(first);
     await world.startApi();
     // Retries with the same keys: a replay of the stored answer, or the capture's own outcome.
-    const retried = await Promise.all(ids.map((id) => eventually(() => post(`/v1/authorizations/${id}/capture`, `cap-${id}`).then((r) => r!), (r) => r.status === 200, 120_000)));
+    const retried = await Promise.all(
+      ids.map((id) =>
+        eventually(
+          () => post(`/v1/authorizations/${id}/capture`, `cap-${id}`).then((r) => r!),
+          (r) => r.status === 200,
+          120_000,
+        ),
+      ),
+    );
     for (const [i, r] of retried.entries()) {
       expect(r?.status).toBe(200);
       expect(r?.body.id).toBe(ids[i]);

@@ -25,7 +25,11 @@ export interface AuditCounts {
 
 export const RESULTS_DIR = join(tmpdir(), 'authcap-faults-results');
 
-export async function audit(world: World, ids: string[], options: { caseName: string; merchantTxBefore: number; expectedExtraTx?: number; expectedExtraValue?: bigint }): Promise<AuditCounts & { details: string[] }> {
+export async function audit(
+  world: World,
+  ids: string[],
+  options: { caseName: string; merchantTxBefore: number; expectedExtraTx?: number; expectedExtraValue?: bigint },
+): Promise<AuditCounts & { details: string[] }> {
   const details: string[] = [];
   const counts: AuditCounts = { audited: ids.length, lost: 0, capturedTwice: 0, stuck: 0, nonceGaps: 0 };
   const used = encodeEventTopics({ abi: tokenAbi, eventName: 'AuthorizationUsed' })[0];
@@ -72,9 +76,11 @@ export async function audit(world: World, ids: string[], options: { caseName: st
       counts.stuck += 1;
       details.push(`${id}: ${a.state} past its deadline`);
     }
-    const agrees = (a.state === 'captured' && onchain.used === 1) || (a.state === 'canceled' && onchain.canceled === 1)
-      || (['voided', 'expired', 'rejected', 'drafted', 'stored'].includes(a.state) && onchain.used === 0 && (a.state !== 'expired' || onchain.canceled === 0))
-      || (!final && a.state !== 'drafted' && a.state !== 'stored');
+    const agrees =
+      (a.state === 'captured' && onchain.used === 1) ||
+      (a.state === 'canceled' && onchain.canceled === 1) ||
+      (['voided', 'expired', 'rejected', 'drafted', 'stored'].includes(a.state) && onchain.used === 0 && (a.state !== 'expired' || onchain.canceled === 0)) ||
+      (!final && a.state !== 'drafted' && a.state !== 'stored');
     if (!agrees) {
       counts.lost += 1;
       details.push(`${id}: authcap says ${a.state}, the chain has ${onchain.used} used / ${onchain.canceled} canceled`);
@@ -86,22 +92,32 @@ export async function audit(world: World, ids: string[], options: { caseName: st
   if (unavailable > 0) details.push(`note: ${unavailable} read(s) answered temporal_unavailable and were retried`);
   // No nonce gap: whatever the relayer sent is mined (pending == latest once the pool drains).
   const merchant = world.merchant.address as Address;
-  const drained = await eventually(async () => {
-    const [latest, pending] = await Promise.all([
-      world.publicClient.getTransactionCount({ address: merchant, blockTag: 'latest' }),
-      world.publicClient.getTransactionCount({ address: merchant, blockTag: 'pending' }),
-    ]);
-    return { latest, pending };
-  }, (c) => c.latest === c.pending, 60_000);
+  const drained = await eventually(
+    async () => {
+      const [latest, pending] = await Promise.all([
+        world.publicClient.getTransactionCount({ address: merchant, blockTag: 'latest' }),
+        world.publicClient.getTransactionCount({ address: merchant, blockTag: 'pending' }),
+      ]);
+      return { latest, pending };
+    },
+    (c) => c.latest === c.pending,
+    60_000,
+  );
   if (!drained || drained.latest !== drained.pending) {
     counts.nonceGaps += 1;
     details.push(`merchant pending ${drained?.pending} ≠ latest ${drained?.latest}`);
   }
   const sent = (drained?.latest ?? 0) - options.merchantTxBefore;
   const allowed = captures + cancellations + (options.expectedExtraTx ?? 0);
-  if (sent > allowed) details.push(`note: merchant sent ${sent} transactions for ${captures} captures + ${cancellations} cancellations (reverted retries or no-op fillers)`);
+  if (sent > allowed)
+    details.push(`note: merchant sent ${sent} transactions for ${captures} captures + ${cancellations} cancellations (reverted retries or no-op fillers)`);
   // Money: the merchant holds exactly what authcap says was captured (each world starts it at zero).
-  const merchantBalance = await world.publicClient.readContract({ address: world.tokenAddress, abi: tokenAbi, functionName: 'balanceOf', args: [merchant] }) as bigint;
+  const merchantBalance = (await world.publicClient.readContract({
+    address: world.tokenAddress,
+    abi: tokenAbi,
+    functionName: 'balanceOf',
+    args: [merchant],
+  })) as bigint;
   if (merchantBalance !== capturedValue + (options.expectedExtraValue ?? 0n)) {
     counts.lost += 1;
     details.push(`merchant holds ${merchantBalance}, authcap captured ${capturedValue}`);

@@ -13,7 +13,12 @@ export function sign(typedData: unknown, privateKey: Hex): Hex {
 export async function createStored(world: World, i: number, amount = '0.01', validForSeconds?: number): Promise<string> {
   const p = world.payers[i % world.payers.length]!;
   counter += 1;
-  const drafted = await world.client.createAuthorization({ orderId: `fault-${process.pid}-${Date.now()}-${counter}`, payer: p.address, amount, validForSeconds });
+  const drafted = await world.client.createAuthorization({
+    orderId: `fault-${process.pid}-${Date.now()}-${counter}`,
+    payer: p.address,
+    amount,
+    validForSeconds,
+  });
   const stored = await world.client.submitSignature(drafted.id, sign(drafted.typedData, p.privateKey));
   return stored.id;
 }
@@ -34,7 +39,15 @@ export async function settleCaptures(world: World, ids: string[], captures: Prom
     const a = await world.client.getAuthorization(id);
     if (a.state === 'stored') await captureInBackground(world, id);
   }
-  return Promise.all(ids.map((id) => eventually(() => world.client.getAuthorization(id), (a) => a.state === 'captured', timeoutMs)));
+  return Promise.all(
+    ids.map((id) =>
+      eventually(
+        () => world.client.getAuthorization(id),
+        (a) => a.state === 'captured',
+        timeoutMs,
+      ),
+    ),
+  );
 }
 
 /** SIGKILLs the first worker `times` times at random moments, starting a new one after each. */

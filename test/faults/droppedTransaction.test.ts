@@ -20,16 +20,24 @@ describe('transactions dropped from the pool', () => {
     await world.testClient.setAutomine(false);
     await world.testClient.setIntervalMining({ interval: 0 });
     const capture = captureInBackground(world, id);
-    const hash = await eventually(async () => {
-      const pool = await world.publicClient.request({ method: 'txpool_content' as never }) as { pending: Record<string, Record<string, { hash: Hex }>> };
-      const ours = Object.entries(pool.pending).find(([from]) => from.toLowerCase() === world.merchant.address.toLowerCase());
-      return ours ? Object.values(ours[1])[0]!.hash : undefined;
-    }, (h) => Boolean(h), 60_000);
+    const hash = await eventually(
+      async () => {
+        const pool = (await world.publicClient.request({ method: 'txpool_content' as never })) as { pending: Record<string, Record<string, { hash: Hex }>> };
+        const ours = Object.entries(pool.pending).find(([from]) => from.toLowerCase() === world.merchant.address.toLowerCase());
+        return ours ? Object.values(ours[1])[0]!.hash : undefined;
+      },
+      (h) => Boolean(h),
+      60_000,
+    );
     expect(hash).toBeTruthy();
     await world.publicClient.request({ method: 'anvil_dropTransaction' as never, params: [hash] as never });
     await world.testClient.setIntervalMining({ interval: 1 });
     await capture;
-    const captured = await eventually(() => world.client.getAuthorization(id), (a) => a.state === 'captured', 150_000);
+    const captured = await eventually(
+      () => world.client.getAuthorization(id),
+      (a) => a.state === 'captured',
+      150_000,
+    );
     expect(captured?.state).toBe('captured');
     const result = await audit(world, [id], { caseName: 'dropped transaction', merchantTxBefore: before });
     expect(result).toMatchObject({ lost: 0, capturedTwice: 0, stuck: 0, nonceGaps: 0 });

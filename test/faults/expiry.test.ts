@@ -22,25 +22,42 @@ describe('expiry at scale', () => {
     const validForSeconds = FULL ? 240 : 40;
     const ids: string[] = [];
     let next = 0;
-    await Promise.all(Array.from({ length: 8 }, async () => {
-      while (next < OPEN) {
-        const i = next++;
-        const p = world.payers[i % world.payers.length]!;
-        const drafted = await world.client.createAuthorization({ orderId: `expire-${process.pid}-${i}`, payer: p.address, amount: '0.01', validForSeconds });
-        // Half stored (signed), half left drafted.
-        if (i % 2 === 0) await world.client.submitSignature(drafted.id, sign(drafted.typedData, p.privateKey));
-        ids.push(drafted.id);
-      }
-    }));
+    await Promise.all(
+      Array.from({ length: 8 }, async () => {
+        while (next < OPEN) {
+          const i = next++;
+          const p = world.payers[i % world.payers.length]!;
+          const drafted = await world.client.createAuthorization({ orderId: `expire-${process.pid}-${i}`, payer: p.address, amount: '0.01', validForSeconds });
+          // Half stored (signed), half left drafted.
+          if (i % 2 === 0) await world.client.submitSignature(drafted.id, sign(drafted.typedData, p.privateKey));
+          ids.push(drafted.id);
+        }
+      }),
+    );
     // Wait past the deadline, then read every one (a few at a time: a thousand pollers would only load the server).
     await sleep((validForSeconds + 15) * 1000);
     const states: Awaited<ReturnType<typeof world.client.getAuthorization>>[] = [];
     for (let i = 0; i < ids.length; i += 20) {
-      states.push(...await Promise.all(ids.slice(i, i + 20).map((id) => eventually(() => world.client.getAuthorization(id), (a) => a.state === 'expired', 120_000))));
+      states.push(
+        ...(await Promise.all(
+          ids.slice(i, i + 20).map((id) =>
+            eventually(
+              () => world.client.getAuthorization(id),
+              (a) => a.state === 'expired',
+              120_000,
+            ),
+          ),
+        )),
+      );
     }
     expect(states.filter((a) => a?.state !== 'expired').map((a) => `${a?.id}: ${a?.state}`)).toEqual([]);
     for (const a of states.slice(0, 20)) {
-      const used = await world.publicClient.readContract({ address: world.tokenAddress, abi: tokenAbi, functionName: 'authorizationState', args: [a!.authorization!.from, a!.authorization!.nonce] });
+      const used = await world.publicClient.readContract({
+        address: world.tokenAddress,
+        abi: tokenAbi,
+        functionName: 'authorizationState',
+        args: [a!.authorization!.from, a!.authorization!.nonce],
+      });
       expect(used).toBe(false);
     }
     const result = await audit(world, ids, { caseName: 'expiry at scale', merchantTxBefore: before });

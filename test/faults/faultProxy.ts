@@ -29,11 +29,17 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
       if (active) {
         counts[active.fault] += 1;
         switch (active.fault) {
-          case 'http429': return void res.writeHead(429, { 'retry-after': '1' }).end('rate limited');
-          case 'http503': return void res.writeHead(503).end('unavailable');
-          case 'drop': return void req.socket.destroy();
-          case 'malformed': return void res.writeHead(200, { 'content-type': 'application/json' }).end('{"jsonrpc":"2.0","id":');
-          case 'stall': await new Promise((r) => setTimeout(r, active.stallMs)); break;
+          case 'http429':
+            return void res.writeHead(429, { 'retry-after': '1' }).end('rate limited');
+          case 'http503':
+            return void res.writeHead(503).end('unavailable');
+          case 'drop':
+            return void req.socket.destroy();
+          case 'malformed':
+            return void res.writeHead(200, { 'content-type': 'application/json' }).end('{"jsonrpc":"2.0","id":');
+          case 'stall':
+            await new Promise((r) => setTimeout(r, active.stallMs));
+            break;
         }
       }
       counts.forwarded += 1;
@@ -56,9 +62,10 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
       current = undefined;
     },
     counts,
-    close: () => new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }

@@ -62,7 +62,17 @@ export interface World {
   stop(): Promise<void>;
 }
 
-export async function startWorld(options: { workers?: number; api?: boolean; apis?: number; validitySeconds?: number; payers?: number; env?: Record<string, string>; temporal?: 'dev' | 'postgres' } = {}): Promise<World> {
+export async function startWorld(
+  options: {
+    workers?: number;
+    api?: boolean;
+    apis?: number;
+    validitySeconds?: number;
+    payers?: number;
+    env?: Record<string, string>;
+    temporal?: 'dev' | 'postgres';
+  } = {},
+): Promise<World> {
   const stateDir = mkdtempSync(join(tmpdir(), 'authcap-faults-'));
   const codecKeys = ensureDevCodecKeys(stateDir);
   process.env.AUTHCAP_CODEC_KEYS = codecKeys;
@@ -70,13 +80,17 @@ export async function startWorld(options: { workers?: number; api?: boolean; api
   process.env.AUTHCAP_WEBHOOK_ALLOW_LOOPBACK = '1';
   const temporalPort = await freePort();
   const dbFile = join(stateDir, 'temporal.db');
-  const cluster = options.temporal === 'postgres'
-    ? await startTemporalOnPostgres({ stateDir, port: temporalPort, namespace: 'authcap', log: () => undefined })
-    : undefined;
+  const cluster =
+    options.temporal === 'postgres' ? await startTemporalOnPostgres({ stateDir, port: temporalPort, namespace: 'authcap', log: () => undefined }) : undefined;
   const startTemporal = () => startTemporalServer({ port: temporalPort, dbFile, headless: true });
-  let temporal: WorldTemporal = cluster ?? await startTemporal();
+  let temporal: WorldTemporal = cluster ?? (await startTemporal());
   const anvil = await startAnvil({ port: await freePort(), blockTimeSeconds: 0.2 });
-  const chain = defineChain({ id: anvil.chainId, name: 'faults', nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 }, rpcUrls: { default: { http: [anvil.rpcUrl] } } });
+  const chain = defineChain({
+    id: anvil.chainId,
+    name: 'faults',
+    nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
+    rpcUrls: { default: { http: [anvil.rpcUrl] } },
+  });
   const accounts = devAccounts(options.payers ?? 16);
   const tokenAddress = await deployDevToken({ rpcUrl: anvil.rpcUrl, chain, accounts });
   const proxy = await startFaultProxy(anvil.rpcUrl);
@@ -107,8 +121,20 @@ export async function startWorld(options: { workers?: number; api?: boolean; api
     return startApiProcess({ ...env, AUTHCAP_API_PORT: String(port), AUTHCAP_MERCHANT_ADDRESS: accounts.merchant.address });
   };
   const world: World = {
-    stateDir, temporal, cluster, temporalPort, anvil, proxy, tokenAddress, merchant: accounts.merchant, payers: accounts.payers, owner: accounts.tokenOwner,
-    workers, client, apis: [], apiUrls: [],
+    stateDir,
+    temporal,
+    cluster,
+    temporalPort,
+    anvil,
+    proxy,
+    tokenAddress,
+    merchant: accounts.merchant,
+    payers: accounts.payers,
+    owner: accounts.tokenOwner,
+    workers,
+    client,
+    apis: [],
+    apiUrls: [],
     publicClient: createPublicClient({ chain, transport, pollingInterval: 100 }) as never,
     testClient: createTestClient({ chain, transport, mode: 'anvil' }) as never,
     ownerWallet: createWalletClient({ chain, transport, account: privateKeyToAccount(accounts.tokenOwner.privateKey) }) as never,

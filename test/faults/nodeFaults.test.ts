@@ -21,7 +21,12 @@ describe('the node misbehaves', () => {
     const ids: string[] = [];
     for (let i = 0; i < CAPTURES; i += 1) ids.push(await createStored(world, i));
     const captures = ids.map((id) => captureInBackground(world, id));
-    const faults: [Fault, number][] = [['http503', 0.4], ['http429', 0.4], ['drop', 0.3], ['malformed', 0.3]];
+    const faults: [Fault, number][] = [
+      ['http503', 0.4],
+      ['http429', 0.4],
+      ['drop', 0.3],
+      ['malformed', 0.3],
+    ];
     for (const [fault, fraction] of faults) {
       world.proxy.set(fault, fraction);
       await sleep(FULL ? 3_000 : 1_500);

@@ -31,24 +31,51 @@ describe('payer races', () => {
     const toCancel = await world.client.getAuthorization(canceledId);
     const cancelSig = parseSignature(sign(toCancel.cancellationTypedData, world.payers[0]!.privateKey));
     const cancelHash = await payerWallet(0).writeContract({
-      address: world.tokenAddress, abi: tokenAbi, functionName: 'cancelAuthorization', chain: world.publicClient.chain, account: privateKeyToAccount(world.payers[0]!.privateKey),
+      address: world.tokenAddress,
+      abi: tokenAbi,
+      functionName: 'cancelAuthorization',
+      chain: world.publicClient.chain,
+      account: privateKeyToAccount(world.payers[0]!.privateKey),
       args: [toCancel.authorization!.from, toCancel.authorization!.nonce, Number(cancelSig.v), cancelSig.r, cancelSig.s],
     });
-    const raced = await world.client.capture(canceledId, { waitMs: 30_000 }).then((o) => o.authorization.state, (e: { code?: string }) => e.code);
+    const raced = await world.client.capture(canceledId, { waitMs: 30_000 }).then(
+      (o) => o.authorization.state,
+      (e: { code?: string }) => e.code,
+    );
     expect(['canceled', 'invalid_state', 'nonce_already_used']).toContain(raced);
     await world.publicClient.waitForTransactionReceipt({ hash: cancelHash });
-    expect((await eventually(() => world.client.getAuthorization(canceledId), (a) => a.state === 'canceled', 60_000))?.state).toBe('canceled');
+    expect(
+      (
+        await eventually(
+          () => world.client.getAuthorization(canceledId),
+          (a) => a.state === 'canceled',
+          60_000,
+        )
+      )?.state,
+    ).toBe('canceled');
 
     // 2. The payer moves the funds away: the capture is refused before anything is sent, and can be retried.
     const brokeId = await createStored(world, 1, '5');
     ids.push(brokeId);
-    const balance = await world.publicClient.readContract({ address: world.tokenAddress, abi: tokenAbi, functionName: 'balanceOf', args: [world.payers[1]!.address] }) as bigint;
+    const balance = (await world.publicClient.readContract({
+      address: world.tokenAddress,
+      abi: tokenAbi,
+      functionName: 'balanceOf',
+      args: [world.payers[1]!.address],
+    })) as bigint;
     const moved = await payerWallet(1).writeContract({
-      address: world.tokenAddress, abi: tokenAbi, functionName: 'transfer', chain: world.publicClient.chain, account: privateKeyToAccount(world.payers[1]!.privateKey),
+      address: world.tokenAddress,
+      abi: tokenAbi,
+      functionName: 'transfer',
+      chain: world.publicClient.chain,
+      account: privateKeyToAccount(world.payers[1]!.privateKey),
       args: [world.payers[2]!.address, balance],
     });
     await world.publicClient.waitForTransactionReceipt({ hash: moved });
-    const refused = await world.client.capture(brokeId).then(() => 'captured', (e: { code?: string }) => e.code);
+    const refused = await world.client.capture(brokeId).then(
+      () => 'captured',
+      (e: { code?: string }) => e.code,
+    );
     expect(refused).toBe('insufficient_balance');
     expect((await world.client.getAuthorization(brokeId)).state).toBe('stored');
     await world.client.voidAuthorization(brokeId, { reason: 'payer has no funds' });
@@ -60,25 +87,72 @@ describe('payer races', () => {
     await world.client.voidAuthorization(probe.id, { reason: 'only needed the domain' });
     const domain = probe.domain!;
     const now = Math.floor(Date.now() / 1000);
-    const authorization = { from: p3.address, to: world.merchant.address, value: '70000', validAfter: String(now - 60), validBefore: String(now + 600), nonce: `0x${Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('hex')}` as Hex };
+    const authorization = {
+      from: p3.address,
+      to: world.merchant.address,
+      value: '70000',
+      validAfter: String(now - 60),
+      validBefore: String(now + 600),
+      nonce: `0x${Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('hex')}` as Hex,
+    };
     const typedData = {
       types: {
-        EIP712Domain: [{ name: 'name', type: 'string' }, { name: 'version', type: 'string' }, { name: 'chainId', type: 'uint256' }, { name: 'verifyingContract', type: 'address' }],
-        TransferWithAuthorization: [{ name: 'from', type: 'address' }, { name: 'to', type: 'address' }, { name: 'value', type: 'uint256' }, { name: 'validAfter', type: 'uint256' }, { name: 'validBefore', type: 'uint256' }, { name: 'nonce', type: 'bytes32' }],
+        EIP712Domain: [
+          { name: 'name', type: 'string' },
+          { name: 'version', type: 'string' },
+          { name: 'chainId', type: 'uint256' },
+          { name: 'verifyingContract', type: 'address' },
+        ],
+        TransferWithAuthorization: [
+          { name: 'from', type: 'address' },
+          { name: 'to', type: 'address' },
+          { name: 'value', type: 'uint256' },
+          { name: 'validAfter', type: 'uint256' },
+          { name: 'validBefore', type: 'uint256' },
+          { name: 'nonce', type: 'bytes32' },
+        ],
       },
-      primaryType: 'TransferWithAuthorization', domain, message: authorization,
+      primaryType: 'TransferWithAuthorization',
+      domain,
+      message: authorization,
     };
     const signature = sign(typedData, p3.privateKey);
-    const presigned = await world.client.createPresignedAuthorization({ orderId: `race-settled-${Date.now()}`, primaryType: 'TransferWithAuthorization', authorization, signature });
+    const presigned = await world.client.createPresignedAuthorization({
+      orderId: `race-settled-${Date.now()}`,
+      primaryType: 'TransferWithAuthorization',
+      authorization,
+      signature,
+    });
     ids.push(presigned.id);
     const sig = parseSignature(signature);
     const settledHash = await payerWallet(3).writeContract({
-      address: world.tokenAddress, abi: tokenAbi, functionName: 'transferWithAuthorization', chain: world.publicClient.chain, account: privateKeyToAccount(p3.privateKey),
-      args: [authorization.from, authorization.to, 70000n, BigInt(authorization.validAfter), BigInt(authorization.validBefore), authorization.nonce, Number(sig.v), sig.r, sig.s],
+      address: world.tokenAddress,
+      abi: tokenAbi,
+      functionName: 'transferWithAuthorization',
+      chain: world.publicClient.chain,
+      account: privateKeyToAccount(p3.privateKey),
+      args: [
+        authorization.from,
+        authorization.to,
+        70000n,
+        BigInt(authorization.validAfter),
+        BigInt(authorization.validBefore),
+        authorization.nonce,
+        Number(sig.v),
+        sig.r,
+        sig.s,
+      ],
     });
-    const outcome = await world.client.capture(presigned.id, { waitMs: 30_000 }).then((o) => o.authorization, () => undefined);
+    const outcome = await world.client.capture(presigned.id, { waitMs: 30_000 }).then(
+      (o) => o.authorization,
+      () => undefined,
+    );
     await world.publicClient.waitForTransactionReceipt({ hash: settledHash });
-    const settled = await eventually(() => world.client.getAuthorization(presigned.id), (a) => a.state === 'captured', 60_000);
+    const settled = await eventually(
+      () => world.client.getAuthorization(presigned.id),
+      (a) => a.state === 'captured',
+      60_000,
+    );
     expect(settled?.state).toBe('captured');
     expect(outcome === undefined || outcome.state === 'captured' || outcome.state === 'capturing').toBe(true);
 
@@ -87,12 +161,23 @@ describe('payer races', () => {
     ids.push(lateId);
     await world.testClient.setAutomine(false);
     await world.testClient.setIntervalMining({ interval: 0 });
-    const late = world.client.capture(lateId, { waitMs: 60_000 }).then((o) => o.authorization.state, (e: { code?: string }) => e.code);
+    const late = world.client.capture(lateId, { waitMs: 60_000 }).then(
+      (o) => o.authorization.state,
+      (e: { code?: string }) => e.code,
+    );
     await sleep(10_000);
     await world.testClient.setIntervalMining({ interval: 1 });
     const lateOutcome = await late;
     expect(['authorization_expired', 'expired']).toContain(lateOutcome);
-    expect((await eventually(() => world.client.getAuthorization(lateId), (a) => a.state === 'expired', 60_000))?.state).toBe('expired');
+    expect(
+      (
+        await eventually(
+          () => world.client.getAuthorization(lateId),
+          (a) => a.state === 'expired',
+          60_000,
+        )
+      )?.state,
+    ).toBe('expired');
 
     // The settled-elsewhere transfer paid the merchant outside authcap's transactions: allowed once.
     const result = await audit(world, ids, { caseName: 'payer races', merchantTxBefore: before });

@@ -18,12 +18,20 @@ describe('reorgs around a capture', () => {
     const before = await world.publicClient.getTransactionCount({ address: world.merchant.address });
     const ids = [await createStored(world, 0), await createStored(world, 1)];
     const first = captureInBackground(world, ids[0]!);
-    const preconfirmed = await eventually(() => world.client.getAuthorization(ids[0]!), (a) => Boolean(a.capture?.preconfirmedAt) && a.state === 'capturing', 60_000);
+    const preconfirmed = await eventually(
+      () => world.client.getAuthorization(ids[0]!),
+      (a) => Boolean(a.capture?.preconfirmedAt) && a.state === 'capturing',
+      60_000,
+    );
     expect(preconfirmed?.capture?.blockHash).toBeTruthy();
     // Replace the last 3 blocks: the capture's block among them (its transaction returns to the pool).
     await world.publicClient.request({ method: 'anvil_reorg' as never, params: [3, []] as never });
     await first;
-    const captured = await eventually(() => world.client.getAuthorization(ids[0]!), (a) => a.state === 'captured', 120_000);
+    const captured = await eventually(
+      () => world.client.getAuthorization(ids[0]!),
+      (a) => a.state === 'captured',
+      120_000,
+    );
     expect(captured?.state).toBe('captured');
     const block = await world.publicClient.getBlock({ blockNumber: BigInt(captured!.capture!.blockNumber!) });
     expect(block.hash).toBe(captured!.capture!.blockHash);
@@ -33,13 +41,17 @@ describe('reorgs around a capture', () => {
     expect((await world.client.getAuthorization(ids[1]!)).state).toBe('captured');
     await world.publicClient.request({ method: 'anvil_reorg' as never, params: [2, []] as never });
     // Let the reorged transactions be mined again, then audit once.
-    await eventually(async () => {
-      const [latest, pending] = await Promise.all([
-        world.publicClient.getTransactionCount({ address: world.merchant.address, blockTag: 'latest' }),
-        world.publicClient.getTransactionCount({ address: world.merchant.address, blockTag: 'pending' }),
-      ]);
-      return latest === pending;
-    }, (done) => done, 30_000);
+    await eventually(
+      async () => {
+        const [latest, pending] = await Promise.all([
+          world.publicClient.getTransactionCount({ address: world.merchant.address, blockTag: 'latest' }),
+          world.publicClient.getTransactionCount({ address: world.merchant.address, blockTag: 'pending' }),
+        ]);
+        return latest === pending;
+      },
+      (done) => done,
+      30_000,
+    );
     const result = await audit(world, ids, { caseName: 'reorgs', merchantTxBefore: before });
     expect(result.details.filter((d) => !d.startsWith('note:'))).toEqual([]);
     expect(result).toMatchObject({ lost: 0, capturedTwice: 0, stuck: 0, nonceGaps: 0 });

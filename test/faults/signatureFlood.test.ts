@@ -34,11 +34,18 @@ describe('a checkout link flooded with wrong signatures, then a worker restart',
     }).then((res) => res.json() as Promise<{ id: string; typedData: unknown; checkoutUrl: string }>);
     const link = new URL(created.checkoutUrl.replace(/^https?:\/\/[^/]+/, world.apiUrl!));
     const signatureUrl = `${link.origin}${link.pathname}/signature${link.search}`;
-    const postSignature = (signature: string) => fetch(signatureUrl, {
-      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ signature }),
-    }).then(async (res) => ({ status: res.status, body: (await res.json()) as { state?: string; error?: { code: string } } }));
+    const postSignature = (signature: string) =>
+      fetch(signatureUrl, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ signature }),
+      }).then(async (res) => ({ status: res.status, body: (await res.json()) as { state?: string; error?: { code: string } } }));
 
-    const temporal = new Client({ connection: await Connection.connect({ address: world.temporal.address }), namespace: world.temporal.namespace, dataConverter: loadTemporalSettings().dataConverter });
+    const temporal = new Client({
+      connection: await Connection.connect({ address: world.temporal.address }),
+      namespace: world.temporal.namespace,
+      dataConverter: loadTemporalSettings().dataConverter,
+    });
     const { workflowId } = parseResourceId(created.id)!;
     const historyLength = async () => (await temporal.workflow.getHandle(workflowId).fetchHistory()).events!.length;
     const startLength = await historyLength();
@@ -46,16 +53,21 @@ describe('a checkout link flooded with wrong signatures, then a worker restart',
     const wrong = sign(created.typedData, stranger.privateKey);
     const statuses = new Map<string, number>();
     let next = 0;
-    await Promise.all(Array.from({ length: 10 }, async () => {
-      while (next < ATTEMPTS) {
-        next += 1;
-        const { status, body } = await postSignature(wrong);
-        const key = `${status} ${body.error?.code}`;
-        statuses.set(key, (statuses.get(key) ?? 0) + 1);
-      }
-    }));
+    await Promise.all(
+      Array.from({ length: 10 }, async () => {
+        while (next < ATTEMPTS) {
+          next += 1;
+          const { status, body } = await postSignature(wrong);
+          const key = `${status} ${body.error?.code}`;
+          statuses.set(key, (statuses.get(key) ?? 0) + 1);
+        }
+      }),
+    );
     // Every attempt refused with a stable 4xx code; no 5xx.
-    expect([...statuses.keys()].every((k) => /^(422 invalid_signature|429 too_many_attempts|409 invalid_state)$/.test(k)), JSON.stringify([...statuses])).toBe(true);
+    expect(
+      [...statuses.keys()].every((k) => /^(422 invalid_signature|429 too_many_attempts|409 invalid_state)$/.test(k)),
+      JSON.stringify([...statuses]),
+    ).toBe(true);
     expect(statuses.get('422 invalid_signature') ?? 0).toBeLessThanOrEqual(FREE_FAILURES + 10);
     const floodedLength = await historyLength();
     expect(floodedLength - startLength).toBeLessThan(HISTORY_BOUND);
@@ -66,7 +78,11 @@ describe('a checkout link flooded with wrong signatures, then a worker restart',
     world.workers.unshift(await world.startWorker());
 
     // "Within seconds": each step is given the wait an order service would give it, no more.
-    const signed = await eventually(() => postSignature(sign(created.typedData, payer.privateKey)), (r) => r.status === 200, 30_000);
+    const signed = await eventually(
+      () => postSignature(sign(created.typedData, payer.privateKey)),
+      (r) => r.status === 200,
+      30_000,
+    );
     expect(signed.body.state).toBe('stored');
     const captured = await world.client.capture(created.id, { waitMs: 30_000 });
     expect(captured.authorization.state).toBe('captured');

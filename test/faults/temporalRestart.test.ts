@@ -23,10 +23,22 @@ describe('Temporal server restarted', () => {
     await world.restartTemporal();
     await Promise.all(captures);
     for (const id of ids) {
-      const a = await eventually(() => world.client.getAuthorization(id), () => true, 60_000);
+      const a = await eventually(
+        () => world.client.getAuthorization(id),
+        () => true,
+        60_000,
+      );
       if (a?.state === 'stored') await captureInBackground(world, id);
     }
-    const states = await Promise.all(ids.map((id) => eventually(() => world.client.getAuthorization(id), (a) => a.state === 'captured', 180_000)));
+    const states = await Promise.all(
+      ids.map((id) =>
+        eventually(
+          () => world.client.getAuthorization(id),
+          (a) => a.state === 'captured',
+          180_000,
+        ),
+      ),
+    );
     expect(states.map((a) => a?.state)).toEqual(ids.map(() => 'captured'));
     const result = await audit(world, ids, { caseName: 'temporal restarted', merchantTxBefore: before });
     expect(result.details.filter((d) => !d.startsWith('note:'))).toEqual([]);

@@ -36,8 +36,11 @@ describe('webhooks across worker kills', () => {
 
     for (const final of finals) {
       const orderId = final!.orderId;
-      const received = await eventually(async () => receiver.accepted((e) => e.orderId === orderId),
-        (got) => got.at(-1)?.type === 'authorization.captured', 60_000);
+      const received = await eventually(
+        async () => receiver.accepted((e) => e.orderId === orderId),
+        (got) => got.at(-1)?.type === 'authorization.captured',
+        60_000,
+      );
       const firsts = [...new Map(received.map((e) => [e.id, e])).values()];
       const types = firsts.map((e) => e.type);
       expect(types[0]).toBe('authorization.drafted');
@@ -49,7 +52,11 @@ describe('webhooks across worker kills', () => {
       // Ids are numbered by the authorization in order: no gap (nothing lost), no id twice under another number.
       expect(firsts.map((e) => Number(e.id.split('_').at(-1)))).toEqual(firsts.map((_, i) => i + 1));
       // The feed, read from the authorization's event stream rather than from deliveries, agrees.
-      const feed = await eventually(() => world.client.listEvents({ orderId, limit: 100 }), (page) => page.data.length === firsts.length, 10_000);
+      const feed = await eventually(
+        () => world.client.listEvents({ orderId, limit: 100 }),
+        (page) => page.data.length === firsts.length,
+        10_000,
+      );
       expect(feed.data.map((e) => e.id)).toEqual(firsts.map((e) => e.id));
       for (const d of receiver.deliveries.filter((x) => firsts.some((e) => e.id === x.eventId))) {
         expect(verifyWebhook(d.body, d.headers['authcap-signature'], endpoint.secret).id).toBe(d.eventId);

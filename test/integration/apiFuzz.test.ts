@@ -31,7 +31,9 @@ const enc = (s: string) => {
   try {
     return encodeURIComponent(s);
   } catch {
-    return s.replace(/[\uD800-\uDFFF]/g, '%ED%A0%80').replace(/[^A-Za-z0-9%_.~-]/g, (c) => (c.charCodeAt(0) < 128 ? `%${c.charCodeAt(0).toString(16).padStart(2, '0')}` : 'x'));
+    return s
+      .replace(/[\uD800-\uDFFF]/g, '%ED%A0%80')
+      .replace(/[^A-Za-z0-9%_.~-]/g, (c) => (c.charCodeAt(0) < 128 ? `%${c.charCodeAt(0).toString(16).padStart(2, '0')}` : 'x'));
   }
 };
 
@@ -50,11 +52,20 @@ describe('fuzzing the API with malformed requests', () => {
     operatorKey = keys.create('operator', 'fuzz').key;
     client = await AuthcapClient.connect(loadTemporalSettings({ address: dev().temporalAddress, namespace: dev().temporalNamespace }));
     const server = createApiServer({
-      client, keys, idempotency: { dir: join(dir, 'idem') },
-      forbiddenPayers: [{ address: dev().tokenAddress, why: 'the token contract' }, { address: dev().merchantAddress, why: 'the merchant itself' }],
+      client,
+      keys,
+      idempotency: { dir: join(dir, 'idem') },
+      forbiddenPayers: [
+        { address: dev().tokenAddress, why: 'the token contract' },
+        { address: dev().merchantAddress, why: 'the merchant itself' },
+      ],
     });
     url = await listen(server, 0);
-    close = () => new Promise((r) => { server.closeAllConnections(); server.close(() => r()); });
+    close = () =>
+      new Promise((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      });
     existingId = (await stored(p, '0.11')).id;
   });
   afterAll(async () => {
@@ -72,21 +83,44 @@ describe('fuzzing the API with malformed requests', () => {
       ids.map((id) => `/v1/authorizations/${enc(id)}`),
       fc.tuple(ids, fc.constantFrom('signature', 'capture', 'cancel', 'void', 'refund', '')).map(([id, action]) => `/v1/authorizations/${enc(id)}/${action}`),
       oddString.map((s) => `/v1/authorizations?${enc(s)}`),
-      fc.tuple(fc.constantFrom('orderId', 'state', 'payer', 'limit', 'pageToken', 'junk'), oddString).map(([k, v]) => `/v1/authorizations?${k}=${enc(v)}&limit=0`),
-      fc.constantFrom('/./v1/authorizations', '/%2e/v1/authorizations', '/v1/%E0%A4%A', '/v1/authorizations/%ZZ', '/v1//authorizations', '/v1/authorizations/..'),
+      fc
+        .tuple(fc.constantFrom('orderId', 'state', 'payer', 'limit', 'pageToken', 'junk'), oddString)
+        .map(([k, v]) => `/v1/authorizations?${k}=${enc(v)}&limit=0`),
+      fc.constantFrom(
+        '/./v1/authorizations',
+        '/%2e/v1/authorizations',
+        '/v1/%E0%A4%A',
+        '/v1/authorizations/%ZZ',
+        '/v1//authorizations',
+        '/v1/authorizations/..',
+      ),
     );
     const invalidCreate = fc.oneof(
       fc.record({ orderId: fuzzOrderId, payer: oddJson, amount: oddJson, validForSeconds: oddJson }, { requiredKeys: [] }),
-      fc.record({ orderId: fuzzOrderId, payer: fc.constant(p.address), amount: fc.oneof(fc.integer(), fc.double(), oddString.map((s) => ` ${s}1.0000001`)) }),
+      fc.record({
+        orderId: fuzzOrderId,
+        payer: fc.constant(p.address),
+        amount: fc.oneof(
+          fc.integer(),
+          fc.double(),
+          oddString.map((s) => ` ${s}1.0000001`),
+        ),
+      }),
       fc.record({ orderId: fc.constant('fz-valid-order'), payer: fc.constant(p.address), amount: fc.constant('1'), extra: oddJson }),
       fc.record({ orderId: fuzzOrderId, primaryType: oddJson, authorization: oddJson, signature: oddJson, domain: oddJson }, { requiredKeys: [] }),
-      fc.record({ orderId: fc.constant('fz-presigned'), primaryType: fc.constant('ReceiveWithAuthorization'), authorization: fc.record({ from: oddJson, to: oddJson, value: oddJson, validAfter: oddJson, validBefore: oddJson, nonce: oddJson }), signature: fc.constant(`0x${'ab'.repeat(65)}`) }),
+      fc.record({
+        orderId: fc.constant('fz-presigned'),
+        primaryType: fc.constant('ReceiveWithAuthorization'),
+        authorization: fc.record({ from: oddJson, to: oddJson, value: oddJson, validAfter: oddJson, validBefore: oddJson, nonce: oddJson }),
+        signature: fc.constant(`0x${'ab'.repeat(65)}`),
+      }),
       oddJson,
     );
     const body = fc.oneof(
       invalidCreate,
       fc.record({ signature: oddJson }, { requiredKeys: [] }),
-      fc.record({ reason: oddJson, by: oddJson }, { requiredKeys: [] })
+      fc
+        .record({ reason: oddJson, by: oddJson }, { requiredKeys: [] })
         .filter((b) => typeof b.reason !== 'string' || !b.reason.trim() || (b.by !== undefined && (typeof b.by !== 'string' || !b.by.trim()))),
       fc.dictionary(oddString, oddJson, { maxKeys: 4 }).filter((d) => Object.keys(d).length > 0),
     );
@@ -96,7 +130,13 @@ describe('fuzzing the API with malformed requests', () => {
       method: fc.constantFrom('GET', 'POST', 'POST', 'POST', 'PUT', 'DELETE', 'PATCH'),
       path,
       body: body.filter((b) => !isEmptyObject(b)),
-      contentType: fc.constantFrom('application/json', 'application/json', 'text/plain', 'application/x-www-form-urlencoded', 'application/json; charset=utf-8'),
+      contentType: fc.constantFrom(
+        'application/json',
+        'application/json',
+        'text/plain',
+        'application/x-www-form-urlencoded',
+        'application/json; charset=utf-8',
+      ),
       auth: fc.constantFrom('order', 'order', 'order', 'operator', 'none', 'bogus'),
       idempotencyKey: fc.option(oddString, { nil: undefined }),
       rawBody: fc.option(fc.constantFrom('{', '[1,2', '"unterminated', '{"a":1}}', '\u0000'), { nil: undefined }),
@@ -120,7 +160,7 @@ describe('fuzzing the API with malformed requests', () => {
           const res = await fetch(`${url}${r.path}`, {
             method: r.method,
             headers,
-            body: r.method === 'GET' ? undefined : r.rawBody ?? JSON.stringify(r.body),
+            body: r.method === 'GET' ? undefined : (r.rawBody ?? JSON.stringify(r.body)),
           });
           status = res.status;
           text = await res.text();
@@ -148,7 +188,10 @@ describe('fuzzing the API with malformed requests', () => {
     // Nothing changed: no workflow for a fuzzed order, the existing authorization as it was, no money moved.
     const temporal = await connectTemporal();
     const started: string[] = [];
-    for await (const execution of temporal.workflow.list({ query: `WorkflowType = 'authorizationWorkflow' AND StartTime >= '${startedAt.toISOString()}' AND OrderId STARTS_WITH 'fz'` })) started.push(execution.workflowId);
+    for await (const execution of temporal.workflow.list({
+      query: `WorkflowType = 'authorizationWorkflow' AND StartTime >= '${startedAt.toISOString()}' AND OrderId STARTS_WITH 'fz'`,
+    }))
+      started.push(execution.workflowId);
     expect(started).toEqual([]);
     expect((await client.getAuthorization(existingId)).state).toBe('stored');
     expect(await tokenBalance(p.address)).toBe(balanceBefore);

@@ -65,7 +65,8 @@ describe('an API of its own: metrics of aborted and failed requests', () => {
 
   it('errors thrown after routing are counted under the route, not "unmatched"', async () => {
     const before = await counts();
-    const post = (body: string, type: string) => fetch(`${url}/v1/authorizations`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': type }, body });
+    const post = (body: string, type: string) =>
+      fetch(`${url}/v1/authorizations`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': type }, body });
     expect((await post('{"bogus":1}', 'application/json')).status).toBe(400);
     expect((await post('{}', 'text/plain')).status).toBe(415);
     expect((await fetch(`${url}/v1/authorizations/auth_nope`, { headers: { authorization: `Bearer ${key}` } })).status).toBe(404);
@@ -109,13 +110,19 @@ describe('the stack API', () => {
     const payer = privateKeyToAccount(generatePrivateKey()).address;
     const orderId = newOrderId('hygiene-idem');
     const key = `reorder-${orderId}`;
-    const first = await api('POST', '/v1/authorizations', `{"orderId":"${orderId}","payer":"${payer}","amount":"0.5"}`, { headers: { 'idempotency-key': key } });
+    const first = await api('POST', '/v1/authorizations', `{"orderId":"${orderId}","payer":"${payer}","amount":"0.5"}`, {
+      headers: { 'idempotency-key': key },
+    });
     expect(first.status, JSON.stringify(first.body)).toBe(201);
-    const again = await api('POST', '/v1/authorizations', `{"amount":"0.5","payer":"${payer}","orderId":"${orderId}"}`, { headers: { 'idempotency-key': key } });
+    const again = await api('POST', '/v1/authorizations', `{"amount":"0.5","payer":"${payer}","orderId":"${orderId}"}`, {
+      headers: { 'idempotency-key': key },
+    });
     expect(again.status, JSON.stringify(again.body)).toBe(201);
     expect(again.body.id).toBe(first.body.id);
     expect(again.headers?.get('idempotent-replayed')).toBe('true');
-    const changed = await api('POST', '/v1/authorizations', `{"amount":"0.6","payer":"${payer}","orderId":"${orderId}"}`, { headers: { 'idempotency-key': key } });
+    const changed = await api('POST', '/v1/authorizations', `{"amount":"0.6","payer":"${payer}","orderId":"${orderId}"}`, {
+      headers: { 'idempotency-key': key },
+    });
     expect(changed.status).toBe(409);
     expect(changed.body.error.code).toBe('idempotency_key_reused');
   });

@@ -21,8 +21,13 @@ function rawRequest(url: string, target: string, headers: Record<string, string>
   const { hostname, port } = new URL(url);
   return new Promise((resolve, reject) => {
     const socket = connect(Number(port), hostname, () => {
-      const lines = [`${body ? 'POST' : 'GET'} ${target} HTTP/1.1`, `Host: ${hostname}:${port}`, 'Connection: close',
-        ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`), ...(body ? [`Content-Length: ${Buffer.byteLength(body)}`] : [])];
+      const lines = [
+        `${body ? 'POST' : 'GET'} ${target} HTTP/1.1`,
+        `Host: ${hostname}:${port}`,
+        'Connection: close',
+        ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`),
+        ...(body ? [`Content-Length: ${Buffer.byteLength(body)}`] : []),
+      ];
       socket.end(`${lines.join('\r\n')}\r\n\r\n${body}`);
     });
     let data = '';
@@ -33,8 +38,16 @@ function rawRequest(url: string, target: string, headers: Record<string, string>
 }
 
 const pathTricks = [
-  '/./v1/authorizations', '/%2e/v1/authorizations', '/%2E/v1/authorizations', '/x/../v1/authorizations', '/healthz/../v1/authorizations',
-  '/v1/./authorizations', '/v1//authorizations', '/v1/authorizations/%2e%2e', '//v1/authorizations', '/v1%2fauthorizations',
+  '/./v1/authorizations',
+  '/%2e/v1/authorizations',
+  '/%2E/v1/authorizations',
+  '/x/../v1/authorizations',
+  '/healthz/../v1/authorizations',
+  '/v1/./authorizations',
+  '/v1//authorizations',
+  '/v1/authorizations/%2e%2e',
+  '//v1/authorizations',
+  '/v1%2fauthorizations',
 ];
 
 describe('the API key cannot be walked around', () => {
@@ -60,9 +73,16 @@ describe('the API key cannot be walked around', () => {
   it('every route but /healthz and /readyz needs a key; an unknown key is 401', async () => {
     const s = await stored(p, '0.1');
     const routes: [string, string][] = [
-      ['GET', '/v1/authorizations'], ['GET', `/v1/authorizations/${s.id}`], ['POST', '/v1/authorizations'], ['POST', `/v1/authorizations/${s.id}/capture`],
-      ['POST', `/v1/authorizations/${s.id}/void`], ['POST', `/v1/authorizations/${s.id}/cancel`], ['POST', `/v1/authorizations/${s.id}/signature`],
-      ['GET', '/openapi.json'], ['GET', '/metrics'], ['GET', '/nope'],
+      ['GET', '/v1/authorizations'],
+      ['GET', `/v1/authorizations/${s.id}`],
+      ['POST', '/v1/authorizations'],
+      ['POST', `/v1/authorizations/${s.id}/capture`],
+      ['POST', `/v1/authorizations/${s.id}/void`],
+      ['POST', `/v1/authorizations/${s.id}/cancel`],
+      ['POST', `/v1/authorizations/${s.id}/signature`],
+      ['GET', '/openapi.json'],
+      ['GET', '/metrics'],
+      ['GET', '/nope'],
     ];
     for (const [method, path] of routes) {
       for (const key of [null, 'ak_000000000000_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA', 'nonsense']) {
@@ -164,10 +184,21 @@ describe('an API of its own: restart, rate limit, Temporal down', () => {
     const server = createApiServer({ client: options.apiClient ?? client, keys, idempotency: { dir: join(dir, 'idem') }, rateLimiter: options.rateLimiter });
     const url = await listen(server, 0);
     const call = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
-      const res = await fetch(`${url}${path}`, { method, headers: { 'content-type': 'application/json', authorization: `Bearer ${key}`, ...headers }, body: body === undefined ? undefined : JSON.stringify(body) });
+      const res = await fetch(`${url}${path}`, {
+        method,
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${key}`, ...headers },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
       return { status: res.status, body: (await res.json()) as any, headers: res.headers };
     };
-    return { call, close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }) };
+    return {
+      call,
+      close: () =>
+        new Promise<void>((r) => {
+          server.closeAllConnections();
+          server.close(() => r());
+        }),
+    };
   }
 
   it('an Idempotency-Key answer survives an API restart (a new process on the same directory)', async () => {
@@ -206,13 +237,19 @@ describe('an API of its own: restart, rate limit, Temporal down', () => {
       outbound.on('error', () => inbound.destroy());
     });
     await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', () => r()));
-    const proxied = await AuthcapClient.connect(loadTemporalSettings({ address: `127.0.0.1:${(proxy.address() as { port: number }).port}`, namespace: dev().temporalNamespace }));
+    const proxied = await AuthcapClient.connect(
+      loadTemporalSettings({ address: `127.0.0.1:${(proxy.address() as { port: number }).port}`, namespace: dev().temporalNamespace }),
+    );
     const s = await stored(p, '0.1');
     const api3 = await serve({ apiClient: proxied });
     expect((await api3.call('GET', `/v1/authorizations/${s.id}`)).status).toBe(200);
     proxy.close();
     for (const socket of sockets) socket.destroy();
-    for (const [method, path, body] of [['GET', `/v1/authorizations/${s.id}`], ['POST', `/v1/authorizations/${s.id}/capture`, {}], ['GET', '/v1/authorizations']] as const) {
+    for (const [method, path, body] of [
+      ['GET', `/v1/authorizations/${s.id}`],
+      ['POST', `/v1/authorizations/${s.id}/capture`, {}],
+      ['GET', '/v1/authorizations'],
+    ] as const) {
       const started = Date.now();
       const res = await api3.call(method, path, body);
       expect(Date.now() - started, `${method} ${path}`).toBeLessThan(5_000);
@@ -232,8 +269,17 @@ describe('what the API tells about itself', () => {
     const res = await api('GET', '/openapi.json');
     expect(res.status).toBe(200);
     expect(res.body.openapi).toBe('3.1.0');
-    for (const path of ['/v1/authorizations', '/v1/authorizations/{id}', '/v1/authorizations/{id}/capture', '/v1/authorizations/{id}/cancel',
-      '/v1/authorizations/{id}/void', '/v1/authorizations/{id}/signature', '/healthz', '/readyz', '/metrics']) {
+    for (const path of [
+      '/v1/authorizations',
+      '/v1/authorizations/{id}',
+      '/v1/authorizations/{id}/capture',
+      '/v1/authorizations/{id}/cancel',
+      '/v1/authorizations/{id}/void',
+      '/v1/authorizations/{id}/signature',
+      '/healthz',
+      '/readyz',
+      '/metrics',
+    ]) {
       expect(Object.keys(res.body.paths), path).toContain(path);
     }
     const create = res.body.paths['/v1/authorizations'].post.requestBody.content['application/json'].schema;
@@ -248,7 +294,13 @@ describe('what the API tells about itself', () => {
     expect(res.status).toBe(200);
     const text = await res.text();
     // The suite's worker runs in the API's process, so one registry shows both.
-    for (const name of ['authcap_http_requests_total', 'authcap_authorization_transitions_total', 'authcap_capture_seconds_bucket', 'authcap_rpc_calls_total', 'authcap_authorizations']) {
+    for (const name of [
+      'authcap_http_requests_total',
+      'authcap_authorization_transitions_total',
+      'authcap_capture_seconds_bucket',
+      'authcap_rpc_calls_total',
+      'authcap_authorizations',
+    ]) {
       expect(text, name).toContain(name);
     }
     expect(text).toMatch(/authcap_authorization_transitions_total\{from="capturing",to="captured"\} [1-9]/);

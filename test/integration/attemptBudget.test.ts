@@ -36,13 +36,15 @@ async function acceptedUpdates(temporal: Client, id: string): Promise<number> {
 async function flood(count: number, concurrency: number, send: () => Promise<{ status: number; body: any; headers?: Headers }>) {
   const answers: { status: number; code: string; retryAfter: string | null }[] = [];
   let next = 0;
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    while (next < count) {
-      next += 1;
-      const res = await send();
-      answers.push({ status: res.status, code: res.body?.error?.code, retryAfter: res.headers?.get('retry-after') ?? null });
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < count) {
+        next += 1;
+        const res = await send();
+        answers.push({ status: res.status, code: res.body?.error?.code, retryAfter: res.headers?.get('retry-after') ?? null });
+      }
+    }),
+  );
   return answers;
 }
 
@@ -66,10 +68,12 @@ describe('a flood of refused signatures', () => {
     const retryLater = answers.filter((a) => (a.status === 503 || a.code === 'rate_limited') && Number(a.retryAfter) > 0);
     expect(chainChecked.length).toBeLessThanOrEqual(FREE_FAILURES + 25);
     expect(retryLater.length).toBeLessThanOrEqual(25);
-    const seen = JSON.stringify(answers.reduce<Record<string, number>>((m, a) => {
-      m[`${a.status} ${a.code}`] = (m[`${a.status} ${a.code}`] ?? 0) + 1;
-      return m;
-    }, {}));
+    const seen = JSON.stringify(
+      answers.reduce<Record<string, number>>((m, a) => {
+        m[`${a.status} ${a.code}`] = (m[`${a.status} ${a.code}`] ?? 0) + 1;
+        return m;
+      }, {}),
+    );
     expect(chainChecked.length + refused.length + busy.length + retryLater.length, seen).toBe(1_000);
     expect(refused.length).toBeGreaterThan(900);
     expect(refused.every((a) => a.status === 429 && Number(a.retryAfter) > 0)).toBe(true);
@@ -111,7 +115,11 @@ describe('a flood of refused signatures', () => {
     expect(later.every((a) => a.status === 429)).toBe(true);
     expect(await acceptedUpdates(temporal, drafted.id)).toBe(spent);
 
-    const res = await fetch(signatureUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ signature: walletSign(drafted.typedData, p.privateKey) }) });
+    const res = await fetch(signatureUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ signature: walletSign(drafted.typedData, p.privateKey) }),
+    });
     expect(res.status).toBe(200);
     expect(((await res.json()) as { state: string }).state).toBe('stored');
   }, 120_000);

@@ -82,7 +82,7 @@ describe('POST /v1/authorizations with a bad body: 400 validation_error, no work
   });
 });
 
-describe('signatures that are not the payer\'s over the draft', () => {
+describe("signatures that are not the payer's over the draft", () => {
   it('a tampered wallet signature is refused 422 invalid_signature, consumes nothing, and the right one still works', async () => {
     const drafted = await draft('4.5');
     const signature = walletSign(drafted.typedData, p.privateKey);
@@ -187,7 +187,10 @@ describe('commands in the wrong state: 409 invalid_state', () => {
     expect(after.body.capture).toBeNull();
     expect(
       await chain().readContract({
-        address: dev().tokenAddress, abi: tokenAbi, functionName: 'authorizationState', args: [p.address, auth.authorization.nonce],
+        address: dev().tokenAddress,
+        abi: tokenAbi,
+        functionName: 'authorizationState',
+        args: [p.address, auth.authorization.nonce],
       }),
       'the nonce onchain',
     ).toBe(false);

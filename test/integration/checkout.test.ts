@@ -39,7 +39,14 @@ const post = (url: string, body: unknown, headers: Record<string, string> = { 'c
 function routesOf(checkoutUrl: string) {
   const url = new URL(checkoutUrl);
   const at = (tail: string) => `${url.origin}${url.pathname}${tail}${url.search}`;
-  return { page: checkoutUrl, cancelPage: at('/cancel'), session: at('/session'), signature: at('/signature'), cancel: at('/cancel'), token: url.searchParams.get('token')! };
+  return {
+    page: checkoutUrl,
+    cancelPage: at('/cancel'),
+    session: at('/session'),
+    signature: at('/signature'),
+    cancel: at('/cancel'),
+    token: url.searchParams.get('token')!,
+  };
 }
 
 describe('link tokens', () => {
@@ -128,11 +135,18 @@ describe('public checkout routes', () => {
     const session = await open(routesOf(d.checkoutUrl).session);
     expect(session.status).toBe(200);
     expect(session.body).toMatchObject({
-      id: d.id, orderId: d.orderId, state: 'drafted', payer: p.address,
+      id: d.id,
+      orderId: d.orderId,
+      state: 'drafted',
+      payer: p.address,
       merchant: { address: dev().merchantAddress, name: expect.any(String) },
       token: { address: dev().tokenAddress, symbol: 'USDC', decimals: 6, chainId: dev().chainId },
-      amountMinor: '12500000', validAfter: d.authorization.validAfter, validBefore: d.authorization.validBefore,
-      cancellationTypedData: null, capture: null, lastError: null,
+      amountMinor: '12500000',
+      validAfter: d.authorization.validAfter,
+      validBefore: d.authorization.validBefore,
+      cancellationTypedData: null,
+      capture: null,
+      lastError: null,
     });
     expect(session.body.typedData).toEqual(d.typedData);
     expect(Math.abs(session.body.now - Date.now() / 1000)).toBeLessThan(30);
@@ -174,17 +188,22 @@ describe('public checkout routes', () => {
     const s = await stored(p, '0.4');
     const token = new URL(s.cancelUrl).searchParams.get('token')!;
     const attempts: [string, string, unknown?][] = [
-      ['GET', `/v1/authorizations/${s.id}`], ['GET', '/v1/authorizations'], ['POST', `/v1/authorizations/${s.id}/capture`, {}],
-      ['POST', `/v1/authorizations/${s.id}/void`, { reason: 'x' }], ['GET', '/openapi.json'], ['GET', '/metrics'],
+      ['GET', `/v1/authorizations/${s.id}`],
+      ['GET', '/v1/authorizations'],
+      ['POST', `/v1/authorizations/${s.id}/capture`, {}],
+      ['POST', `/v1/authorizations/${s.id}/void`, { reason: 'x' }],
+      ['GET', '/openapi.json'],
+      ['GET', '/metrics'],
     ];
     for (const [method, path, body] of attempts) {
-      for (const res of [
-        await api(method, path, body, { key: token }),
-        await api(method, `${path}?token=${token}`, body, { key: null }),
-      ]) expect(res.status, `${method} ${path}`).toBe(401);
+      for (const res of [await api(method, path, body, { key: token }), await api(method, `${path}?token=${token}`, body, { key: null })])
+        expect(res.status, `${method} ${path}`).toBe(401);
     }
     // Nor does it reach another route below /checkout.
-    expect((await open(`${dev().apiUrl}/checkout/${s.id}/capture?token=${token}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })).status).toBe(401);
+    expect(
+      (await open(`${dev().apiUrl}/checkout/${s.id}/capture?token=${token}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' }))
+        .status,
+    ).toBe(401);
     expect((await api('GET', `/v1/authorizations/${s.id}`)).body.state).toBe('stored');
     await api('POST', `/v1/authorizations/${s.id}/void`, { reason: 'test cleanup' });
   });
@@ -234,7 +253,12 @@ describe('public checkout routes', () => {
 
   it('the OpenAPI document lists the checkout routes as public', async () => {
     const doc = (await api('GET', '/openapi.json')).body;
-    for (const [path, method] of [['/checkout/{id}', 'get'], ['/checkout/{id}/session', 'get'], ['/checkout/{id}/signature', 'post'], ['/checkout/{id}/cancel', 'post']] as const) {
+    for (const [path, method] of [
+      ['/checkout/{id}', 'get'],
+      ['/checkout/{id}/session', 'get'],
+      ['/checkout/{id}/signature', 'post'],
+      ['/checkout/{id}/cancel', 'post'],
+    ] as const) {
       expect(doc.paths[path]?.[method]?.security, `${method} ${path}`).toEqual([]);
     }
   });
@@ -256,7 +280,14 @@ describe('an API of its own: public URL, rate limit', () => {
   async function serve(options: Partial<Parameters<typeof createApiServer>[0]> = {}) {
     const server = createApiServer({ client, keys, idempotency: { dir: join(dir, 'idem') }, rpcUrl: dev().rpcUrl, checkout: { secret: SECRET }, ...options });
     const url = await listen(server, 0);
-    return { url, close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }) };
+    return {
+      url,
+      close: () =>
+        new Promise<void>((r) => {
+          server.closeAllConnections();
+          server.close(() => r());
+        }),
+    };
   }
 
   it('links use AUTHCAP_PUBLIC_URL (with its path) when set; the page links its assets under that path', async () => {
@@ -277,7 +308,9 @@ describe('an API of its own: public URL, rate limit', () => {
 
   it('public routes are rate limited per client address (429 with Retry-After), the probes never', async () => {
     const own = await serve({ publicRateLimiter: new RateLimiter(1, 2) });
-    const answers = await Promise.all(Array.from({ length: 6 }, () => open(`${own.url}/checkout/auth_x.00000000-0000-0000-0000-000000000000/session?token=${'A'.repeat(43)}`)));
+    const answers = await Promise.all(
+      Array.from({ length: 6 }, () => open(`${own.url}/checkout/auth_x.00000000-0000-0000-0000-000000000000/session?token=${'A'.repeat(43)}`)),
+    );
     const limited = answers.filter((a) => a.status === 429);
     expect(limited.length).toBeGreaterThan(0);
     expect(limited[0]!.body.error.code).toBe('rate_limited');
@@ -292,7 +325,10 @@ describe('an API of its own: public URL, rate limit', () => {
     const own = await serve({ publicRateLimiter: new RateLimiter(10_000) });
     const d = await draft(p, '0.9');
     const token = new CheckoutLinks(SECRET).tokenFor(d.id);
-    const odd = fc.oneof(fc.string({ unit: 'binary', maxLength: 30 }), fc.constantFrom('', '\u0000', '\uD800', '../', '%2e%2e', 'A'.repeat(43), `${token}x`, token.toLowerCase()));
+    const odd = fc.oneof(
+      fc.string({ unit: 'binary', maxLength: 30 }),
+      fc.constantFrom('', '\u0000', '\uD800', '../', '%2e%2e', 'A'.repeat(43), `${token}x`, token.toLowerCase()),
+    );
     const enc = (text: string) => encodeURIComponent(text.replace(/[\uD800-\uDFFF]/g, '?'));
     const request = fc.record({
       method: fc.constantFrom('GET', 'POST', 'PUT', 'DELETE'),

@@ -19,7 +19,9 @@ describe('AuthcapClient.close with Temporal unreachable', () => {
       outbound.on('error', () => inbound.destroy());
     });
     await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', () => r()));
-    const client = await AuthcapClient.connect(loadTemporalSettings({ address: `127.0.0.1:${(proxy.address() as { port: number }).port}`, namespace: dev().temporalNamespace }));
+    const client = await AuthcapClient.connect(
+      loadTemporalSettings({ address: `127.0.0.1:${(proxy.address() as { port: number }).port}`, namespace: dev().temporalNamespace }),
+    );
     await client.list({ limit: 1 });
     proxy.close();
     for (const socket of sockets) socket.destroy();

@@ -70,9 +70,12 @@ describe('payload encryption', () => {
     };
     collect(history);
     expect(payloads.length).toBeGreaterThan(3);
-    const decode = (url: string, headers: Record<string, string> = {}) => fetch(url, {
-      method: 'POST', headers: { 'content-type': 'application/json', 'x-namespace': dev().temporalNamespace, ...headers }, body: JSON.stringify({ payloads }),
-    });
+    const decode = (url: string, headers: Record<string, string> = {}) =>
+      fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-namespace': dev().temporalNamespace, ...headers },
+        body: JSON.stringify({ payloads }),
+      });
     const decoded = await decode(`${dev().codecUrl}/decode`);
     expect(decoded.status).toBe(200);
     const text = JSON.stringify(await decoded.json());
@@ -99,10 +102,28 @@ describe('payload encryption', () => {
     const workflowId = `authorization-${orderId}`;
     const cli = await resolveTemporalCli(() => undefined);
     const token = dev().codecUrl.split('/').at(-1)!;
-    const query = (env: Record<string, string>, extra: string[] = []) => promisify(execFile)(cli, [
-      'workflow', 'query', '--address', dev().temporalAddress, '--namespace', dev().temporalNamespace,
-      '--workflow-id', workflowId, '--run-id', runId!, '--type', 'status', '-o', 'json', ...extra,
-    ], { env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env } });
+    const query = (env: Record<string, string>, extra: string[] = []) =>
+      promisify(execFile)(
+        cli,
+        [
+          'workflow',
+          'query',
+          '--address',
+          dev().temporalAddress,
+          '--namespace',
+          dev().temporalNamespace,
+          '--workflow-id',
+          workflowId,
+          '--run-id',
+          runId!,
+          '--type',
+          'status',
+          '-o',
+          'json',
+          ...extra,
+        ],
+        { env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env } },
+      );
     // The portable form: the endpoint and the token from the environment, not the command line.
     const { stdout } = await query({ TEMPORAL_CODEC_ENDPOINT: dev().codecEndpoint, TEMPORAL_CODEC_AUTH: `Bearer ${token}` });
     expect(stdout).toContain('"drafted"');

@@ -49,10 +49,23 @@ describe.runIf(process.platform === 'linux')('npm start under a hostile codec cl
   beforeAll(async () => {
     stateDir = join(mkdtempSync(join(tmpdir(), 'authcap-npmstart-')), 'state');
     const env: NodeJS.ProcessEnv = { ...process.env };
-    for (const name of ['TEMPORAL_ADDRESS', 'RPC_URL', 'TOKEN_ADDRESS', 'MERCHANT_PRIVATE_KEY', 'AUTHCAP_CODEC_KEYS', 'AUTHCAP_CODEC_KEY_FILE', 'AUTHCAP_CODEC', 'AUTHCAP_WEBHOOK_URL']) delete env[name];
+    for (const name of [
+      'TEMPORAL_ADDRESS',
+      'RPC_URL',
+      'TOKEN_ADDRESS',
+      'MERCHANT_PRIVATE_KEY',
+      'AUTHCAP_CODEC_KEYS',
+      'AUTHCAP_CODEC_KEY_FILE',
+      'AUTHCAP_CODEC',
+      'AUTHCAP_WEBHOOK_URL',
+    ])
+      delete env[name];
     Object.assign(env, {
-      AUTHCAP_STATE_DIR: stateDir, AUTHCAP_API_PORT: String(await freePort()), AUTHCAP_RPC_PORT: String(await freePort()),
-      TEMPORAL_PORT: String(await freePort()), TEMPORAL_UI_PORT: String(await freePort()),
+      AUTHCAP_STATE_DIR: stateDir,
+      AUTHCAP_API_PORT: String(await freePort()),
+      AUTHCAP_RPC_PORT: String(await freePort()),
+      TEMPORAL_PORT: String(await freePort()),
+      TEMPORAL_UI_PORT: String(await freePort()),
     });
     main = spawn(process.execPath, ['--import', 'tsx', 'devstack/main.ts'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
     exited = new Promise((resolve) => main.once('exit', (code) => resolve(code)));

@@ -56,9 +56,7 @@ describe('an ERC-1271 contract wallet as payer', () => {
     expect(used.map((l) => l.args)).toEqual([{ authorizer: wallet, nonce }]);
     const transfers = parseEventLogs({ abi: tokenAbi, logs: receipt.logs, eventName: 'Transfer' });
     expect(transfers.map((l) => l.args)).toEqual([{ from: wallet, to: dev().merchantAddress, value: 20_500_000n }]);
-    expect(
-      await chain().readContract({ address: dev().tokenAddress, abi: tokenAbi, functionName: 'authorizationState', args: [wallet, nonce] }),
-    ).toBe(true);
+    expect(await chain().readContract({ address: dev().tokenAddress, abi: tokenAbi, functionName: 'authorizationState', args: [wallet, nonce] })).toBe(true);
 
     // Other test files capture to the same merchant concurrently: across the capture's block its
     // balance moves by exactly the transfers to it in that block, ours among them.

@@ -37,11 +37,20 @@ beforeAll(async () => {
   chain = await startIsolatedChain({ token: fiatTokenV21Like });
   own = await startOwnApi('v21', { rpcUrl: chain.anvil.rpcUrl }, chain.taskQueue);
   const deployed = await chain.ownerWallet.deployContract({
-    abi: mockErc1271Wallet.abi, bytecode: mockErc1271Wallet.bytecode, args: [owner.address], account: chain.ownerWallet.account!, chain: undefined,
+    abi: mockErc1271Wallet.abi,
+    bytecode: mockErc1271Wallet.bytecode,
+    args: [owner.address],
+    account: chain.ownerWallet.account!,
+    chain: undefined,
   });
   wallet = getAddress((await chain.publicClient.waitForTransactionReceipt({ hash: deployed })).contractAddress!);
   const minted = await chain.ownerWallet.writeContract({
-    address: chain.tokenAddress, abi: tokenAbi, functionName: 'mint', args: [wallet, parseUnits('100', 6)], account: chain.ownerWallet.account!, chain: undefined,
+    address: chain.tokenAddress,
+    abi: tokenAbi,
+    functionName: 'mint',
+    args: [wallet, parseUnits('100', 6)],
+    account: chain.ownerWallet.account!,
+    chain: undefined,
   });
   await chain.publicClient.waitForTransactionReceipt({ hash: minted });
   expect(await isolatedBalance(chain, wallet)).toBe(100_000_000n);
@@ -53,14 +62,17 @@ afterAll(async () => {
 });
 
 describe('a contract-wallet payer on a FiatToken v2.1-like token', () => {
-  it('refuses the wallet\'s genuine signature when it is submitted (422 contract_wallet_unsupported); the draft is untouched', async () => {
+  it("refuses the wallet's genuine signature when it is submitted (422 contract_wallet_unsupported); the draft is untouched", async () => {
     const created = await call('POST', '/v1/authorizations', { orderId: `v21-wallet-${process.pid}-${Date.now()}`, payer: wallet, amount: '5' });
     expect(created.status, JSON.stringify(created.body)).toBe(201);
     expect(created.body.state).toBe('drafted');
     const signature = walletSign(created.body.typedData, ownerKey);
     // The wallet itself vouches for this signature: the refusal is about the token, not the payer.
     const vouched = await chain.publicClient.readContract({
-      address: wallet, abi: mockErc1271Wallet.abi, functionName: 'isValidSignature', args: [hashTypedData(created.body.typedData), signature],
+      address: wallet,
+      abi: mockErc1271Wallet.abi,
+      functionName: 'isValidSignature',
+      args: [hashTypedData(created.body.typedData), signature],
     });
     expect(vouched).toBe(ERC1271_MAGIC);
     const before = await call('GET', `/v1/authorizations/${created.body.id}`);
@@ -75,7 +87,9 @@ describe('a contract-wallet payer on a FiatToken v2.1-like token', () => {
     expect(after.body.state).toBe('drafted');
     expect(await isolatedBalance(chain, wallet)).toBe(100_000_000n);
     const nonce = created.body.authorization.nonce;
-    expect(await chain.publicClient.readContract({ address: chain.tokenAddress, abi: tokenAbi, functionName: 'authorizationState', args: [wallet, nonce] })).toBe(false);
+    expect(
+      await chain.publicClient.readContract({ address: chain.tokenAddress, abi: tokenAbi, functionName: 'authorizationState', args: [wallet, nonce] }),
+    ).toBe(false);
     // Not stored, so there is nothing to capture.
     expectApiError(await call('POST', `/v1/authorizations/${created.body.id}/capture`), 409, 'invalid_state');
     expect((await call('POST', `/v1/authorizations/${created.body.id}/void`, { reason: 'test cleanup' })).status).toBe(200);
@@ -85,11 +99,20 @@ describe('a contract-wallet payer on a FiatToken v2.1-like token', () => {
     const domain: TokenDomain = { name: 'USD Coin', version: '2', chainId: chain.anvil.chainId, verifyingContract: chain.tokenAddress };
     const now = Math.floor(Date.now() / 1000);
     const authorization = {
-      from: wallet, to: chain.merchant.address, value: '2000000', validAfter: '0', validBefore: String(now + 600), nonce: toHex(randomBytes(32)),
+      from: wallet,
+      to: chain.merchant.address,
+      value: '2000000',
+      validAfter: '0',
+      validBefore: String(now + 600),
+      nonce: toHex(randomBytes(32)),
     };
     const signature = await ethersSign('ReceiveWithAuthorization', domain, authorization, ownerKey);
     const res = await call('POST', '/v1/authorizations', {
-      orderId: `v21-presigned-${process.pid}-${Date.now()}`, primaryType: 'ReceiveWithAuthorization', authorization, signature, domain,
+      orderId: `v21-presigned-${process.pid}-${Date.now()}`,
+      primaryType: 'ReceiveWithAuthorization',
+      authorization,
+      signature,
+      domain,
     });
     expectApiError(res, 422, 'contract_wallet_unsupported', /contract wallet/i);
     expect(res.body).not.toHaveProperty('id');

@@ -21,18 +21,28 @@ describe('the dev stack (npm start) with separate processes', () => {
     }
     stateDir = join(mkdtempSync(join(tmpdir(), 'authcap-devstack-')), 'state');
     stack = await startStack({
-      stateDir, apiPort: await freePort(), rpcPort: await freePort(), temporalPort: await freePort(), temporalUiPort: await freePort(),
-      persistent: true, separateProcesses: true, blockTimeSeconds: 0.2, log: () => undefined,
+      stateDir,
+      apiPort: await freePort(),
+      rpcPort: await freePort(),
+      temporalPort: await freePort(),
+      temporalUiPort: await freePort(),
+      persistent: true,
+      separateProcesses: true,
+      blockTimeSeconds: 0.2,
+      log: () => undefined,
     });
   }, 240_000);
   afterAll(async () => {
     await stack?.stop();
-    for (const [name, value] of Object.entries(saved)) if (value === undefined) delete process.env[name]; else process.env[name] = value;
+    for (const [name, value] of Object.entries(saved))
+      if (value === undefined) delete process.env[name];
+      else process.env[name] = value;
   });
 
   const call = (path: string, init: RequestInit = {}, key: string | null = stack.devJson.apiKey) =>
     fetch(`${stack.devJson.apiUrl}${path}`, {
-      ...init, headers: { 'content-type': 'application/json', ...(key ? { authorization: `Bearer ${key}` } : {}), ...init.headers },
+      ...init,
+      headers: { 'content-type': 'application/json', ...(key ? { authorization: `Bearer ${key}` } : {}), ...init.headers },
     }).then(async (res) => ({ status: res.status, body: (await res.json()) as any }));
 
   it('writes dev.json with both keys and the codec server, and keeps its state private', () => {
@@ -47,7 +57,7 @@ describe('the dev stack (npm start) with separate processes', () => {
     for (const file of ['dev.json', 'temporal.db', 'api-keys.json', 'codec-keys.json']) expect(mode(file), file).toBe(0o600);
   });
 
-  it('keeps the codec token out of every command line and out of the Web UI\'s public settings', async () => {
+  it("keeps the codec token out of every command line and out of the Web UI's public settings", async () => {
     const token = readFileSync(join(stateDir, 'codec-token'), 'utf8').trim();
     expect(stack.devJson.codecUrl).toBe(`${stack.devJson.codecEndpoint}/${token}`);
     const temporalPid = stack.processes.temporal!.child.pid!;
@@ -62,22 +72,25 @@ describe('the dev stack (npm start) with separate processes', () => {
     expect(settings.Codec.Endpoint).toBe(stack.devJson.codecEndpoint);
     expect(JSON.stringify(settings)).not.toContain(token);
     // The operator's browser on the UI decodes through it (this OS user); a page elsewhere does not.
-    const decode = (origin: string) => fetch(`${stack.devJson.codecEndpoint}/decode`, {
-      method: 'POST', headers: { origin, 'content-type': 'application/json', 'x-namespace': 'default' }, body: '{"payloads":[]}',
-    });
+    const decode = (origin: string) =>
+      fetch(`${stack.devJson.codecEndpoint}/decode`, {
+        method: 'POST',
+        headers: { origin, 'content-type': 'application/json', 'x-namespace': 'default' },
+        body: '{"payloads":[]}',
+      });
     const fromUi = await decode(stack.devJson.temporalUiUrl!);
     expect(fromUi.status).toBe(200);
     expect(fromUi.headers.get('access-control-allow-origin')).toBe(stack.devJson.temporalUiUrl);
     expect((await decode('http://127.0.0.1:1')).status).toBe(401);
   });
 
-  it('serves the worker\'s metrics and /readyz, and the API\'s /readyz counts workflows whose tasks keep failing and reports the head feed', async () => {
+  it("serves the worker's metrics and /readyz, and the API's /readyz counts workflows whose tasks keep failing and reports the head feed", async () => {
     const metricsUrl = stack.devJson.workerMetricsUrl!;
     expect(metricsUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/metrics$/);
     const readyz = metricsUrl.replace(/\/metrics$/, '/readyz');
     let worker = (await (await fetch(readyz)).json()) as { status: string; failingWorkflows: unknown[]; heads?: { state: string } };
     // The worker subscribed to anvil's new blocks as it started; give the first answer a moment.
-    for (const started = Date.now(); worker.heads?.state === 'connecting' && Date.now() - started < 10_000;) {
+    for (const started = Date.now(); worker.heads?.state === 'connecting' && Date.now() - started < 10_000; ) {
       await new Promise((r) => setTimeout(r, 200));
       worker = (await (await fetch(readyz)).json()) as typeof worker;
     }
@@ -94,15 +107,26 @@ describe('the dev stack (npm start) with separate processes', () => {
   it('requires the key (401), and the operator key cannot create (403)', async () => {
     expect((await call('/v1/authorizations', {}, null)).status).toBe(401);
     const payer = stack.devJson.payers[0]!;
-    const create = await call('/v1/authorizations', { method: 'POST', body: JSON.stringify({ orderId: `dev-${Date.now()}`, payer: payer.address, amount: '1' }) }, stack.devJson.operatorApiKey);
+    const create = await call(
+      '/v1/authorizations',
+      { method: 'POST', body: JSON.stringify({ orderId: `dev-${Date.now()}`, payer: payer.address, amount: '1' }) },
+      stack.devJson.operatorApiKey,
+    );
     expect(create.status).toBe(403);
   });
 
   it('reads answer at once while the worker process is down', async () => {
     const payer = stack.devJson.payers[1]!;
-    const created = await call('/v1/authorizations', { method: 'POST', body: JSON.stringify({ orderId: `dev-kill-${Date.now()}`, payer: payer.address, amount: '1.5' }) });
+    const created = await call('/v1/authorizations', {
+      method: 'POST',
+      body: JSON.stringify({ orderId: `dev-kill-${Date.now()}`, payer: payer.address, amount: '1.5' }),
+    });
     expect(created.status, JSON.stringify(created.body)).toBe(201);
-    const signature = signTypedData({ privateKey: Buffer.from(payer.privateKey.slice(2), 'hex'), data: created.body.typedData, version: SignTypedDataVersion.V4 });
+    const signature = signTypedData({
+      privateKey: Buffer.from(payer.privateKey.slice(2), 'hex'),
+      data: created.body.typedData,
+      version: SignTypedDataVersion.V4,
+    });
     expect((await call(`/v1/authorizations/${created.body.id}/signature`, { method: 'POST', body: JSON.stringify({ signature }) })).status).toBe(200);
 
     stack.processes.worker!.child.kill('SIGKILL');

@@ -43,7 +43,10 @@ describe('a capture whose activity fails for good', () => {
     const stored = await storedOn(chain, 0);
     expect(stored.state).toBe('stored');
     refuseCalls = true;
-    const failure = await chain.client.capture(stored.id).then(() => undefined, (err: unknown) => err);
+    const failure = await chain.client.capture(stored.id).then(
+      () => undefined,
+      (err: unknown) => err,
+    );
     refuseCalls = false;
     expect(failure).toBeInstanceOf(AuthcapError);
     expect((failure as AuthcapError).code).toBe('chain_unavailable');
@@ -71,12 +74,29 @@ describe('the relayer and the capture path', () => {
     await temporal.workflow.start('merchantRelayerWorkflow', {
       taskQueue: chain.taskQueue,
       workflowId: relayerWorkflowId(chain.merchant.address),
-      args: [{
-        accountNonce: null, inflight: [], answered: [],
-        queue: [{ requestId: 'carried-1', replyTo: { workflowId: 'nobody', runId: '00000000-0000-4000-8000-000000000000' }, to: chain.tokenAddress, data, gas: '100000', authorizer: chain.merchant.address, nonce: `0x${'00'.repeat(31)}02` as Hex }],
-      }],
+      args: [
+        {
+          accountNonce: null,
+          inflight: [],
+          answered: [],
+          queue: [
+            {
+              requestId: 'carried-1',
+              replyTo: { workflowId: 'nobody', runId: '00000000-0000-4000-8000-000000000000' },
+              to: chain.tokenAddress,
+              data,
+              gas: '100000',
+              authorizer: chain.merchant.address,
+              nonce: `0x${'00'.repeat(31)}02` as Hex,
+            },
+          ],
+        },
+      ],
     });
-    const after = await eventually(() => chain.publicClient.getTransactionCount({ address: chain.merchant.address }), (n) => n > before);
+    const after = await eventually(
+      () => chain.publicClient.getTransactionCount({ address: chain.merchant.address }),
+      (n) => n > before,
+    );
     expect(after).toBe(before + 1);
     await temporal.connection.close();
   });
@@ -85,10 +105,14 @@ describe('the relayer and the capture path', () => {
     const payer = chain.payers[1]!;
     const stored = await storedOn(chain, 1, '2');
     await chain.setMining(false);
-    const pending = chain.client.capture(stored.id, { waitMs: 120_000 }).then((outcome) => ({ outcome }), (error: unknown) => ({ error }));
+    const pending = chain.client.capture(stored.id, { waitMs: 120_000 }).then(
+      (outcome) => ({ outcome }),
+      (error: unknown) => ({ error }),
+    );
     // Wait until the relayer's transaction is in the pool, then blacklist the payer ahead of it in the same block.
     const queued = await eventually(
-      async () => (await chain.publicClient.getTransactionCount({ address: chain.merchant.address, blockTag: 'pending' })) -
+      async () =>
+        (await chain.publicClient.getTransactionCount({ address: chain.merchant.address, blockTag: 'pending' })) -
         (await chain.publicClient.getTransactionCount({ address: chain.merchant.address, blockTag: 'latest' })),
       (n) => n > 0,
       90_000,
@@ -98,13 +122,18 @@ describe('the relayer and the capture path', () => {
       expect.fail(`expected the capture in the pool, found ${queued}; the capture answered ${JSON.stringify(outcome)}`);
     }
     // Deterministic ordering: take our capture out of the pool, mine the blacklist, put ours back.
-    const pool = await chain.publicClient.request({ method: 'txpool_content' as never }) as { pending: Record<string, Record<string, { hash: Hex }>> };
+    const pool = (await chain.publicClient.request({ method: 'txpool_content' as never })) as { pending: Record<string, Record<string, { hash: Hex }>> };
     const ours = Object.entries(pool.pending).find(([from]) => from.toLowerCase() === chain.merchant.address.toLowerCase())![1];
     const captureHash = Object.values(ours)[0]!.hash;
-    const raw = await chain.publicClient.request({ method: 'eth_getRawTransactionByHash' as never, params: [captureHash] as never }) as Hex;
+    const raw = (await chain.publicClient.request({ method: 'eth_getRawTransactionByHash' as never, params: [captureHash] as never })) as Hex;
     await chain.publicClient.request({ method: 'anvil_dropTransaction' as never, params: [captureHash] as never });
     await chain.ownerWallet.writeContract({
-      address: chain.tokenAddress, abi: tokenAbi, functionName: 'blacklist', args: [payer.address], account: chain.ownerWallet.account!, chain: undefined,
+      address: chain.tokenAddress,
+      abi: tokenAbi,
+      functionName: 'blacklist',
+      args: [payer.address],
+      account: chain.ownerWallet.account!,
+      chain: undefined,
     });
     await chain.testClient.mine({ blocks: 1 });
     await chain.publicClient.request({ method: 'eth_sendRawTransaction' as never, params: [raw] as never });
@@ -121,7 +150,12 @@ describe('the relayer and the capture path', () => {
     expect(afterRevert.lastError?.message.match(/0x[0-9a-f]{64}/g)?.length ?? 0).toBeLessThanOrEqual(1);
 
     await chain.ownerWallet.writeContract({
-      address: chain.tokenAddress, abi: tokenAbi, functionName: 'unBlacklist', args: [payer.address], account: chain.ownerWallet.account!, chain: undefined,
+      address: chain.tokenAddress,
+      abi: tokenAbi,
+      functionName: 'unBlacklist',
+      args: [payer.address],
+      account: chain.ownerWallet.account!,
+      chain: undefined,
     });
     await sleep(600);
     const retried = await chain.client.capture(stored.id, { waitMs: 30_000 });
@@ -151,8 +185,15 @@ describe('an authorization rolled over by continue-as-new', () => {
       });
       const firstRunId = handle.firstExecutionRunId;
       const id = `auth_${Buffer.from(orderId).toString('base64url')}.${firstRunId}`;
-      const drafted = await eventually(() => chain.client.getAuthorization(id).catch(() => undefined), (r) => r?.state === 'drafted');
-      const rolled = await eventually(() => temporal.workflow.getHandle(`authorization-${orderId}`).describe(), (d) => d.runId !== firstRunId, 60_000);
+      const drafted = await eventually(
+        () => chain.client.getAuthorization(id).catch(() => undefined),
+        (r) => r?.state === 'drafted',
+      );
+      const rolled = await eventually(
+        () => temporal.workflow.getHandle(`authorization-${orderId}`).describe(),
+        (d) => d.runId !== firstRunId,
+        60_000,
+      );
       expect(rolled.runId).not.toBe(firstRunId);
       expect(rolled.raw.workflowExecutionInfo?.firstRunId).toBe(firstRunId);
       // The same id still reads and commands the authorization, across runs.

@@ -44,20 +44,25 @@ const orders: { orderId: string; id: string }[] = [];
 beforeAll(async () => {
   // Enough events that the default page (20) is full and the oldest ones are settled: a later
   // answer can only add events after them, so every right answer to one request is the same.
-  const created = await Promise.all(Array.from({ length: 24 }, async () => {
-    const orderId = newOrderId('feed-load');
-    const res = await api('POST', '/v1/authorizations', { orderId, payer: p.address, amount: '1' });
-    expect(res.status, JSON.stringify(res.body)).toBe(201);
-    return { orderId, id: res.body.id as string };
-  }));
+  const created = await Promise.all(
+    Array.from({ length: 24 }, async () => {
+      const orderId = newOrderId('feed-load');
+      const res = await api('POST', '/v1/authorizations', { orderId, payer: p.address, amount: '1' });
+      expect(res.status, JSON.stringify(res.body)).toBe(201);
+      return { orderId, id: res.body.id as string };
+    }),
+  );
   orders.push(...created);
-  await vi.waitFor(async () => {
-    for (const { orderId } of orders) {
-      const answer = await feed(`?orderId=${encodeURIComponent(orderId)}`);
-      expect(answer.status).toBe(200);
-      expect(answer.body.data).toHaveLength(1);
-    }
-  }, { timeout: 30_000, interval: 500 });
+  await vi.waitFor(
+    async () => {
+      for (const { orderId } of orders) {
+        const answer = await feed(`?orderId=${encodeURIComponent(orderId)}`);
+        expect(answer.status).toBe(200);
+        expect(answer.body.data).toHaveLength(1);
+      }
+    },
+    { timeout: 30_000, interval: 500 },
+  );
 }, 120_000);
 
 describe('the events feed under 100 parallel requests', () => {

@@ -32,21 +32,39 @@ const accounts = devAccounts(2);
 
 beforeAll(async () => {
   anvil = await startAnvil({ port: await freePort(), blockTimeSeconds: 0.2 });
-  const chain = defineChain({ id: anvil.chainId, name: 'operator', nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 }, rpcUrls: { default: { http: [anvil.rpcUrl] } } });
+  const chain = defineChain({
+    id: anvil.chainId,
+    name: 'operator',
+    nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
+    rpcUrls: { default: { http: [anvil.rpcUrl] } },
+  });
   // The operator's chain: the token is there and the payers hold some, before authcap starts.
   tokenAddress = await deployDevToken({ rpcUrl: anvil.rpcUrl, chain, accounts });
 
   stateDir = join(mkdtempSync(join(tmpdir(), 'authcap-external-')), 'state');
   rpcPort = await freePort();
   const env: NodeJS.ProcessEnv = { ...process.env };
-  for (const name of ['TEMPORAL_ADDRESS', 'AUTHCAP_CODEC_KEYS', 'AUTHCAP_CODEC_KEY_FILE', 'AUTHCAP_CODEC', 'AUTHCAP_WEBHOOK_URL', 'MERCHANT_PRIVATE_KEYS', 'AUTHCAP_MERCHANT_KEYS']) delete env[name];
+  for (const name of [
+    'TEMPORAL_ADDRESS',
+    'AUTHCAP_CODEC_KEYS',
+    'AUTHCAP_CODEC_KEY_FILE',
+    'AUTHCAP_CODEC',
+    'AUTHCAP_WEBHOOK_URL',
+    'MERCHANT_PRIVATE_KEYS',
+    'AUTHCAP_MERCHANT_KEYS',
+  ])
+    delete env[name];
   Object.assign(env, {
-    RPC_URL: anvil.rpcUrl, TOKEN_ADDRESS: tokenAddress, MERCHANT_PRIVATE_KEY: accounts.merchant.privateKey,
+    RPC_URL: anvil.rpcUrl,
+    TOKEN_ADDRESS: tokenAddress,
+    MERCHANT_PRIVATE_KEY: accounts.merchant.privateKey,
     AUTHCAP_DEMO_PAYER_KEYS: accounts.payers.map((p) => p.privateKey).join(','),
     // Set, as a newcomer copying the configuration table might: it cannot apply to someone else's chain.
     AUTHCAP_RPC_PORT: String(rpcPort),
-    AUTHCAP_STATE_DIR: stateDir, AUTHCAP_API_PORT: String(await freePort()),
-    TEMPORAL_PORT: String(await freePort()), TEMPORAL_UI_PORT: String(await freePort()),
+    AUTHCAP_STATE_DIR: stateDir,
+    AUTHCAP_API_PORT: String(await freePort()),
+    TEMPORAL_PORT: String(await freePort()),
+    TEMPORAL_UI_PORT: String(await freePort()),
   });
   main = spawn(process.execPath, ['--import', 'tsx', 'devstack/main.ts'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
   exited = new Promise((resolve) => main.once('exit', (code) => resolve(code)));
@@ -84,7 +102,8 @@ describe('npm start on an external chain (RPC_URL, TOKEN_ADDRESS, MERCHANT_PRIVA
     const payer = dev.payers[0]!;
     const call = async (method: string, path: string, body?: unknown) => {
       const res = await fetch(`${dev.apiUrl}${path}`, {
-        method, headers: { authorization: `Bearer ${dev.apiKey}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        method,
+        headers: { authorization: `Bearer ${dev.apiKey}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
         body: body === undefined ? undefined : JSON.stringify(body),
       });
       return { status: res.status, body: (await res.json()) as any };

@@ -13,7 +13,7 @@ describe('workflows whose tasks keep failing', () => {
     for (const close of closers) await close();
   });
 
-  it('are counted on the worker\'s /readyz and /metrics, and reported by the API\'s /readyz', async () => {
+  it("are counted on the worker's /readyz and /metrics, and reported by the API's /readyz", async () => {
     const logged: Record<string, unknown>[] = [];
     const tracker = new TaskFailureTracker((_message, meta) => logged.push(meta));
     const metrics = await startMetricsServer(0, '127.0.0.1', tracker);
@@ -27,7 +27,15 @@ describe('workflows whose tasks keep failing', () => {
     expect((await apiReadyz()).checks.workflowTasks).toEqual({ failing: 0 });
 
     // The SDK's report of a failed activation, twice in a row for the same run.
-    const report = { sdkComponent: 'worker', taskQueue: 'authcap', namespace: 'default', workflowId: 'authorization-stuck-order', runId: 'run-1', workflowType: 'authorizationWorkflow', error: {} };
+    const report = {
+      sdkComponent: 'worker',
+      taskQueue: 'authcap',
+      namespace: 'default',
+      workflowId: 'authorization-stuck-order',
+      runId: 'run-1',
+      workflowType: 'authorizationWorkflow',
+      error: {},
+    };
     tracker.observe('WARN', 'Workflow failed', report);
     tracker.observe('WARN', 'Workflow failed', report);
     expect(logged).toMatchObject([{ workflowId: 'authorization-stuck-order', failures: 2 }]);

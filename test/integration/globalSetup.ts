@@ -21,7 +21,17 @@ let stateDir: string | undefined;
 export async function setup(project: TestProject): Promise<void> {
   stateDir = mkdtempSync(join(tmpdir(), 'authcap-test-'));
   // The suite must not pick up a developer's cluster or chain from the environment.
-  for (const name of ['TEMPORAL_ADDRESS', 'RPC_URL', 'TOKEN_ADDRESS', 'MERCHANT_PRIVATE_KEY', 'AUTHCAP_API_KEY', 'AUTHCAP_CODEC_KEYS', 'AUTHCAP_CODEC_KEY_FILE', 'AUTHCAP_CODEC']) delete process.env[name];
+  for (const name of [
+    'TEMPORAL_ADDRESS',
+    'RPC_URL',
+    'TOKEN_ADDRESS',
+    'MERCHANT_PRIVATE_KEY',
+    'AUTHCAP_API_KEY',
+    'AUTHCAP_CODEC_KEYS',
+    'AUTHCAP_CODEC_KEY_FILE',
+    'AUTHCAP_CODEC',
+  ])
+    delete process.env[name];
   // Reconcile often so tests see outside consumption quickly; the product default is 15 s.
   process.env.AUTHCAP_RECONCILE_SECONDS = '2';
   stack = await startStack({

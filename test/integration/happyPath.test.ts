@@ -38,9 +38,7 @@ describe('authorize → capture through the HTTP API on real Temporal and anvil'
     // capturing in parallel: its credit is read from this capture's own Transfer log instead.
     expect(await tokenBalance(p.address)).toBe(payerBefore - 12_345_678n);
     const { nonce } = created.body.authorization;
-    expect(
-      await chain().readContract({ address: dev().tokenAddress, abi: tokenAbi, functionName: 'authorizationState', args: [p.address, nonce] }),
-    ).toBe(true);
+    expect(await chain().readContract({ address: dev().tokenAddress, abi: tokenAbi, functionName: 'authorizationState', args: [p.address, nonce] })).toBe(true);
     const receipt = await chain().getTransactionReceipt({ hash: captured.body.capture.transactionHash });
     const used = parseEventLogs({ abi: tokenAbi, logs: receipt.logs, eventName: 'AuthorizationUsed' });
     expect(used).toHaveLength(1);

@@ -40,7 +40,7 @@ describe('a worker whose WebSocket head feed is unreachable', () => {
   it("says so on its own /readyz and /metrics, and the API's /readyz is 200 degraded with a heads check", async () => {
     // The worker subscribes at start; the refusal comes at once (allow a moment for the first try).
     let worker: any;
-    for (const started = Date.now(); Date.now() - started < 10_000;) {
+    for (const started = Date.now(); Date.now() - started < 10_000; ) {
       worker = await (await fetch(workerReadyz)).json();
       if (worker.heads?.state === 'failing') break;
       await new Promise((r) => setTimeout(r, 200));
@@ -58,7 +58,9 @@ describe('a worker whose WebSocket head feed is unreachable', () => {
     expect(ready.body.checks.temporal.ok).toBe(true);
     expect(ready.body.checks.node.ok).toBe(true);
     expect(ready.body.checks.heads).toEqual({
-      ok: false, state: 'failing', detail: expect.stringMatching(/head feed is down.*AUTHCAP_WS_URL.*captures still succeed but take longer/),
+      ok: false,
+      state: 'failing',
+      detail: expect.stringMatching(/head feed is down.*AUTHCAP_WS_URL.*captures still succeed but take longer/),
     });
   }, 30_000);
 
@@ -75,6 +77,10 @@ describe('a worker whose WebSocket head feed is unreachable', () => {
     expect(receipt.status).toBe('success');
 
     const ready = await call('GET', '/readyz', undefined, null);
-    expect({ status: ready.status, state: ready.body.status, heads: ready.body.checks.heads.state }).toEqual({ status: 200, state: 'degraded', heads: 'failing' });
+    expect({ status: ready.status, state: ready.body.status, heads: ready.body.checks.heads.state }).toEqual({
+      status: 200,
+      state: 'degraded',
+      heads: 'failing',
+    });
   }, 60_000);
 });

@@ -34,14 +34,29 @@ describe('an open authorization with periodic checks off (the default)', () => {
       expect(await timers()).toBe(1);
 
       // The payer cancels the drafted nonce with their wallet; someone else relays it.
-      const cancelSignature = walletSign({
-        domain: drafted.typedData.domain, primaryType: 'CancelAuthorization',
-        types: { EIP712Domain: drafted.typedData.types.EIP712Domain, CancelAuthorization: [{ name: 'authorizer', type: 'address' }, { name: 'nonce', type: 'bytes32' }] },
-        message: { authorizer: p.address, nonce: drafted.authorization.nonce },
-      }, p.privateKey);
-      const receipt = await asTokenOwner((w) => w.writeContract({
-        address: dev().tokenAddress, abi: tokenAbi, functionName: 'cancelAuthorization', args: [p.address, drafted.authorization.nonce, cancelSignature],
-      }));
+      const cancelSignature = walletSign(
+        {
+          domain: drafted.typedData.domain,
+          primaryType: 'CancelAuthorization',
+          types: {
+            EIP712Domain: drafted.typedData.types.EIP712Domain,
+            CancelAuthorization: [
+              { name: 'authorizer', type: 'address' },
+              { name: 'nonce', type: 'bytes32' },
+            ],
+          },
+          message: { authorizer: p.address, nonce: drafted.authorization.nonce },
+        },
+        p.privateKey,
+      );
+      const receipt = await asTokenOwner((w) =>
+        w.writeContract({
+          address: dev().tokenAddress,
+          abi: tokenAbi,
+          functionName: 'cancelAuthorization',
+          args: [p.address, drafted.authorization.nonce, cancelSignature],
+        }),
+      );
       const canceled = await waitForState(id, 'canceled', 20_000);
       expect(canceled.cancellation).toMatchObject({ by: 'onchain', transactionHash: receipt.transactionHash });
       expect((await getAuthorization(id)).state).toBe('canceled');

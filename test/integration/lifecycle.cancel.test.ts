@@ -94,7 +94,10 @@ describe('payer cancellation through the HTTP API', () => {
       primaryType: 'CancelAuthorization',
       types: {
         EIP712Domain: drafted.typedData.types.EIP712Domain,
-        CancelAuthorization: [{ name: 'authorizer', type: 'address' }, { name: 'nonce', type: 'bytes32' }],
+        CancelAuthorization: [
+          { name: 'authorizer', type: 'address' },
+          { name: 'nonce', type: 'bytes32' },
+        ],
       },
       message: { authorizer: p.address, nonce: drafted.authorization.nonce },
     };

@@ -6,8 +6,20 @@ import { tokenAbi } from '../../domain/tokenAbi.js';
 import { api, chain, dev, newOrderId, payer, tokenBalance } from '../support/api.js';
 import { expectApiError, expectNothingChanges } from '../support/sideEffects.js';
 import {
-  asPayer, authorizationMessage, authorizationState, blacklist, ethersSign, expectMerchantCredited, fundEth, getAuthorization,
-  historyStates, mint, nonceLogs, stored, tokenDomain, unBlacklist,
+  asPayer,
+  authorizationMessage,
+  authorizationState,
+  blacklist,
+  ethersSign,
+  expectMerchantCredited,
+  fundEth,
+  getAuthorization,
+  historyStates,
+  mint,
+  nonceLogs,
+  stored,
+  tokenDomain,
+  unBlacklist,
 } from '../support/lifecycle.js';
 
 const token = () => ({ address: dev().tokenAddress, abi: tokenAbi }) as const;
@@ -107,7 +119,11 @@ describe('capture prechecks: a failed capture sends nothing and can be retried',
     const domain = await tokenDomain();
     const signature = await ethersSign('TransferWithAuthorization', domain, authorization, p.privateKey);
     const res = await api('POST', '/v1/authorizations', {
-      orderId: newOrderId('lc-not-yet'), primaryType: 'TransferWithAuthorization', authorization, signature, domain,
+      orderId: newOrderId('lc-not-yet'),
+      primaryType: 'TransferWithAuthorization',
+      authorization,
+      signature,
+      domain,
     });
     expect(res.status, JSON.stringify(res.body)).toBe(201);
     expect(res.body.state).toBe('stored');

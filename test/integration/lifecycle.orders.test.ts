@@ -53,11 +53,14 @@ describe('attempts per order', () => {
     expect(fourth.body.error.details.id).toBe(retryId);
 
     // Visibility is eventually consistent: poll until both attempts show with their states.
-    const all = await vi.waitFor(async () => {
-      const data = await listAuthorizations({ orderId });
-      expect(Object.fromEntries(data.map((d) => [d.id, d.state]))).toEqual({ [firstId]: 'voided', [retryId]: 'drafted' });
-      return data;
-    }, { timeout: 10_000, interval: 250 });
+    const all = await vi.waitFor(
+      async () => {
+        const data = await listAuthorizations({ orderId });
+        expect(Object.fromEntries(data.map((d) => [d.id, d.state]))).toEqual({ [firstId]: 'voided', [retryId]: 'drafted' });
+        return data;
+      },
+      { timeout: 10_000, interval: 250 },
+    );
     for (const d of all) {
       expect(d.orderId).toBe(orderId);
       expect(d.payer).toBe(p.address);
@@ -83,7 +86,10 @@ describe('attempts per order', () => {
     const a = open.body.authorization;
     // A well-formed pre-signed body (the draft's own typed data, signed): refused for the order, not stored.
     const res = await api('POST', '/v1/authorizations', {
-      orderId, primaryType: 'ReceiveWithAuthorization', authorization: a, signature: walletSign(open.body.typedData, p.privateKey),
+      orderId,
+      primaryType: 'ReceiveWithAuthorization',
+      authorization: a,
+      signature: walletSign(open.body.typedData, p.privateKey),
     });
     expectApiError(res, 409, 'order_has_open_authorization');
     expect(res.body.error.details.id).toBe(open.body.id);

@@ -8,8 +8,17 @@ import { tokenAbi } from '../../domain/tokenAbi.js';
 import { api, chain, dev, newOrderId, payer, tokenBalance } from '../support/api.js';
 import { expectApiError, expectNothingChanges } from '../support/sideEffects.js';
 import {
-  authorizationMessage, authorizationState, draft, ethersSign, expectMerchantCredited, listAuthorizations, nonceLogs,
-  tokenDomain, type AuthorizationMessage, type PrimaryType, type TokenDomain,
+  authorizationMessage,
+  authorizationState,
+  draft,
+  ethersSign,
+  expectMerchantCredited,
+  listAuthorizations,
+  nonceLogs,
+  tokenDomain,
+  type AuthorizationMessage,
+  type PrimaryType,
+  type TokenDomain,
 } from '../support/lifecycle.js';
 
 // An EOA's 65-byte signature goes through the v, r, s overloads, which FiatToken v2.1 has too.
@@ -85,14 +94,16 @@ describe('a refused pre-signed authorization: 422, nothing stored, the order sta
   const value = 5_000_000n;
   const cases: { name: string; code: string; make: (domain: TokenDomain) => Promise<{ body: Parameters<typeof presign>; nonce: `0x${string}` }> }[] = [
     {
-      name: 'recipient_mismatch (to = the payer)', code: 'recipient_mismatch',
+      name: 'recipient_mismatch (to = the payer)',
+      code: 'recipient_mismatch',
       make: async (domain) => {
         const a = authorizationMessage(p.address, value, { to: p.address });
         return { nonce: a.nonce, body: ['', 'TransferWithAuthorization', a, await ethersSign('TransferWithAuthorization', domain, a, p.privateKey), domain] };
       },
     },
     {
-      name: 'domain_mismatch (domain.chainId 1)', code: 'domain_mismatch',
+      name: 'domain_mismatch (domain.chainId 1)',
+      code: 'domain_mismatch',
       make: async (domain) => {
         const mainnet = { ...domain, chainId: 1 };
         const a = authorizationMessage(p.address, value);
@@ -100,21 +111,27 @@ describe('a refused pre-signed authorization: 422, nothing stored, the order sta
       },
     },
     {
-      name: 'invalid_signature (signed by another key)', code: 'invalid_signature',
+      name: 'invalid_signature (signed by another key)',
+      code: 'invalid_signature',
       make: async (domain) => {
         const a = authorizationMessage(p.address, value);
-        return { nonce: a.nonce, body: ['', 'TransferWithAuthorization', a, await ethersSign('TransferWithAuthorization', domain, a, stranger.privateKey), domain] };
+        return {
+          nonce: a.nonce,
+          body: ['', 'TransferWithAuthorization', a, await ethersSign('TransferWithAuthorization', domain, a, stranger.privateKey), domain],
+        };
       },
     },
     {
-      name: 'invalid_signature (a Transfer signature sent as ReceiveWithAuthorization)', code: 'invalid_signature',
+      name: 'invalid_signature (a Transfer signature sent as ReceiveWithAuthorization)',
+      code: 'invalid_signature',
       make: async (domain) => {
         const a = authorizationMessage(p.address, value);
         return { nonce: a.nonce, body: ['', 'ReceiveWithAuthorization', a, await ethersSign('TransferWithAuthorization', domain, a, p.privateKey), domain] };
       },
     },
     {
-      name: 'authorization_expired (validBefore in the past)', code: 'authorization_expired',
+      name: 'authorization_expired (validBefore in the past)',
+      code: 'authorization_expired',
       make: async (domain) => {
         const now = Math.floor(Date.now() / 1000);
         const a = authorizationMessage(p.address, value, { validAfter: String(now - 3600), validBefore: String(now - 10) });
@@ -135,12 +152,15 @@ describe('a refused pre-signed authorization: 422, nothing stored, the order sta
     expect(await authorizationState(p.address, nonce)).toBe(false);
 
     // Visibility (eventually consistent) knows the refused attempt, and it is not stored.
-    const attempts = await vi.waitFor(async () => {
-      const data = await listAuthorizations({ orderId });
-      expect(data.length).toBeGreaterThan(0);
-      expect(data.every((d) => d.state !== 'drafting')).toBe(true);
-      return data;
-    }, { timeout: 10_000, interval: 250 });
+    const attempts = await vi.waitFor(
+      async () => {
+        const data = await listAuthorizations({ orderId });
+        expect(data.length).toBeGreaterThan(0);
+        expect(data.every((d) => d.state !== 'drafting')).toBe(true);
+        return data;
+      },
+      { timeout: 10_000, interval: 250 },
+    );
     expect(attempts.filter((d) => ['stored', 'capturing', 'captured'].includes(d.state))).toEqual([]);
     expect(attempts.map((d) => d.state)).toEqual(['rejected']);
     expect(await listAuthorizations({ orderId, state: 'stored' })).toEqual([]);

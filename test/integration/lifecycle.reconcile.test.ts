@@ -8,8 +8,19 @@ import { tokenAbi } from '../../domain/tokenAbi.js';
 import { api, dev, newOrderId, payer, tokenBalance, walletSign } from '../support/api.js';
 import { expectNoMerchantTransactionFor, markMerchant } from '../support/sideEffects.js';
 import {
-  asTokenOwner, authorizationMessage, authorizationState, ethersSign, expectMerchantCredited, historyStates, nonceLogs, stored, draft,
-  tokenDomain, waitForState, type AuthorizationMessage, type DemoKey,
+  asTokenOwner,
+  authorizationMessage,
+  authorizationState,
+  ethersSign,
+  expectMerchantCredited,
+  historyStates,
+  nonceLogs,
+  stored,
+  draft,
+  tokenDomain,
+  waitForState,
+  type AuthorizationMessage,
+  type DemoKey,
 } from '../support/lifecycle.js';
 
 const token = () => ({ address: dev().tokenAddress, abi: tokenAbi }) as const;
@@ -20,7 +31,11 @@ async function storedTransfer(p: DemoKey, value: bigint) {
   const authorization = authorizationMessage(p.address, value);
   const signature = await ethersSign('TransferWithAuthorization', domain, authorization, p.privateKey);
   const res = await api('POST', '/v1/authorizations', {
-    orderId: newOrderId('lc-reconcile'), primaryType: 'TransferWithAuthorization', authorization, signature, domain,
+    orderId: newOrderId('lc-reconcile'),
+    primaryType: 'TransferWithAuthorization',
+    authorization,
+    signature,
+    domain,
   });
   expect(res.status, JSON.stringify(res.body)).toBe(201);
   expect(res.body.state).toBe('stored');
@@ -29,11 +44,13 @@ async function storedTransfer(p: DemoKey, value: bigint) {
 
 /** Someone other than the merchant settles the TransferWithAuthorization onchain (bytes overload). */
 function settleElsewhere(a: AuthorizationMessage, signature: Hex) {
-  return asTokenOwner((w) => w.writeContract({
-    ...token(),
-    functionName: 'transferWithAuthorization',
-    args: [a.from, a.to, BigInt(a.value), BigInt(a.validAfter), BigInt(a.validBefore), a.nonce, signature],
-  }));
+  return asTokenOwner((w) =>
+    w.writeContract({
+      ...token(),
+      functionName: 'transferWithAuthorization',
+      args: [a.from, a.to, BigInt(a.value), BigInt(a.validAfter), BigInt(a.validBefore), a.nonce, signature],
+    }),
+  );
 }
 
 describe('the workflow notices outside consumption of its nonce and settles by itself', () => {
@@ -45,9 +62,13 @@ describe('the workflow notices outside consumption of its nonce and settles by i
     const { nonce } = s.authorization;
 
     const cancelSignature = walletSign(s.cancellationTypedData, p.privateKey);
-    const receipt = await asTokenOwner((w) => w.writeContract({
-      ...token(), functionName: 'cancelAuthorization', args: [p.address, nonce, cancelSignature],
-    }));
+    const receipt = await asTokenOwner((w) =>
+      w.writeContract({
+        ...token(),
+        functionName: 'cancelAuthorization',
+        args: [p.address, nonce, cancelSignature],
+      }),
+    );
     const logs = parseEventLogs({ abi: tokenAbi, logs: receipt.logs, eventName: 'AuthorizationCanceled' });
     expect(logs.map((l) => l.args)).toEqual([{ authorizer: p.address, nonce }]);
 
@@ -76,13 +97,20 @@ describe('the workflow notices outside consumption of its nonce and settles by i
       primaryType: 'CancelAuthorization',
       types: {
         EIP712Domain: d.typedData.types.EIP712Domain,
-        CancelAuthorization: [{ name: 'authorizer', type: 'address' }, { name: 'nonce', type: 'bytes32' }],
+        CancelAuthorization: [
+          { name: 'authorizer', type: 'address' },
+          { name: 'nonce', type: 'bytes32' },
+        ],
       },
       message: { authorizer: p.address, nonce },
     };
-    const receipt = await asTokenOwner((w) => w.writeContract({
-      ...token(), functionName: 'cancelAuthorization', args: [p.address, nonce, walletSign(cancelTypedData, p.privateKey)],
-    }));
+    const receipt = await asTokenOwner((w) =>
+      w.writeContract({
+        ...token(),
+        functionName: 'cancelAuthorization',
+        args: [p.address, nonce, walletSign(cancelTypedData, p.privateKey)],
+      }),
+    );
     const canceled = await waitForState(d.id, 'canceled', 20_000);
     expect(canceled.cancellation).toMatchObject({ by: 'onchain', transactionHash: receipt.transactionHash });
     expect(canceled.typedData).toBeNull();

@@ -7,7 +7,16 @@ import { api, chain, newOrderId, payer, tokenBalance } from '../support/api.js';
 import { expectApiError, expectNoMerchantTransactionFor, markMerchant } from '../support/sideEffects.js';
 import { connectTemporal } from '../support/temporal.js';
 import {
-  authorizationState, draft, expectMerchantCredited, getAuthorization, historyStates, nonceLogs, runCli, sleep, stored, waitForState,
+  authorizationState,
+  draft,
+  expectMerchantCredited,
+  getAuthorization,
+  historyStates,
+  nonceLogs,
+  runCli,
+  sleep,
+  stored,
+  waitForState,
 } from '../support/lifecycle.js';
 
 const p = payer(5);
@@ -154,11 +163,17 @@ describe('void against a capture in flight', () => {
     const update = await handle.startUpdate<{ state: string }, []>('capture', { waitForStage: WorkflowUpdateStage.ACCEPTED });
 
     const voidRes = await api('POST', `/v1/authorizations/${s.id}/void`, { reason: 'too late', by: 'ops' });
-    const captureOutcome = await update.result().then((v) => v.state, (err: Error) => `failed: ${err.cause instanceof Error ? err.cause.message : err.message}`);
+    const captureOutcome = await update.result().then(
+      (v) => v.state,
+      (err: Error) => `failed: ${err.cause instanceof Error ? err.cause.message : err.message}`,
+    );
     const after = await getAuthorization(s.id);
     // One picture of what happened, so a failure shows the void answer, the capture outcome and the final state together.
-    expect({ void: [voidRes.status, voidRes.body.error?.code], capture: captureOutcome, state: after.state })
-      .toEqual({ void: [409, 'invalid_state'], capture: 'captured', state: 'captured' });
+    expect({ void: [voidRes.status, voidRes.body.error?.code], capture: captureOutcome, state: after.state }).toEqual({
+      void: [409, 'invalid_state'],
+      capture: 'captured',
+      state: 'captured',
+    });
     expect(after.void).toBeNull();
     expect(await tokenBalance(p.address)).toBe(balance - 750_000n);
     const receipt = await chain().getTransactionReceipt({ hash: after.capture.transactionHash });

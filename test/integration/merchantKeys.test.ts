@@ -26,16 +26,22 @@ describe('several merchant keys', () => {
   it('spreads authorizations over the keys; each capture is sent by its payee, once', async () => {
     const keys = [chain.merchant.address, ...extra];
     const noncesBefore = await Promise.all(keys.map((address) => chain.publicClient.getTransactionCount({ address })));
-    const runs = await Promise.all(Array.from({ length: 6 }, async (_, i) => {
-      const payer = chain.payers[i % chain.payers.length]!;
-      const created = await chain.client.createAuthorization({ orderId: `keys-${process.pid}-${Date.now()}-${i}`, payer: payer.address, amount: '0.5' });
-      await chain.client.submitSignature(created.id, walletSign(created.typedData, payer.privateKey));
-      const outcome = await chain.client.capture(created.id, { waitMs: 60_000 });
-      return { created, outcome };
-    }));
+    const runs = await Promise.all(
+      Array.from({ length: 6 }, async (_, i) => {
+        const payer = chain.payers[i % chain.payers.length]!;
+        const created = await chain.client.createAuthorization({ orderId: `keys-${process.pid}-${Date.now()}-${i}`, payer: payer.address, amount: '0.5' });
+        await chain.client.submitSignature(created.id, walletSign(created.typedData, payer.privateKey));
+        const outcome = await chain.client.capture(created.id, { waitMs: 60_000 });
+        return { created, outcome };
+      }),
+    );
     const payees = runs.map((r) => r.created.authorization!.to.toLowerCase());
     // Round robin: every key pays (and captures) two of the six.
-    for (const key of keys) expect(payees.filter((p) => p === key.toLowerCase()), key).toHaveLength(2);
+    for (const key of keys)
+      expect(
+        payees.filter((p) => p === key.toLowerCase()),
+        key,
+      ).toHaveLength(2);
     for (const { created, outcome } of runs) {
       expect(outcome.authorization.state).toBe('captured');
       const tx = await chain.publicClient.getTransaction({ hash: outcome.authorization.capture!.transactionHash });

@@ -5,9 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { concatHex, hexToBigInt, numberToHex, parseSignature, serializeCompactSignature, signatureToCompactSignature, sliceHex, type Hex } from 'viem';
 import { api, newOrderId, payer, walletSign } from '../support/api.js';
-import {
-  asPayer, authorizationMessage, draft, ethersSign, fundEth, nonceLogs, stored, tokenDomain, waitForState,
-} from '../support/lifecycle.js';
+import { asPayer, authorizationMessage, draft, ethersSign, fundEth, nonceLogs, stored, tokenDomain, waitForState } from '../support/lifecycle.js';
 import { tokenAbi } from '../../domain/tokenAbi.js';
 
 const p = payer(0);
@@ -24,9 +22,13 @@ describe('one signed payment belongs to one order', () => {
     const first = await stored(p, '0.75');
     const typedData = await draftTypedData(first);
     const signature = walletSign(typedData, p.privateKey);
-    const reuse = (orderId: string) => api('POST', '/v1/authorizations', {
-      orderId, primaryType: 'ReceiveWithAuthorization', authorization: first.authorization, signature,
-    });
+    const reuse = (orderId: string) =>
+      api('POST', '/v1/authorizations', {
+        orderId,
+        primaryType: 'ReceiveWithAuthorization',
+        authorization: first.authorization,
+        signature,
+      });
     const [second, third] = await Promise.all([reuse(newOrderId('reuse-b')), reuse(newOrderId('reuse-c'))]);
     for (const res of [second, third]) {
       expect(res.status, JSON.stringify(res.body)).toBe(409);
@@ -51,10 +53,24 @@ describe('one signed payment belongs to one order', () => {
     await fundEth(p.address, 10n ** 16n);
     // The payer (anyone may) settles the TransferWithAuthorization to the merchant directly.
     const sig = parseSignature(signature);
-    await asPayer(p, (w) => w.writeContract({
-      address: domain.verifyingContract, abi: tokenAbi, functionName: 'transferWithAuthorization',
-      args: [authorization.from, authorization.to, BigInt(authorization.value), BigInt(authorization.validAfter), BigInt(authorization.validBefore), authorization.nonce, Number(sig.v), sig.r, sig.s],
-    }));
+    await asPayer(p, (w) =>
+      w.writeContract({
+        address: domain.verifyingContract,
+        abi: tokenAbi,
+        functionName: 'transferWithAuthorization',
+        args: [
+          authorization.from,
+          authorization.to,
+          BigInt(authorization.value),
+          BigInt(authorization.validAfter),
+          BigInt(authorization.validBefore),
+          authorization.nonce,
+          Number(sig.v),
+          sig.r,
+          sig.s,
+        ],
+      }),
+    );
     const res = await api('POST', '/v1/authorizations', { orderId: newOrderId('settled'), primaryType: 'TransferWithAuthorization', authorization, signature });
     expect(res.status, JSON.stringify(res.body)).toBe(422);
     expect(res.body.error.code).toBe('nonce_already_used');
@@ -102,12 +118,18 @@ async function draftTypedData(resource: { authorization: unknown; domain: unknow
   return {
     types: {
       EIP712Domain: [
-        { name: 'name', type: 'string' }, { name: 'version', type: 'string' },
-        { name: 'chainId', type: 'uint256' }, { name: 'verifyingContract', type: 'address' },
+        { name: 'name', type: 'string' },
+        { name: 'version', type: 'string' },
+        { name: 'chainId', type: 'uint256' },
+        { name: 'verifyingContract', type: 'address' },
       ],
       ReceiveWithAuthorization: [
-        { name: 'from', type: 'address' }, { name: 'to', type: 'address' }, { name: 'value', type: 'uint256' },
-        { name: 'validAfter', type: 'uint256' }, { name: 'validBefore', type: 'uint256' }, { name: 'nonce', type: 'bytes32' },
+        { name: 'from', type: 'address' },
+        { name: 'to', type: 'address' },
+        { name: 'value', type: 'uint256' },
+        { name: 'validAfter', type: 'uint256' },
+        { name: 'validBefore', type: 'uint256' },
+        { name: 'nonce', type: 'bytes32' },
       ],
     },
     primaryType: 'ReceiveWithAuthorization',

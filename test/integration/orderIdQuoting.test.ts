@@ -96,15 +96,17 @@ describe('order ids visibility cannot search for exactly', () => {
   });
 
   it('orders created before the rule are still reachable by their authorization id', { timeout: 180_000 }, async () => {
-    await Promise.all([quoted, escaped, leadingQuote].map(async (orderId) => {
-      const { id } = before[orderId]!;
-      const got = await api('GET', `/v1/authorizations/${id}`, undefined, operator());
-      expect(got.status).toBe(200);
-      expect(got.body).toMatchObject({ id, orderId, state: 'drafted' });
-      const cli = await runCli(['get', id, '--json']);
-      expect(cli.code, cli.stdout + cli.stderr).toBe(0);
-      expect(JSON.parse(cli.stdout)).toMatchObject({ id, orderId });
-    }));
+    await Promise.all(
+      [quoted, escaped, leadingQuote].map(async (orderId) => {
+        const { id } = before[orderId]!;
+        const got = await api('GET', `/v1/authorizations/${id}`, undefined, operator());
+        expect(got.status).toBe(200);
+        expect(got.body).toMatchObject({ id, orderId, state: 'drafted' });
+        const cli = await runCli(['get', id, '--json']);
+        expect(cli.code, cli.stdout + cli.stderr).toBe(0);
+        expect(JSON.parse(cli.stdout)).toMatchObject({ id, orderId });
+      }),
+    );
   });
 });
 
@@ -137,35 +139,46 @@ describe('every order id still accepted is found exactly, and only it', () => {
     const list = await api('GET', `/v1/authorizations?orderId=${enc(orderId)}`, undefined, operator());
     expect(list.status).toBe(200);
     expect(list.body.data.map((a: { id: string; orderId: string }) => [a.id, a.orderId])).toEqual([[created[orderId]!.id, orderId]]);
-    await vi.waitFor(async () => {
-      const feed = await api('GET', `/v1/events?orderId=${enc(orderId)}`, undefined, operator());
-      expect(feed.status).toBe(200);
-      expect(feed.body.data.map((e: { type: string; orderId: string; data: { object: { id: string } } }) => [e.type, e.orderId, e.data.object.id]))
-        .toEqual([['authorization.drafted', orderId, created[orderId]!.id]]);
-    }, { timeout: 15_000, interval: 500 });
+    await vi.waitFor(
+      async () => {
+        const feed = await api('GET', `/v1/events?orderId=${enc(orderId)}`, undefined, operator());
+        expect(feed.status).toBe(200);
+        expect(feed.body.data.map((e: { type: string; orderId: string; data: { object: { id: string } } }) => [e.type, e.orderId, e.data.object.id])).toEqual([
+          ['authorization.drafted', orderId, created[orderId]!.id],
+        ]);
+      },
+      { timeout: 15_000, interval: 500 },
+    );
   });
 
   it('non-ASCII text through the library: list and feed find it exactly', async () => {
     const page = await client.listPage({ orderId: unicode });
     expect(page.data.map((a) => [a.id, a.orderId])).toEqual([[created[unicode]!.id, unicode]]);
-    await vi.waitFor(async () => {
-      const feed = await client.listEvents({ orderId: unicode });
-      expect(feed.data.map((e) => [e.type, e.orderId, e.data.object.id])).toEqual([['authorization.drafted', unicode, created[unicode]!.id]]);
-    }, { timeout: 15_000, interval: 500 });
+    await vi.waitFor(
+      async () => {
+        const feed = await client.listEvents({ orderId: unicode });
+        expect(feed.data.map((e) => [e.type, e.orderId, e.data.object.id])).toEqual([['authorization.drafted', unicode, created[unicode]!.id]]);
+      },
+      { timeout: 15_000, interval: 500 },
+    );
   });
 
   it('the CLI lists and follows each of them by --order', { timeout: 180_000 }, async () => {
     // The feed holds back its last 2 s: wait until every order's event is out.
-    await vi.waitFor(async () => {
-      for (const orderId of [wild, punctuation, long, unicode]) expect((await client.listEvents({ orderId })).data).toHaveLength(1);
-    }, { timeout: 15_000, interval: 500 });
+    await vi.waitFor(
+      async () => {
+        for (const orderId of [wild, punctuation, long, unicode]) expect((await client.listEvents({ orderId })).data).toHaveLength(1);
+      },
+      { timeout: 15_000, interval: 500 },
+    );
     for (const orderId of [wild, punctuation, long, unicode]) {
       const [list, events] = await Promise.all([runCli(['list', '--order', orderId, '--json']), runCli(['events', '--order', orderId, '--json'])]);
       expect(list.code, list.stdout + list.stderr).toBe(0);
       expect(JSON.parse(list.stdout).data.map((a: { id: string }) => a.id)).toEqual([created[orderId]!.id]);
       expect(events.code, events.stdout + events.stderr).toBe(0);
-      expect(JSON.parse(events.stdout).data.map((e: { orderId: string; data: { object: { id: string } } }) => [e.orderId, e.data.object.id]))
-        .toEqual([[orderId, created[orderId]!.id]]);
+      expect(JSON.parse(events.stdout).data.map((e: { orderId: string; data: { object: { id: string } } }) => [e.orderId, e.data.object.id])).toEqual([
+        [orderId, created[orderId]!.id],
+      ]);
     }
   });
 });

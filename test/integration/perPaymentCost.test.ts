@@ -24,7 +24,10 @@ describe('the cost of one payment', () => {
       calls.set(method, (calls.get(method) ?? 0) + 1);
       return new InterceptingCall(next(options));
     };
-    const connection = await Connection.connect({ address: dev().temporalAddress, interceptors: [counting, makeGrpcRetryInterceptor(defaultGrpcRetryOptions())] });
+    const connection = await Connection.connect({
+      address: dev().temporalAddress,
+      interceptors: [counting, makeGrpcRetryInterceptor(defaultGrpcRetryOptions())],
+    });
     client = new AuthcapClient(new Client({ connection, namespace: dev().temporalNamespace, dataConverter: dataConverterFromEnv() }), 'authcap');
   });
   afterAll(() => client?.close());
@@ -42,7 +45,9 @@ describe('the cost of one payment', () => {
     const p = payer(9);
     const created = await api('POST', '/v1/authorizations', { orderId: newOrderId('cost'), payer: p.address, amount: '0.01' });
     expect(created.status).toBe(201);
-    expect((await api('POST', `/v1/authorizations/${created.body.id}/signature`, { signature: walletSign(created.body.typedData, p.privateKey) })).status).toBe(200);
+    expect((await api('POST', `/v1/authorizations/${created.body.id}/signature`, { signature: walletSign(created.body.typedData, p.privateKey) })).status).toBe(
+      200,
+    );
     const captured = await api('POST', `/v1/authorizations/${created.body.id}/capture`);
     expect([200, 201, 202]).toContain(captured.status);
     const temporal = await connectTemporal();

@@ -38,19 +38,21 @@ describe('the merchant relayer under concurrent captures from two worker process
 
     const captured = await Promise.all(stored.map((a) => api('POST', `/v1/authorizations/${a.id}/capture`)));
     // Past the API's bounded wait a capture answers 202: follow those to the end.
-    const finals = await Promise.all(captured.map(async (res, i) => {
-      let body = res.body;
-      for (let tries = 0; body.state === 'capturing' && tries < 300; tries++) {
-        await new Promise((r) => setTimeout(r, 200));
-        body = (await api('GET', `/v1/authorizations/${stored[i]!.id}`)).body;
-      }
-      return body;
-    }));
+    const finals = await Promise.all(
+      captured.map(async (res, i) => {
+        let body = res.body;
+        for (let tries = 0; body.state === 'capturing' && tries < 300; tries++) {
+          await new Promise((r) => setTimeout(r, 200));
+          body = (await api('GET', `/v1/authorizations/${stored[i]!.id}`)).body;
+        }
+        return body;
+      }),
+    );
 
-    const failed = finals.filter((f) => f.state !== "captured").map((f) => `${f.state}: ${JSON.stringify(f.lastError)}`);
-    if (failed.length) console.log("FAILED CAPTURES", failed.length, failed.slice(0, 5));
+    const failed = finals.filter((f) => f.state !== 'captured').map((f) => `${f.state}: ${JSON.stringify(f.lastError)}`);
+    if (failed.length) console.log('FAILED CAPTURES', failed.length, failed.slice(0, 5));
     expect(failed.slice(0, 5)).toEqual([]);
-    expect(finals.map((f) => f.state)).toEqual(Array(CAPTURES).fill("captured"));
+    expect(finals.map((f) => f.state)).toEqual(Array(CAPTURES).fill('captured'));
     expect(finals.every((f) => f.lastError === null)).toBe(true);
     const hashes = finals.map((f) => f.capture.transactionHash as Hex);
     expect(new Set(hashes).size).toBe(CAPTURES);

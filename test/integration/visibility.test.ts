@@ -97,10 +97,13 @@ describe('Temporal visibility: the authorization is findable by order id', () =>
     expect(visibleCaptured.typedSearchAttributes.get(AmountMinor)).toBe(7_250_000);
     await expectQueryMatchesGet(id, visibleCaptured, 'captured');
     // The workflow closes once the authorization is final.
-    await vi.waitFor(async () => {
-      const [execution] = await listByOrder(orderId);
-      expect(execution?.status.name).toBe('COMPLETED');
-    }, { timeout: 10_000, interval: 200 });
+    await vi.waitFor(
+      async () => {
+        const [execution] = await listByOrder(orderId);
+        expect(execution?.status.name).toBe('COMPLETED');
+      },
+      { timeout: 10_000, interval: 200 },
+    );
   });
 
   it('an operator can combine order, payer and state in one query', async () => {
@@ -109,11 +112,14 @@ describe('Temporal visibility: the authorization is findable by order id', () =>
     expect(created.status).toBe(201);
     await waitForVisibleState(orderId, 'drafted');
     const query = (state: string) => `OrderId = "${orderId}" AND Payer = "${p.address}" AND AuthorizationState = "${state}"`;
-    await vi.waitFor(async () => {
-      const hits: string[] = [];
-      for await (const e of temporal.workflow.list({ query: query('drafted') })) hits.push(e.workflowId);
-      expect(hits).toEqual([`authorization-${orderId}`]);
-    }, { timeout: 10_000, interval: 200 });
+    await vi.waitFor(
+      async () => {
+        const hits: string[] = [];
+        for await (const e of temporal.workflow.list({ query: query('drafted') })) hits.push(e.workflowId);
+        expect(hits).toEqual([`authorization-${orderId}`]);
+      },
+      { timeout: 10_000, interval: 200 },
+    );
     const misses: string[] = [];
     for await (const e of temporal.workflow.list({ query: query('stored') })) misses.push(e.workflowId);
     expect(misses).toEqual([]);

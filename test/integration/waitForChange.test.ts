@@ -20,7 +20,7 @@ describe('GET /v1/authorizations/{id}?wait=', () => {
     expect(Date.now() - started).toBeLessThan(WAIT * 1000 - 5_000);
   }, 60_000);
 
-  it('follows a capture to captured (Temporal long-polls the run\'s close), given the state the caller has', async () => {
+  it("follows a capture to captured (Temporal long-polls the run's close), given the state the caller has", async () => {
     const resource = await stored(p, '0.32');
     const capture = api('POST', `/v1/authorizations/${resource.id}/capture`, {});
     await waitForState(resource.id, 'capturing', 20_000).catch(() => undefined);
@@ -33,7 +33,7 @@ describe('GET /v1/authorizations/{id}?wait=', () => {
     await capture;
   }, 90_000);
 
-  it('answers at once when the state already differs from the caller\'s, or is final', async () => {
+  it("answers at once when the state already differs from the caller's, or is final", async () => {
     const resource = await stored(p, '0.33');
     const started = Date.now();
     expect((await api('GET', `/v1/authorizations/${resource.id}?wait=${WAIT}&state=drafted`)).body.state).toBe('stored');

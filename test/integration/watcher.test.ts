@@ -4,7 +4,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Client, } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import { createPublicClient, createWalletClient, defineChain, http, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { tokenAbi } from '../../domain/tokenAbi.js';
@@ -25,14 +25,21 @@ async function storedAuthorization() {
 }
 
 async function cancelOutside(resource: { authorization: { from: Hex; nonce: Hex }; cancellationTypedData: unknown }): Promise<Hex> {
-  const chain = defineChain({ id: dev().chainId, name: 'anvil', nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 }, rpcUrls: { default: { http: [dev().rpcUrl] } } });
+  const chain = defineChain({
+    id: dev().chainId,
+    name: 'anvil',
+    nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
+    rpcUrls: { default: { http: [dev().rpcUrl] } },
+  });
   const wallet = createWalletClient({ chain, transport: http(dev().rpcUrl), account: privateKeyToAccount(dev().tokenOwner!.privateKey) });
   const signature = walletSign(resource.cancellationTypedData, payer(P).privateKey);
   const publicClient = createPublicClient({ chain, transport: http(dev().rpcUrl) });
   for (let attempt = 0; ; attempt++) {
     try {
       const hash = await wallet.writeContract({
-        address: dev().tokenAddress, abi: tokenAbi, functionName: 'cancelAuthorization',
+        address: dev().tokenAddress,
+        abi: tokenAbi,
+        functionName: 'cancelAuthorization',
         args: [resource.authorization.from, resource.authorization.nonce, signature],
       });
       await publicClient.waitForTransactionReceipt({ hash, pollingInterval: 100 });
@@ -58,8 +65,12 @@ describe('the log watcher', () => {
   const cursorFile = join(mkdtempSync(join(tmpdir(), 'authcap-watcher-')), 'cursor.json');
   const publicClient = () => createPublicClient({ transport: http(dev().rpcUrl) }) as never;
   const watcherOptions = () => ({
-    client, publicClient: publicClient(), tokenAddress: dev().tokenAddress, cursorFile,
-    wsUrl: dev().rpcUrl.replace(/^http/, 'ws'), pollIntervalMs: 200,
+    client,
+    publicClient: publicClient(),
+    tokenAddress: dev().tokenAddress,
+    cursorFile,
+    wsUrl: dev().rpcUrl.replace(/^http/, 'ws'),
+    pollIntervalMs: 200,
   });
 
   beforeAll(async () => {

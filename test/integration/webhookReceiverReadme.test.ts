@@ -22,7 +22,12 @@ describe("the README's webhook receiver", () => {
 
   it('is at most 20 lines, verifies deliveries, and refuses a forged or stale one', async () => {
     const code = readmeReceiver();
-    expect(code.trim().split('\n').filter((line) => line.trim() && !line.trim().startsWith('//')).length).toBeLessThanOrEqual(20);
+    expect(
+      code
+        .trim()
+        .split('\n')
+        .filter((line) => line.trim() && !line.trim().startsWith('//')).length,
+    ).toBeLessThanOrEqual(20);
     writeFileSync(join(dir, 'receiver.mjs'), code);
     const port = await freePort();
     const created = await api('POST', '/v1/webhook_endpoints', { url: `http://127.0.0.1:${port}/hooks`, events: ['authorization.drafted'] });
@@ -34,7 +39,9 @@ describe("the README's webhook receiver", () => {
     let stdout = '';
     child.stdout.on('data', (chunk) => (stdout += chunk));
     try {
-      await vi.waitFor(async () => expect((await fetch(`http://127.0.0.1:${port}/hooks`, { method: 'POST', body: '{}' }).catch(() => undefined))?.status).toBe(400));
+      await vi.waitFor(async () =>
+        expect((await fetch(`http://127.0.0.1:${port}/hooks`, { method: 'POST', body: '{}' }).catch(() => undefined))?.status).toBe(400),
+      );
       const d = await draft(payer(3), '1');
       await vi.waitFor(() => expect(stdout).toContain(`authorization.drafted ${d.orderId} drafted`), { timeout: 15_000 });
       const body = JSON.stringify({ id: 'evt_forged', type: 'authorization.captured', orderId: d.orderId, data: { object: { state: 'captured' } } });

@@ -10,7 +10,7 @@ import { verifyWebhook } from '../../client/authcapClient.js';
 import { assertWebhookUrlAllowed } from '../../client/webhookEndpoints.js';
 import type { RecordedEvent, WebhookEndpointRecord } from '../../domain/events.js';
 import type { Resolver, WebhookAddressPolicy } from '../../runtime/webhookAddressPolicy.js';
-import { api, } from '../support/api.js';
+import { api } from '../support/api.js';
 import { startReceiver, type Receiver } from '../support/webhookReceiver.js';
 import { startOwnApi, type OwnApi } from '../support/ownApi.js';
 
@@ -20,9 +20,17 @@ delete process.env.AUTHCAP_WEBHOOK_ALLOW_LOOPBACK;
 delete process.env.AUTHCAP_WEBHOOK_ALLOW_PRIVATE;
 
 const PROBE_URLS = [
-  'http://127.0.0.1:4000/hooks', 'http://2130706433/hooks', 'http://0x7f.1/hooks', 'http://[::ffff:127.0.0.1]/hooks',
-  'http://169.254.169.254/latest/meta-data/', 'http://localhost:4000/hooks', 'http://[::1]:4000/hooks', 'http://10.0.0.1/hooks',
-  'http://100.100.100.200/latest/meta-data/', 'http://[fd00:ec2::254]/latest/meta-data/', 'http://metadata.google.internal/computeMetadata/v1/',
+  'http://127.0.0.1:4000/hooks',
+  'http://2130706433/hooks',
+  'http://0x7f.1/hooks',
+  'http://[::ffff:127.0.0.1]/hooks',
+  'http://169.254.169.254/latest/meta-data/',
+  'http://localhost:4000/hooks',
+  'http://[::1]:4000/hooks',
+  'http://10.0.0.1/hooks',
+  'http://100.100.100.200/latest/meta-data/',
+  'http://[fd00:ec2::254]/latest/meta-data/',
+  'http://metadata.google.internal/computeMetadata/v1/',
   'http://0.0.0.0:4000/hooks',
 ];
 
@@ -38,7 +46,7 @@ describe('registering a webhook endpoint', () => {
 
   const registered = async () => ((await api('GET', '/v1/webhook_endpoints')).body.data as { url: string }[]).map((e) => e.url).sort();
 
-  it('refuses each of the probe\'s URLs with 422 webhook_url_not_allowed, naming why, and registers nothing', async () => {
+  it("refuses each of the probe's URLs with 422 webhook_url_not_allowed, naming why, and registers nothing", async () => {
     const before = await registered();
     for (const target of PROBE_URLS) {
       const res = await fetch(`${url}/v1/webhook_endpoints`, {
@@ -55,9 +63,15 @@ describe('registering a webhook endpoint', () => {
     expect(await registered()).toEqual(before);
   });
 
-  it('the suite\'s stack, which allows loopback receivers, still refuses metadata and link-local addresses', async () => {
+  it("the suite's stack, which allows loopback receivers, still refuses metadata and link-local addresses", async () => {
     const before = await registered();
-    for (const target of ['http://169.254.169.254/latest/meta-data/', 'http://[::ffff:169.254.169.254]/', 'http://2852039166/', 'http://[fe80::1]/', 'http://[fd00:ec2::254]/']) {
+    for (const target of [
+      'http://169.254.169.254/latest/meta-data/',
+      'http://[::ffff:169.254.169.254]/',
+      'http://2852039166/',
+      'http://[fe80::1]/',
+      'http://[fd00:ec2::254]/',
+    ]) {
       const res = await api('POST', '/v1/webhook_endpoints', { url: target, events: ['*'] });
       expect(res.status, `${target}: ${JSON.stringify(res.body)}`).toBe(422);
       expect(res.body.error.code).toBe('webhook_url_not_allowed');
@@ -71,8 +85,13 @@ describe('delivering to a registered endpoint', () => {
   const loopbackOk: WebhookAddressPolicy = { allowLoopback: true, allowPrivate: false };
   const secret = 'whsec_ssrf_test_secret';
   const event = {
-    id: 'evt_ssrf_test_0001', type: 'authorization.drafted', createdAt: new Date().toISOString(), orderId: 'ssrf-1',
-    data: { object: { id: 'auth_ssrf', state: 'drafted' } }, sequence: 1, recordedAt: new Date().toISOString(),
+    id: 'evt_ssrf_test_0001',
+    type: 'authorization.drafted',
+    createdAt: new Date().toISOString(),
+    orderId: 'ssrf-1',
+    data: { object: { id: 'auth_ssrf', state: 'drafted' } },
+    sequence: 1,
+    recordedAt: new Date().toISOString(),
   } as unknown as RecordedEvent;
 
   let receiver: Receiver;
@@ -83,15 +102,29 @@ describe('delivering to a registered endpoint', () => {
   const port = () => new URL(receiver.url).port;
 
   function deliver(endpointUrl: string, policy: WebhookAddressPolicy, resolve?: Resolver) {
-    const record: WebhookEndpointRecord = { id: 'we_ssrfssrfssrfssrf', url: endpointUrl, events: ['*'], description: null, createdAt: new Date().toISOString(), secret };
+    const record: WebhookEndpointRecord = {
+      id: 'we_ssrfssrfssrfssrf',
+      url: endpointUrl,
+      events: ['*'],
+      description: null,
+      createdAt: new Date().toISOString(),
+      secret,
+    };
     const activities = createEventActivities({
-      listEndpoints: async () => [record], endpointRecord: async () => record, addressPolicy: () => policy, resolve, deliveryTimeoutMs: 3_000,
+      listEndpoints: async () => [record],
+      endpointRecord: async () => record,
+      addressPolicy: () => policy,
+      resolve,
+      deliveryTimeoutMs: 3_000,
     });
     return activities.deliverWebhook({ endpointId: record.id, event });
   }
 
   async function refusedWith(promise: Promise<unknown>): Promise<ApplicationFailure> {
-    const err = await promise.then(() => undefined, (e: unknown) => e);
+    const err = await promise.then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(err, 'the delivery went through').toBeInstanceOf(ApplicationFailure);
     return err as ApplicationFailure;
   }
@@ -142,7 +175,13 @@ describe('delivering to a registered endpoint', () => {
       });
       await new Promise<void>((resolve) => redirector.listen(0, '127.0.0.1', resolve));
     });
-    afterAll(() => new Promise<void>((resolve) => { redirector.closeAllConnections(); redirector.close(() => resolve()); }));
+    afterAll(
+      () =>
+        new Promise<void>((resolve) => {
+          redirector.closeAllConnections();
+          redirector.close(() => resolve());
+        }),
+    );
 
     it.each([301, 302, 303, 307, 308])('%i is a failed delivery and is not followed', async (code) => {
       status = code;

@@ -46,14 +46,21 @@ describe('webhooks', () => {
     expect(capture.status, JSON.stringify(capture.body)).toBe(200);
     const captured = capture.body;
 
-    const events = await vi.waitFor(() => {
-      const got = receiver.accepted(forOrder(s.orderId));
-      expect(got.at(-1)?.type).toBe('authorization.captured');
-      return got;
-    }, { timeout: 20_000, interval: 200 });
+    const events = await vi.waitFor(
+      () => {
+        const got = receiver.accepted(forOrder(s.orderId));
+        expect(got.at(-1)?.type).toBe('authorization.captured');
+        return got;
+      },
+      { timeout: 20_000, interval: 200 },
+    );
     // preconfirmed is the capture's log seen in the pending view before its block: it is on the record.
-    const expected = ['authorization.drafted', 'authorization.stored',
-      ...(captured.capture.preconfirmedAt ? ['authorization.preconfirmed'] : []), 'authorization.captured'];
+    const expected = [
+      'authorization.drafted',
+      'authorization.stored',
+      ...(captured.capture.preconfirmedAt ? ['authorization.preconfirmed'] : []),
+      'authorization.captured',
+    ];
     expect(events.map((e) => e.type)).toEqual(expected);
     expect(new Set(events.map((e) => e.id)).size).toBe(events.length);
     expect(events.map((e) => e.data.object.state)).toEqual(expected.map((t) => t.replace('authorization.', '').replace('preconfirmed', 'capturing')));
@@ -96,11 +103,14 @@ describe('webhooks', () => {
       const voided = await api('POST', `/v1/authorizations/${d.id}/void`, { reason: 'customer changed their mind' });
       expect(voided.status).toBe(200);
       // Backoff 1 s, 2 s, 4 s per event, one event after the other on this endpoint.
-      const events = await vi.waitFor(() => {
-        const got = refusing.accepted(forOrder(d.orderId));
-        expect(got.map((e) => e.type)).toEqual(['authorization.drafted', 'authorization.voided']);
-        return got;
-      }, { timeout: 60_000, interval: 500 });
+      const events = await vi.waitFor(
+        () => {
+          const got = refusing.accepted(forOrder(d.orderId));
+          expect(got.map((e) => e.type)).toEqual(['authorization.drafted', 'authorization.voided']);
+          return got;
+        },
+        { timeout: 60_000, interval: 500 },
+      );
       for (const event of events) {
         const tries = refusing.deliveries.filter((x) => x.eventId === event.id);
         expect(tries.map((x) => x.status)).toEqual([500, 500, 500, 200]);
@@ -128,16 +138,24 @@ describe('webhooks', () => {
     const p = await freshPayer();
     const s = await stored(p, '2');
     const cancelSignature = walletSign(s.cancellationTypedData, p.privateKey) as Hex;
-    const receipt = await asTokenOwner((w) => w.writeContract({
-      address: dev().tokenAddress, abi: tokenAbi, functionName: 'cancelAuthorization', args: [p.address, s.authorization.nonce, cancelSignature],
-    }));
+    const receipt = await asTokenOwner((w) =>
+      w.writeContract({
+        address: dev().tokenAddress,
+        abi: tokenAbi,
+        functionName: 'cancelAuthorization',
+        args: [p.address, s.authorization.nonce, cancelSignature],
+      }),
+    );
     const mined = Date.now();
     const period = Number(process.env.AUTHCAP_RECONCILE_SECONDS ?? 2) * 1000;
-    const canceled = await vi.waitFor(() => {
-      const got = receiver.accepted(forOrder(s.orderId)).find((e) => e.type === 'authorization.canceled');
-      expect(got).toBeDefined();
-      return got;
-    }, { timeout: 20_000, interval: 50 });
+    const canceled = await vi.waitFor(
+      () => {
+        const got = receiver.accepted(forOrder(s.orderId)).find((e) => e.type === 'authorization.canceled');
+        expect(got).toBeDefined();
+        return got;
+      },
+      { timeout: 20_000, interval: 50 },
+    );
     const took = receiver.deliveries.find((d) => d.eventId === canceled.id)!.at - mined;
     console.log(`authorization.canceled reached the receiver ${took} ms after the cancellation was mined (period ${period} ms)`);
     // One period to notice (the watcher usually nudges at once), plus the hand-over and the POST itself.

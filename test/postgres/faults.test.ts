@@ -22,10 +22,22 @@ describe('faults on the Temporal server with PostgreSQL, two workers, two APIs',
   /** Every authorization so far captured, then the audit of all of them. */
   const settleAndAudit = async (caseName: string, batch: string[]) => {
     for (const id of batch) {
-      const a = await eventually(() => world.client.getAuthorization(id), () => true, 60_000);
+      const a = await eventually(
+        () => world.client.getAuthorization(id),
+        () => true,
+        60_000,
+      );
       if (a?.state === 'stored') await captureInBackground(world, id);
     }
-    const finals = await Promise.all(batch.map((id) => eventually(() => world.client.getAuthorization(id), (a) => a.state === 'captured', 180_000)));
+    const finals = await Promise.all(
+      batch.map((id) =>
+        eventually(
+          () => world.client.getAuthorization(id),
+          (a) => a.state === 'captured',
+          180_000,
+        ),
+      ),
+    );
     expect(finals.map((a) => a?.state)).toEqual(batch.map(() => 'captured'));
     const result = await audit(world, ids, { caseName, merchantTxBefore: before });
     expect(result.details.filter((d) => !d.startsWith('note:'))).toEqual([]);
@@ -54,13 +66,26 @@ describe('faults on the Temporal server with PostgreSQL, two workers, two APIs',
     const batch: { id: string }[] = [];
     for (let i = 0; i < CAPTURES; i += 1) batch.push(await storedViaApi(world, i));
     ids.push(...batch.map((b) => b.id));
-    const first = batch.map(({ id }) => call(world, 'POST', `/v1/authorizations/${id}/capture`, {}, { api: 0, idempotencyKey: `cap-${id}` }).catch(() => undefined));
+    const first = batch.map(({ id }) =>
+      call(world, 'POST', `/v1/authorizations/${id}/capture`, {}, { api: 0, idempotencyKey: `cap-${id}` }).catch(() => undefined),
+    );
     await sleep(200);
     await kill(world.apis[0]!);
     await Promise.all(first);
-    const retried = await Promise.all(batch.map(({ id }) => eventually(() => call(world, 'POST', `/v1/authorizations/${id}/capture`, {}, { api: 1, idempotencyKey: `cap-${id}` }), (r) => r.status === 200, 120_000)));
+    const retried = await Promise.all(
+      batch.map(({ id }) =>
+        eventually(
+          () => call(world, 'POST', `/v1/authorizations/${id}/capture`, {}, { api: 1, idempotencyKey: `cap-${id}` }),
+          (r) => r.status === 200,
+          120_000,
+        ),
+      ),
+    );
     for (const [i, r] of retried.entries()) expect(r.body).toMatchObject({ id: batch[i]!.id, state: 'captured' });
-    await settleAndAudit('pg api killed', batch.map((b) => b.id));
+    await settleAndAudit(
+      'pg api killed',
+      batch.map((b) => b.id),
+    );
     await world.startApi();
     expect((await call(world, 'GET', '/readyz', undefined, { api: 0 })).status).toBe(200);
   });

@@ -35,7 +35,11 @@ describe('the lifecycle on the Temporal server with PostgreSQL', () => {
       ids.push(id);
       const captured = await call(world, 'POST', `/v1/authorizations/${id}/capture`, {}, { api });
       expect([200, 202]).toContain(captured.status);
-      const final = await eventually(() => call(world, 'GET', `/v1/authorizations/${id}`, undefined, { api: 1 - api }), (r) => r.body.state === 'captured', 60_000);
+      const final = await eventually(
+        () => call(world, 'GET', `/v1/authorizations/${id}`, undefined, { api: 1 - api }),
+        (r) => r.body.state === 'captured',
+        60_000,
+      );
       expect(final.body).toMatchObject({ id, state: 'captured', capture: { by: 'authcap' } });
       expect(final.body.capture.transactionHash).toMatch(/^0x[0-9a-f]{64}$/);
     }
@@ -52,9 +56,15 @@ describe('the lifecycle on the Temporal server with PostgreSQL', () => {
     ids.push(canceled.id);
     const read = await call(world, 'GET', `/v1/authorizations/${canceled.id}`);
     const payer = world.payers[3]!;
-    const c = await call(world, 'POST', `/v1/authorizations/${canceled.id}/cancel`, { signature: sign(read.body.cancellationTypedData, payer.privateKey as Hex) });
+    const c = await call(world, 'POST', `/v1/authorizations/${canceled.id}/cancel`, {
+      signature: sign(read.body.cancellationTypedData, payer.privateKey as Hex),
+    });
     expect([200, 202]).toContain(c.status);
-    const final = await eventually(() => call(world, 'GET', `/v1/authorizations/${canceled.id}`), (r) => r.body.state === 'canceled', 60_000);
+    const final = await eventually(
+      () => call(world, 'GET', `/v1/authorizations/${canceled.id}`),
+      (r) => r.body.state === 'canceled',
+      60_000,
+    );
     expect(final.body.state).toBe('canceled');
   });
 
@@ -69,7 +79,11 @@ describe('the lifecycle on the Temporal server with PostgreSQL', () => {
     expect(second.body.error.code).toBe('order_has_open_authorization');
     await call(world, 'POST', `/v1/authorizations/${first.body.id}/signature`, { signature: sign(first.body.typedData, payer.privateKey as Hex) });
     await call(world, 'POST', `/v1/authorizations/${first.body.id}/capture`, {});
-    await eventually(() => call(world, 'GET', `/v1/authorizations/${first.body.id}`), (r) => r.body.state === 'captured', 60_000);
+    await eventually(
+      () => call(world, 'GET', `/v1/authorizations/${first.body.id}`),
+      (r) => r.body.state === 'captured',
+      60_000,
+    );
     const third = await call(world, 'POST', '/v1/authorizations', { orderId, payer: payer.address, amount: '0.02' }, { api: 1 });
     expect(third.status).toBe(409);
     expect(third.body.error.code).toBe('order_already_captured');
@@ -81,7 +95,11 @@ describe('the lifecycle on the Temporal server with PostgreSQL', () => {
     const { id, orderId } = await storedViaApi(world, 5);
     ids.push(id);
     await call(world, 'POST', `/v1/authorizations/${id}/capture`, {});
-    const received = await eventually(async () => receiver.accepted((e) => e.orderId === orderId), (got) => got.at(-1)?.type === 'authorization.captured', 60_000);
+    const received = await eventually(
+      async () => receiver.accepted((e) => e.orderId === orderId),
+      (got) => got.at(-1)?.type === 'authorization.captured',
+      60_000,
+    );
     const types = [...new Map(received.map((e) => [e.id, e.type])).values()];
     expect(types[0]).toBe('authorization.drafted');
     expect(types[1]).toBe('authorization.stored');
@@ -89,16 +107,30 @@ describe('the lifecycle on the Temporal server with PostgreSQL', () => {
     const delivery = receiver.deliveries.find((d) => received.some((e) => e.id === d.eventId))!;
     expect(verifyWebhook(delivery.body, delivery.headers['authcap-signature'], endpoint.body.secret).id).toBe(delivery.eventId);
     // The feed lists event streams through visibility: it catches up within seconds.
-    const feed = await eventually(() => call(world, 'GET', `/v1/events?orderId=${encodeURIComponent(orderId)}&limit=100`), (r) => r.body.data?.length === types.length, 30_000);
+    const feed = await eventually(
+      () => call(world, 'GET', `/v1/events?orderId=${encodeURIComponent(orderId)}&limit=100`),
+      (r) => r.body.data?.length === types.length,
+      30_000,
+    );
     expect(feed.body.data.map((e: { type: string }) => e.type)).toEqual(types);
-    const listed = await eventually(() => call(world, 'GET', `/v1/authorizations?orderId=${encodeURIComponent(orderId)}`), (r) => r.body.data?.[0]?.state === 'captured', 30_000);
+    const listed = await eventually(
+      () => call(world, 'GET', `/v1/authorizations?orderId=${encodeURIComponent(orderId)}`),
+      (r) => r.body.data?.[0]?.state === 'captured',
+      30_000,
+    );
     expect(listed.body.data.map((a: { id: string }) => a.id)).toEqual([id]);
   });
 
   it("answers the operator CLI's list and history", async () => {
-    const env = { ...process.env, TEMPORAL_ADDRESS: world.temporal.address, TEMPORAL_NAMESPACE: world.temporal.namespace, AUTHCAP_KEYS_FILE: `${world.stateDir}/api-keys.json` };
+    const env = {
+      ...process.env,
+      TEMPORAL_ADDRESS: world.temporal.address,
+      TEMPORAL_NAMESPACE: world.temporal.namespace,
+      AUTHCAP_KEYS_FILE: `${world.stateDir}/api-keys.json`,
+    };
     const cli = (args: string[]) => run(process.execPath, ['bin/authcap.mjs', ...args], { env, timeout: 30_000 });
-    const listed = async () => JSON.parse((await cli(['list', '--state', 'captured', '--limit', '100', '--json'])).stdout) as { data: { id: string; state: string }[] };
+    const listed = async () =>
+      JSON.parse((await cli(['list', '--state', 'captured', '--limit', '100', '--json'])).stdout) as { data: { id: string; state: string }[] };
     const list = await eventually(listed, (page) => ids.slice(0, 2).every((id) => page.data.some((a) => a.id === id)), 30_000);
     expect(list.data.every((a) => a.state === 'captured')).toBe(true);
     const history = await cli(['history', ids[0]!]);
@@ -112,8 +144,15 @@ describe('the lifecycle on the Temporal server with PostgreSQL', () => {
     expect(JSON.parse(stdout)).toEqual({ namespace: 'authcap', namespaceCreated: false, searchAttributesAdded: [] });
     // A namespace that does not exist yet is registered, with its attributes, ready to use.
     const fresh = `authcap-setup-${process.pid}`;
-    const made = await run(process.execPath, ['bin/authcap.mjs', 'temporal-setup', '--json', '--retention-days', '3'], { env: { ...env, TEMPORAL_NAMESPACE: fresh }, timeout: 120_000 });
-    expect(JSON.parse(made.stdout)).toMatchObject({ namespace: fresh, namespaceCreated: true, searchAttributesAdded: expect.arrayContaining(['OrderId', 'AuthorizationState', 'EventTypes']) });
+    const made = await run(process.execPath, ['bin/authcap.mjs', 'temporal-setup', '--json', '--retention-days', '3'], {
+      env: { ...env, TEMPORAL_NAMESPACE: fresh },
+      timeout: 120_000,
+    });
+    expect(JSON.parse(made.stdout)).toMatchObject({
+      namespace: fresh,
+      namespaceCreated: true,
+      searchAttributesAdded: expect.arrayContaining(['OrderId', 'AuthorizationState', 'EventTypes']),
+    });
     const bad = await run(process.execPath, ['bin/authcap.mjs', 'temporal-setup', '--retention-days', 'soon'], { env, timeout: 30_000 }).catch((e) => e);
     expect(bad.code).not.toBe(0);
     expect(bad.stdout).toContain('error validation_error: --retention-days');

@@ -12,7 +12,13 @@ export function startProductionWorld(): Promise<World> {
 let turn = 0;
 
 /** One HTTP call to the next API process in turn (or to the one named). */
-export async function call<T = any>(world: World, method: string, path: string, body?: unknown, options: { api?: number; idempotencyKey?: string } = {}): Promise<{ status: number; body: T }> {
+export async function call<T = any>(
+  world: World,
+  method: string,
+  path: string,
+  body?: unknown,
+  options: { api?: number; idempotencyKey?: string } = {},
+): Promise<{ status: number; body: T }> {
   const url = world.apiUrls[options.api ?? turn++ % world.apiUrls.length]!;
   const res = await fetch(`${url}${path}`, {
     method,
@@ -34,7 +40,9 @@ export async function storedViaApi(world: World, payerIndex: number, amount = '0
   const payer = world.payers[payerIndex % world.payers.length]!;
   const created = await call(world, 'POST', '/v1/authorizations', { orderId, payer: payer.address, amount });
   if (created.status !== 201) throw new Error(`create: ${created.status} ${JSON.stringify(created.body)}`);
-  const signed = await call(world, 'POST', `/v1/authorizations/${created.body.id}/signature`, { signature: sign(created.body.typedData, payer.privateKey as Hex) });
+  const signed = await call(world, 'POST', `/v1/authorizations/${created.body.id}/signature`, {
+    signature: sign(created.body.typedData, payer.privateKey as Hex),
+  });
   if (signed.status !== 200) throw new Error(`sign: ${signed.status} ${JSON.stringify(signed.body)}`);
   return { id: created.body.id, orderId };
 }

@@ -45,8 +45,7 @@ async function asTokenOwner(send: (wallet: ReturnType<typeof tokenOwnerWallet>) 
 
 /** A fresh contract wallet whose signer is `owner`. */
 export async function deployContractWallet(owner: Address): Promise<Address> {
-  const receipt = await asTokenOwner((wallet) =>
-    wallet.deployContract({ abi: mockErc1271Wallet.abi, bytecode: mockErc1271Wallet.bytecode, args: [owner] }));
+  const receipt = await asTokenOwner((wallet) => wallet.deployContract({ abi: mockErc1271Wallet.abi, bytecode: mockErc1271Wallet.bytecode, args: [owner] }));
   if (!receipt.contractAddress) throw new Error('the wallet deployment produced no contract');
   return getAddress(receipt.contractAddress);
 }

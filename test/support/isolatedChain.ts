@@ -43,10 +43,14 @@ export interface IsolatedChain {
   stop(): Promise<void>;
 }
 
-export async function startIsolatedChain(options: { proxy?: ProxyOptions; env?: Record<string, string>; token?: ContractArtifact } = {}): Promise<IsolatedChain> {
+export async function startIsolatedChain(
+  options: { proxy?: ProxyOptions; env?: Record<string, string>; token?: ContractArtifact } = {},
+): Promise<IsolatedChain> {
   const anvil = await startAnvil({ port: await freePort(), blockTimeSeconds: 0.2 });
   const chain = defineChain({
-    id: anvil.chainId, name: 'isolated', nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
+    id: anvil.chainId,
+    name: 'isolated',
+    nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
     rpcUrls: { default: { http: [anvil.rpcUrl] } },
   });
   const transport = http(anvil.rpcUrl);
@@ -98,8 +102,18 @@ export async function startIsolatedChain(options: { proxy?: ProxyOptions; env?: 
   const owner = keyAt(0);
   const ownerWallet = createWalletClient({ chain, transport, account: mnemonicToAccount(ANVIL_MNEMONIC, { addressIndex: 0 }) });
   const isolated: IsolatedChain = {
-    anvil, workerRpcUrl, tokenAddress, merchant, owner, payers: accounts.payers, taskQueue, client, worker,
-    publicClient: publicClient as never, testClient: testClient as never, ownerWallet: ownerWallet as never,
+    anvil,
+    workerRpcUrl,
+    tokenAddress,
+    merchant,
+    owner,
+    payers: accounts.payers,
+    taskQueue,
+    client,
+    worker,
+    publicClient: publicClient as never,
+    testClient: testClient as never,
+    ownerWallet: ownerWallet as never,
     async setMining(on) {
       // evm_setIntervalMining takes whole seconds: resumed mining is 1 s blocks.
       if (!on) await testClient.setAutomine(false);

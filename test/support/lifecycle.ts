@@ -135,7 +135,12 @@ export function waitForState(id: string, state: string, timeoutMs = 20_000): Pro
 }
 
 export async function draft(p: DemoKey, amount: string, extra: { orderId?: string; validForSeconds?: number } = {}): Promise<any> {
-  const res = await api('POST', '/v1/authorizations', { orderId: extra.orderId ?? newOrderId('lc'), payer: p.address, amount, validForSeconds: extra.validForSeconds });
+  const res = await api('POST', '/v1/authorizations', {
+    orderId: extra.orderId ?? newOrderId('lc'),
+    payer: p.address,
+    amount,
+    validForSeconds: extra.validForSeconds,
+  });
   expect(res.status, JSON.stringify(res.body)).toBe(201);
   expect(res.body.state).toBe('drafted');
   return res.body;
@@ -218,7 +223,12 @@ const execFileAsync = promisify(execFile);
 
 export async function runCli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   const d = dev();
-  const env = { ...process.env, TEMPORAL_ADDRESS: d.temporalAddress, TEMPORAL_NAMESPACE: d.temporalNamespace, AUTHCAP_KEYS_FILE: `${inject('stateDir')}/api-keys.json` };
+  const env = {
+    ...process.env,
+    TEMPORAL_ADDRESS: d.temporalAddress,
+    TEMPORAL_NAMESPACE: d.temporalNamespace,
+    AUTHCAP_KEYS_FILE: `${inject('stateDir')}/api-keys.json`,
+  };
   try {
     const { stdout, stderr } = await execFileAsync(process.execPath, ['bin/authcap.mjs', ...args], { cwd: repoRoot, env, timeout: 30_000 });
     return { code: 0, stdout, stderr };

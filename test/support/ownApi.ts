@@ -18,7 +18,11 @@ export interface OwnApi {
 }
 
 /** @param taskQueue the workers this API sends to (default the suite's): an isolated chain's own, say. */
-export async function startOwnApi(label: string, options: Partial<Omit<ApiOptions, 'client' | 'keys' | 'idempotency'>> = {}, taskQueue?: string): Promise<OwnApi> {
+export async function startOwnApi(
+  label: string,
+  options: Partial<Omit<ApiOptions, 'client' | 'keys' | 'idempotency'>> = {},
+  taskQueue?: string,
+): Promise<OwnApi> {
   const dir = mkdtempSync(join(tmpdir(), `authcap-${label}-`));
   const keys = ApiKeyStore.open(join(dir, 'keys.json'), {});
   const key = keys.create('order-service', label).key;
@@ -27,9 +31,14 @@ export async function startOwnApi(label: string, options: Partial<Omit<ApiOption
   const server = createApiServer({ client, keys, idempotency: { dir: join(dir, 'idem') }, ...options });
   const url = await listen(server, 0);
   return {
-    url, key, client,
+    url,
+    key,
+    client,
     async close() {
-      await new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); });
+      await new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      });
       await client.close();
       rmSync(dir, { recursive: true, force: true });
     },

@@ -74,7 +74,10 @@ export async function expectNoMerchantTransactionFor(mark: MerchantMark, payer: 
   // The scan is complete: it holds exactly the transactions the `latest` count moved by.
   expect(after.transactions.length, 'merchant transactions found vs its latest count delta').toBe(after.latest - mark.latest);
   const ours = after.transactions.filter((tx) => mentions(tx.input, payer));
-  expect(ours.map((tx) => tx.hash), `merchant transactions naming ${payer}`).toEqual([]);
+  expect(
+    ours.map((tx) => tx.hash),
+    `merchant transactions naming ${payer}`,
+  ).toEqual([]);
   // Whatever moved the counts belongs to another test file's payer; with none, both counts are unchanged.
   const others = after.transactions.filter((tx) => !mentions(tx.input, payer));
   expect(after.latest, 'merchant latest transaction count').toBe(mark.latest + others.length);
@@ -119,12 +122,7 @@ export async function expectNothingChanges(scope: NothingChangesScope, action: (
 }
 
 /** A refusal in the API's error shape, with a message a person can act on. */
-export function expectApiError(
-  res: { status: number; body: any },
-  status: number,
-  code: string,
-  message?: RegExp,
-): void {
+export function expectApiError(res: { status: number; body: any }, status: number, code: string, message?: RegExp): void {
   expect({ status: res.status, code: res.body?.error?.code }).toEqual({ status, code });
   const text: unknown = res.body.error.message;
   expect(typeof text).toBe('string');

@@ -43,11 +43,15 @@ export async function startReceiver(options: { failFirst?: number } = {}): Promi
     url: `http://127.0.0.1:${port}/hooks`,
     deliveries,
     accepted(filter = () => true) {
-      return deliveries.filter((d) => d.status === 200).map((d) => JSON.parse(d.body)).filter(filter);
+      return deliveries
+        .filter((d) => d.status === 200)
+        .map((d) => JSON.parse(d.body))
+        .filter(filter);
     },
-    close: () => new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }

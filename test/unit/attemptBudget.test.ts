@@ -14,17 +14,27 @@ const payer = privateKeyToAccount('0x59c6995e998f97a5a0044966f0945389dc9e86dae88
 const stranger = privateKeyToAccount('0x5de4111afa1a4b94908f83103eb1f1706367c2e68ca870fc3fb9a804cdab365a');
 const domain: TokenDomain = { name: 'USD Coin', version: '2', chainId: 31337, verifyingContract: '0x5FbDB2315678afecb367f032d93F642f64180aa3' };
 const authorization: AuthorizationMessage = {
-  from: payer.address, to: '0x70997970C51812dc3A010C7d01b50e0d17dc79C8', value: '1000000',
-  validAfter: '0', validBefore: '4102444800', nonce: `0x${'ab'.repeat(32)}`,
+  from: payer.address,
+  to: '0x70997970C51812dc3A010C7d01b50e0d17dc79C8',
+  value: '1000000',
+  validAfter: '0',
+  validBefore: '4102444800',
+  nonce: `0x${'ab'.repeat(32)}`,
 };
-const sign = (account: typeof payer) => account.signTypedData({
-  domain, types: authorizationTypes, primaryType: 'ReceiveWithAuthorization', message: authorizationMessageValues(authorization),
-});
+const sign = (account: typeof payer) =>
+  account.signTypedData({
+    domain,
+    types: authorizationTypes,
+    primaryType: 'ReceiveWithAuthorization',
+    message: authorizationMessageValues(authorization),
+  });
 
 describe('recoverSigner', () => {
   it('names the key that made a wallet signature, over the same digest viem hashes', async () => {
     const digest = authorizationDigest(domain, 'ReceiveWithAuthorization', authorization);
-    expect(digest).toBe(hashTypedData({ domain, types: authorizationTypes, primaryType: 'ReceiveWithAuthorization', message: authorizationMessageValues(authorization) }));
+    expect(digest).toBe(
+      hashTypedData({ domain, types: authorizationTypes, primaryType: 'ReceiveWithAuthorization', message: authorizationMessageValues(authorization) }),
+    );
     expect(recoverSigner(digest, await sign(payer))).toBe(payer.address);
     expect(isEcdsaSignatureOf(digest, await sign(payer), payer.address)).toBe(true);
     expect(isEcdsaSignatureOf(digest, await sign(stranger), payer.address)).toBe(false);
@@ -44,7 +54,7 @@ describe('recoverSigner', () => {
   it.each([
     ['empty', '0x'],
     ['too short', `0x${'11'.repeat(64)}`],
-    ['too long (a contract wallet\'s)', `0x${'11'.repeat(200)}`],
+    ["too long (a contract wallet's)", `0x${'11'.repeat(200)}`],
     ['v out of range', `0x${'11'.repeat(64)}05`],
     ['r and s zero', `0x${'00'.repeat(64)}1b`],
     ['not hex', `0x${'zz'.repeat(65)}`],
@@ -74,13 +84,15 @@ describe('the attempt budget', () => {
 describe('RefusalCache', () => {
   const refused = new AuthcapError('too_many_attempts', 'this authorization refused 5 signatures; try again in 60 s', { retryAfterSeconds: 60 });
 
-  it('answers a spent budget from memory until the cool-down ends, but lets the payer\'s own signature through', async () => {
+  it("answers a spent budget from memory until the cool-down ends, but lets the payer's own signature through", async () => {
     let now = 0;
     const cache = new RefusalCache(() => now);
     const digest = authorizationDigest(domain, 'ReceiveWithAuthorization', authorization);
     const [theirs, ours] = [await sign(stranger), await sign(payer)];
     cache.remember('auth_1', 'signature', refused, { digest, signer: payer.address });
-    expect(() => cache.screen('auth_1', 'signature', theirs)).toThrow(expect.objectContaining({ code: 'too_many_attempts', details: { retryAfterSeconds: 60 } }));
+    expect(() => cache.screen('auth_1', 'signature', theirs)).toThrow(
+      expect.objectContaining({ code: 'too_many_attempts', details: { retryAfterSeconds: 60 } }),
+    );
     expect(() => cache.screen('auth_1', 'signature', ours)).not.toThrow();
     expect(() => cache.screen('auth_2', 'signature', theirs)).not.toThrow();
     now = 30_000;
@@ -100,14 +112,28 @@ describe('RefusalCache', () => {
 
 describe('TaskFailureTracker', () => {
   // The worker's own report of a failed activation, as the SDK logs it (seen on SDK 1.24).
-  const failed = (workflowId: string, runId = `${workflowId}-run`) => ['WARN', 'Workflow failed', {
-    sdkComponent: 'worker', taskQueue: 'authcap', namespace: 'default', workflowId, runId, workflowType: 'authorizationWorkflow', error: {},
-  }] as const;
+  const failed = (workflowId: string, runId = `${workflowId}-run`) =>
+    [
+      'WARN',
+      'Workflow failed',
+      {
+        sdkComponent: 'worker',
+        taskQueue: 'authcap',
+        namespace: 'default',
+        workflowId,
+        runId,
+        workflowType: 'authorizationWorkflow',
+        error: {},
+      },
+    ] as const;
 
   it('lists a workflow whose tasks keep failing, says so once loudly, and forgets it when the failures stop', () => {
     let now = 0;
     const reports: Record<string, unknown>[] = [];
-    const tracker = new TaskFailureTracker((_message, meta) => reports.push(meta), () => now);
+    const tracker = new TaskFailureTracker(
+      (_message, meta) => reports.push(meta),
+      () => now,
+    );
     tracker.observe(...failed('authorization-a'));
     expect(tracker.failing()).toMatchObject([{ workflowId: 'authorization-a', failures: 1 }]);
     expect(reports).toEqual([]);

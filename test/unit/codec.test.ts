@@ -86,7 +86,8 @@ describe('codec server', () => {
       const data = ((await decoded.json()) as { payloads: { data: string }[] }).payloads[0]!.data;
       expect(JSON.parse(Buffer.from(data, 'base64').toString())).toEqual({ secret: 'x' });
       const preflight = await fetch(`${server.url}/decode`, {
-        method: 'OPTIONS', headers: { origin: 'http://127.0.0.1:8233', 'access-control-request-headers': 'authorization,x-namespace' },
+        method: 'OPTIONS',
+        headers: { origin: 'http://127.0.0.1:8233', 'access-control-request-headers': 'authorization,x-namespace' },
       });
       expect(preflight.status).toBe(204);
       expect(preflight.headers.get('access-control-allow-origin')).toBe('http://127.0.0.1:8233');

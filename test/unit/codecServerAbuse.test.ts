@@ -29,7 +29,9 @@ let output = '';
 
 beforeAll(async () => {
   child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', serverScript], {
-    cwd: root, env: { ...process.env, TOKEN: token, KEYS: keys }, stdio: ['ignore', 'pipe', 'pipe'],
+    cwd: root,
+    env: { ...process.env, TOKEN: token, KEYS: keys },
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
   url = await new Promise<string>((resolve, reject) => {
     const onData = (chunk: Buffer) => {
@@ -94,7 +96,9 @@ describe('the codec server under abuse', () => {
   it('survives a body cut off mid-way: Content-Length 1000, 6 bytes sent, then a reset', async () => {
     for (const path of [`/${token}/decode`, '/decode']) {
       const socket = await rawSocket();
-      socket.write(`POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"pay`);
+      socket.write(
+        `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"pay`,
+      );
       await new Promise((r) => setTimeout(r, 100));
       socket.resetAndDestroy();
     }
@@ -116,7 +120,9 @@ describe('the codec server under abuse', () => {
 
   it('closes a connection whose body trickles in within its request timeout', async () => {
     const socket = await rawSocket();
-    socket.write(`POST /decode HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n`);
+    socket.write(
+      `POST /decode HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n`,
+    );
     const drip = setInterval(() => socket.writable && socket.write(' '), 200);
     try {
       expect(await closedWithin(socket, 6_000)).toBeLessThan(6_000);
@@ -150,10 +156,14 @@ describe('the codec server under abuse', () => {
   it('refuses huge bodies: by Content-Length at once, and streamed past 4 MiB', async () => {
     const declared = await rawSocket();
     const answer = new Promise<string>((resolve) => declared.once('data', (d) => resolve(d.toString())));
-    declared.write(`POST /decode HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: 1000000000\r\n\r\n`);
+    declared.write(
+      `POST /decode HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: 1000000000\r\n\r\n`,
+    );
     expect(await answer).toMatch(/^HTTP\/1\.1 413/);
     declared.destroy();
-    const streamed = await post('/decode', `{"payloads": [{"data": "${'A'.repeat(5 * 1024 * 1024)}"}]}`, { 'transfer-encoding': 'chunked' }).catch((err: Error) => err);
+    const streamed = await post('/decode', `{"payloads": [{"data": "${'A'.repeat(5 * 1024 * 1024)}"}]}`, { 'transfer-encoding': 'chunked' }).catch(
+      (err: Error) => err,
+    );
     // Either the 413 arrives, or the server closed the socket under a sender that kept on writing.
     if (!(streamed instanceof Error)) expect(streamed.status).toBe(413);
     await expectStillDecodes();

@@ -64,7 +64,7 @@ describe('codec server with an HMAC-signed access token', () => {
   });
 });
 
-describe('codec server with a JWKS (the identity provider\'s keys)', () => {
+describe("codec server with a JWKS (the identity provider's keys)", () => {
   let server: CodecServer;
   let jwks: Server;
   let privateKey: CryptoKey;
@@ -76,7 +76,10 @@ describe('codec server with a JWKS (the identity provider\'s keys)', () => {
     await new Promise<void>((resolve) => jwks.listen(0, '127.0.0.1', () => resolve()));
     const address = jwks.address() as { port: number };
     server = await startCodecServer({
-      port: 0, codec, allowedOrigins: [], token: randomBytes(24).toString('base64url'),
+      port: 0,
+      codec,
+      allowedOrigins: [],
+      token: randomBytes(24).toString('base64url'),
       verifyBearer: jwtBearerVerifier({ jwksUrl: `http://127.0.0.1:${address.port}/jwks.json`, issuer, audience }),
     });
   });
@@ -113,8 +116,14 @@ describe('codecAuthFromEnv', () => {
     expect(() => codecAuthFromEnv({})).toThrow(/AUTHCAP_CODEC_TOKEN/);
     expect(() => codecAuthFromEnv({ AUTHCAP_CODEC_TOKEN: 'short' })).toThrow(/16/);
     expect(() => codecAuthFromEnv({ AUTHCAP_CODEC_JWT_SECRET: secret })).toThrow(/issuer and an audience/);
-    expect(() => codecAuthFromEnv({ AUTHCAP_CODEC_JWT_SECRET: 'too short', AUTHCAP_CODEC_JWT_ISSUER: issuer, AUTHCAP_CODEC_JWT_AUDIENCE: audience })).toThrow(/32 bytes/);
-    const auth = codecAuthFromEnv({ AUTHCAP_CODEC_JWKS_URL: 'https://idp.example.test/jwks', AUTHCAP_CODEC_JWT_ISSUER: issuer, AUTHCAP_CODEC_JWT_AUDIENCE: audience });
+    expect(() => codecAuthFromEnv({ AUTHCAP_CODEC_JWT_SECRET: 'too short', AUTHCAP_CODEC_JWT_ISSUER: issuer, AUTHCAP_CODEC_JWT_AUDIENCE: audience })).toThrow(
+      /32 bytes/,
+    );
+    const auth = codecAuthFromEnv({
+      AUTHCAP_CODEC_JWKS_URL: 'https://idp.example.test/jwks',
+      AUTHCAP_CODEC_JWT_ISSUER: issuer,
+      AUTHCAP_CODEC_JWT_AUDIENCE: audience,
+    });
     expect(auth.verifyBearer).toBeTypeOf('function');
     expect(auth.token).toBeUndefined();
   });

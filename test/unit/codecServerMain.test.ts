@@ -19,7 +19,12 @@ function start(env: Record<string, string>) {
 
 describe('npm run codec-server', () => {
   it('will not start without a token or a JWT verifier', async () => {
-    const { exited, output } = start({ AUTHCAP_CODEC_TOKEN: '', AUTHCAP_CODEC_JWKS_URL: '', AUTHCAP_CODEC_JWT_SECRET: '', AUTHCAP_CODEC_PORT: String(await freePort()) });
+    const { exited, output } = start({
+      AUTHCAP_CODEC_TOKEN: '',
+      AUTHCAP_CODEC_JWKS_URL: '',
+      AUTHCAP_CODEC_JWT_SECRET: '',
+      AUTHCAP_CODEC_PORT: String(await freePort()),
+    });
     expect(await exited).not.toBe(0);
     expect(output()).toMatch(/AUTHCAP_CODEC_TOKEN/);
   }, 30_000);
@@ -32,7 +37,11 @@ describe('npm run codec-server', () => {
       const decode = async (headers: Record<string, string>) => {
         for (let i = 0; i < 100; i += 1) {
           try {
-            return await fetch(`http://127.0.0.1:${port}/decode`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: '{"payloads":[]}' });
+            return await fetch(`http://127.0.0.1:${port}/decode`, {
+              method: 'POST',
+              headers: { 'content-type': 'application/json', ...headers },
+              body: '{"payloads":[]}',
+            });
           } catch {
             await new Promise((r) => setTimeout(r, 100));
           }

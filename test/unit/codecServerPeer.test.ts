@@ -18,9 +18,22 @@ let server: CodecServer;
 let body: string;
 
 beforeAll(async () => {
-  server = await startCodecServer({ port: 0, codec, token: randomBytes(24).toString('base64url'), allowedOrigins: [uiOrigin], trustRequest: sameLocalUser([uiOrigin]) });
+  server = await startCodecServer({
+    port: 0,
+    codec,
+    token: randomBytes(24).toString('base64url'),
+    allowedOrigins: [uiOrigin],
+    trustRequest: sameLocalUser([uiOrigin]),
+  });
   const [p] = await codec.encode([{ metadata: {}, data: new TextEncoder().encode('"clear"') }]);
-  body = JSON.stringify({ payloads: [{ metadata: Object.fromEntries(Object.entries(p!.metadata!).map(([k, v]) => [k, Buffer.from(v).toString('base64')])), data: Buffer.from(p!.data!).toString('base64') }] });
+  body = JSON.stringify({
+    payloads: [
+      {
+        metadata: Object.fromEntries(Object.entries(p!.metadata!).map(([k, v]) => [k, Buffer.from(v).toString('base64')])),
+        data: Buffer.from(p!.data!).toString('base64'),
+      },
+    ],
+  });
 });
 afterAll(() => server?.close());
 
@@ -28,20 +41,28 @@ afterAll(() => server?.close());
 function decode(headers: Record<string, string>): Promise<number> {
   const { port } = new URL(server.url);
   return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, method: 'POST', path: '/decode', headers: { 'content-type': 'application/json', host: `127.0.0.1:${port}`, ...headers } }, (res) => {
-      res.resume();
-      resolve(res.statusCode!);
-    });
+    const req = request(
+      { host: '127.0.0.1', port, method: 'POST', path: '/decode', headers: { 'content-type': 'application/json', host: `127.0.0.1:${port}`, ...headers } },
+      (res) => {
+        res.resume();
+        resolve(res.statusCode!);
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
 }
 
-describe('the Web UI\'s codec endpoint (public: the process list, GET /api/v1/settings)', () => {
+describe("the Web UI's codec endpoint (public: the process list, GET /api/v1/settings)", () => {
   it('is a bare origin: anything that could carry a secret is refused', () => {
     expect(publicCodecEndpoint('http://127.0.0.1:4567')).toBe('http://127.0.0.1:4567');
     expect(publicCodecEndpoint('http://127.0.0.1:4567/')).toBe('http://127.0.0.1:4567');
-    for (const leaky of ['http://127.0.0.1:4567/s3cr3tT0kenValue1234', 'http://127.0.0.1:4567/?token=x', 'http://me:pw@127.0.0.1:4567', 'http://127.0.0.1:4567/#x']) {
+    for (const leaky of [
+      'http://127.0.0.1:4567/s3cr3tT0kenValue1234',
+      'http://127.0.0.1:4567/?token=x',
+      'http://me:pw@127.0.0.1:4567',
+      'http://127.0.0.1:4567/#x',
+    ]) {
       expect(() => publicCodecEndpoint(leaky), leaky).toThrow(/bare origin/);
     }
   });

@@ -6,9 +6,16 @@ import { SignTypedDataVersion, TypedDataUtils, signTypedData as walletSignTypedD
 import { keccak256, toHex, verifyTypedData, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import {
-  authorizationMessageValues, authorizationPrimaryTypes, authorizationTypedData, authorizationTypes,
-  cancelAuthorizationTypedData, eip712DomainFields, isAuthorizationPrimaryType,
-  type AuthorizationMessage, type TokenDomain, type TypedDataPayload,
+  authorizationMessageValues,
+  authorizationPrimaryTypes,
+  authorizationTypedData,
+  authorizationTypes,
+  cancelAuthorizationTypedData,
+  eip712DomainFields,
+  isAuthorizationPrimaryType,
+  type AuthorizationMessage,
+  type TokenDomain,
+  type TypedDataPayload,
 } from '../../domain/eip3009.js';
 
 // anvil's second default account (a well-known test key, holds nothing real).
@@ -43,8 +50,12 @@ const domainFields = [
 
 // FiatToken v2.2's constants (design.md typehashes).
 const TYPEHASH = {
-  TransferWithAuthorization: keccak256(toHex('TransferWithAuthorization(address from,address to,uint256 value,uint256 validAfter,uint256 validBefore,bytes32 nonce)')),
-  ReceiveWithAuthorization: keccak256(toHex('ReceiveWithAuthorization(address from,address to,uint256 value,uint256 validAfter,uint256 validBefore,bytes32 nonce)')),
+  TransferWithAuthorization: keccak256(
+    toHex('TransferWithAuthorization(address from,address to,uint256 value,uint256 validAfter,uint256 validBefore,bytes32 nonce)'),
+  ),
+  ReceiveWithAuthorization: keccak256(
+    toHex('ReceiveWithAuthorization(address from,address to,uint256 value,uint256 validAfter,uint256 validBefore,bytes32 nonce)'),
+  ),
   CancelAuthorization: keccak256(toHex('CancelAuthorization(address authorizer,bytes32 nonce)')),
 };
 
@@ -96,31 +107,55 @@ describe('authorizationTypedData', () => {
       // What the wallet receives over HTTP is JSON: the round-tripped payload signs identically.
       expect(walletSign(JSON.parse(JSON.stringify(payload)))).toBe(viemSignature);
 
-      expect(await verifyTypedData({
-        address: payer.address, domain: payload.domain, types, primaryType, message: values, signature: walletSignature,
-      })).toBe(true);
+      expect(
+        await verifyTypedData({
+          address: payer.address,
+          domain: payload.domain,
+          types,
+          primaryType,
+          message: values,
+          signature: walletSignature,
+        }),
+      ).toBe(true);
       // The way activities/verify.ts checks it: all authorization types, bigint message values.
-      expect(await verifyTypedData({
-        address: payer.address, domain, types: authorizationTypes, primaryType, message: authorizationMessageValues(message),
-        signature: walletSignature,
-      })).toBe(true);
+      expect(
+        await verifyTypedData({
+          address: payer.address,
+          domain,
+          types: authorizationTypes,
+          primaryType,
+          message: authorizationMessageValues(message),
+          signature: walletSignature,
+        }),
+      ).toBe(true);
     });
   }
 
   it('a signature over TransferWithAuthorization does not verify as ReceiveWithAuthorization (the spec pitfall)', async () => {
     const signature = walletSign(authorizationTypedData(domain, 'TransferWithAuthorization', message));
-    expect(await verifyTypedData({
-      address: payer.address, domain, types: authorizationTypes, primaryType: 'ReceiveWithAuthorization',
-      message: authorizationMessageValues(message), signature,
-    })).toBe(false);
+    expect(
+      await verifyTypedData({
+        address: payer.address,
+        domain,
+        types: authorizationTypes,
+        primaryType: 'ReceiveWithAuthorization',
+        message: authorizationMessageValues(message),
+        signature,
+      }),
+    ).toBe(false);
   });
 
   it('a signature does not verify for a different value, domain name or chain', async () => {
     const signature = walletSign(authorizationTypedData(domain, 'ReceiveWithAuthorization', message));
-    const verify = (d: TokenDomain, m: AuthorizationMessage) => verifyTypedData({
-      address: payer.address, domain: d, types: authorizationTypes, primaryType: 'ReceiveWithAuthorization',
-      message: authorizationMessageValues(m), signature,
-    });
+    const verify = (d: TokenDomain, m: AuthorizationMessage) =>
+      verifyTypedData({
+        address: payer.address,
+        domain: d,
+        types: authorizationTypes,
+        primaryType: 'ReceiveWithAuthorization',
+        message: authorizationMessageValues(m),
+        signature,
+      });
     expect(await verify(domain, message)).toBe(true);
     expect(await verify(domain, { ...message, value: '12500001' })).toBe(false);
     expect(await verify({ ...domain, name: 'USDC' }, message)).toBe(false);
@@ -143,7 +178,10 @@ describe('cancelAuthorizationTypedData', () => {
     expect(payload).toStrictEqual({
       types: {
         EIP712Domain: domainFields,
-        CancelAuthorization: [{ name: 'authorizer', type: 'address' }, { name: 'nonce', type: 'bytes32' }],
+        CancelAuthorization: [
+          { name: 'authorizer', type: 'address' },
+          { name: 'nonce', type: 'bytes32' },
+        ],
       },
       primaryType: 'CancelAuthorization',
       domain,
@@ -157,9 +195,16 @@ describe('cancelAuthorizationTypedData', () => {
     const types = withoutDomainType(payload);
     const viemSignature = await payer.signTypedData({ domain, types, primaryType: 'CancelAuthorization', message: cancel });
     expect(walletSign(payload)).toBe(viemSignature);
-    expect(await verifyTypedData({
-      address: payer.address, domain, types, primaryType: 'CancelAuthorization', message: cancel, signature: viemSignature,
-    })).toBe(true);
+    expect(
+      await verifyTypedData({
+        address: payer.address,
+        domain,
+        types,
+        primaryType: 'CancelAuthorization',
+        message: cancel,
+        signature: viemSignature,
+      }),
+    ).toBe(true);
   });
 });
 
@@ -170,7 +215,12 @@ describe('helpers', () => {
 
   it('authorizationMessageValues turns the uint256 fields into bigint and keeps the rest', () => {
     expect(authorizationMessageValues(message)).toStrictEqual({
-      from: message.from, to: message.to, value: 12_500_000n, validAfter: 1_700_000_000n, validBefore: 1_700_000_900n, nonce: message.nonce,
+      from: message.from,
+      to: message.to,
+      value: 12_500_000n,
+      validAfter: 1_700_000_000n,
+      validBefore: 1_700_000_900n,
+      nonce: message.nonce,
     });
   });
 

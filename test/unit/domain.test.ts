@@ -1,5 +1,16 @@
 // Pure domain code: amounts, addresses and hex inputs, token revert reasons, error codes.
-import { concatHex, hexToBigInt, keccak256, numberToHex, parseSignature as parseSignatureParts, recoverAddress, serializeCompactSignature, signatureToCompactSignature, sliceHex, toHex } from 'viem';
+import {
+  concatHex,
+  hexToBigInt,
+  keccak256,
+  numberToHex,
+  parseSignature as parseSignatureParts,
+  recoverAddress,
+  serializeCompactSignature,
+  signatureToCompactSignature,
+  sliceHex,
+  toHex,
+} from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { describe, it, expect } from 'vitest';
 import { TOKEN_DECIMALS, formatAmount, parseAmount, parseUint } from '../../domain/amount.js';
@@ -278,12 +289,9 @@ describe('codeForRevertReason', () => {
     expect(codeForRevertReason(reason)).toBe(code);
   });
 
-  it.each([undefined, '', 'Ownable: caller is not the owner', 'ERC20: transfer amount exceeds allowance', 'out of gas'])(
-    '%j → capture_reverted',
-    (reason) => {
-      expect(codeForRevertReason(reason)).toBe('capture_reverted');
-    },
-  );
+  it.each([undefined, '', 'Ownable: caller is not the owner', 'ERC20: transfer amount exceeds allowance', 'out of gas'])('%j → capture_reverted', (reason) => {
+    expect(codeForRevertReason(reason)).toBe('capture_reverted');
+  });
 });
 
 describe('error codes', () => {

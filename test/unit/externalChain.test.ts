@@ -18,8 +18,9 @@ describe('npm start on an external chain', () => {
 
   it('lists AUTHCAP_DEMO_PAYER_KEYS as payers, once each; refuses a malformed or merchant key without printing it', () => {
     const payer = privateKeyToAccount(payerKey).address;
-    expect(demoPayersFromEnv([merchant], { AUTHCAP_DEMO_PAYER_KEYS: ` ${payerKey}, ${payerKey.toUpperCase().replace('0X', '0x')}` }))
-      .toEqual([{ address: payer, privateKey: payerKey }]);
+    expect(demoPayersFromEnv([merchant], { AUTHCAP_DEMO_PAYER_KEYS: ` ${payerKey}, ${payerKey.toUpperCase().replace('0X', '0x')}` })).toEqual([
+      { address: payer, privateKey: payerKey },
+    ]);
     expect(demoPayersFromEnv([merchant], {})).toEqual([]);
     const secret = `0x${'44'.repeat(31)}`;
     expect(() => demoPayersFromEnv([merchant], { AUTHCAP_DEMO_PAYER_KEYS: `${payerKey},${secret}` })).toThrow(/entry 2 is not/);

@@ -13,7 +13,12 @@ const path = '/v1/authorizations';
 function reordered(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(reordered);
   if (value !== null && typeof value === 'object') {
-    return JSON.parse(`{${Object.keys(value).reverse().map((k) => `${JSON.stringify(k)}:${JSON.stringify(reordered((value as Record<string, unknown>)[k]))}`).join(',')}}`);
+    return JSON.parse(
+      `{${Object.keys(value)
+        .reverse()
+        .map((k) => `${JSON.stringify(k)}:${JSON.stringify(reordered((value as Record<string, unknown>)[k]))}`)
+        .join(',')}}`,
+    );
   }
   return value;
 }
@@ -39,11 +44,14 @@ describe('canonical fingerprints', () => {
   });
 
   it('is valid JSON of the same value, for any JSON (property-based), and ignores key order', () => {
-    fc.assert(fc.property(fc.jsonValue(), (value) => {
-      const text = canonicalJson(value);
-      expect(JSON.parse(text)).toEqual(JSON.parse(JSON.stringify(value)));
-      expect(canonicalJson(reordered(value))).toBe(text);
-    }), { numRuns: 500, seed: 7 });
+    fc.assert(
+      fc.property(fc.jsonValue(), (value) => {
+        const text = canonicalJson(value);
+        expect(JSON.parse(text)).toEqual(JSON.parse(JSON.stringify(value)));
+        expect(canonicalJson(reordered(value))).toBe(text);
+      }),
+      { numRuns: 500, seed: 7 },
+    );
   });
 
   it('keeps a "__proto__" key as data, and survives a body nested 8,000 deep', () => {

@@ -2,8 +2,23 @@
 // nonces consumed onchain while in flight, and refusing VOID while a transaction is in flight.
 import { describe, it, expect } from 'vitest';
 import {
-  BLOCK_HASH, OTHER_BLOCK_HASH, OTHER_TX, OUR_TX, SIGNATURE, at, consumption, goodFacts, run, send, toCanceling,
-  toPrechecking, toPreconfirmed, toSubmitted, toSubmitting, expectUnchanged, type Snapshot,
+  BLOCK_HASH,
+  OTHER_BLOCK_HASH,
+  OTHER_TX,
+  OUR_TX,
+  SIGNATURE,
+  at,
+  consumption,
+  goodFacts,
+  run,
+  send,
+  toCanceling,
+  toPrechecking,
+  toPreconfirmed,
+  toSubmitted,
+  toSubmitting,
+  expectUnchanged,
+  type Snapshot,
 } from './machineFixtures.js';
 
 const capturingSubstates: [string, () => Snapshot][] = [
@@ -17,8 +32,13 @@ describe('capturing.submitting', () => {
     const snapshot = send(toSubmitting(), { type: 'CAPTURE_SUBMITTED', at: at(6), transactionHash: OUR_TX });
     expect(snapshot.value).toEqual({ capturing: 'submitted' });
     expect(snapshot.context.capture).toEqual({
-      transactionHash: OUR_TX, blockNumber: null, blockHash: null, submittedAt: at(6),
-      preconfirmedAt: null, confirmedAt: null, by: 'authcap',
+      transactionHash: OUR_TX,
+      blockNumber: null,
+      blockHash: null,
+      submittedAt: at(6),
+      preconfirmedAt: null,
+      confirmedAt: null,
+      by: 'authcap',
     });
   });
 
@@ -38,8 +58,13 @@ describe('capturing.submitted / preconfirmed', () => {
     const snapshot = send(toSubmitted(), { type: 'CAPTURE_PRECONFIRMED', at: at(7), blockNumber: '100', blockHash: BLOCK_HASH });
     expect(snapshot.value).toEqual({ capturing: 'preconfirmed' });
     expect(snapshot.context.capture).toEqual({
-      transactionHash: OUR_TX, blockNumber: '100', blockHash: BLOCK_HASH, submittedAt: at(6),
-      preconfirmedAt: at(7), confirmedAt: null, by: 'authcap',
+      transactionHash: OUR_TX,
+      blockNumber: '100',
+      blockHash: BLOCK_HASH,
+      submittedAt: at(6),
+      preconfirmedAt: at(7),
+      confirmedAt: null,
+      by: 'authcap',
     });
   });
 
@@ -47,8 +72,13 @@ describe('capturing.submitted / preconfirmed', () => {
     const snapshot = send(toPreconfirmed(), { type: 'CAPTURE_REORGED', at: at(8) });
     expect(snapshot.value).toEqual({ capturing: 'submitted' });
     expect(snapshot.context.capture).toEqual({
-      transactionHash: OUR_TX, blockNumber: null, blockHash: null, submittedAt: at(6),
-      preconfirmedAt: null, confirmedAt: null, by: 'authcap',
+      transactionHash: OUR_TX,
+      blockNumber: null,
+      blockHash: null,
+      submittedAt: at(6),
+      preconfirmedAt: null,
+      confirmedAt: null,
+      by: 'authcap',
     });
   });
 
@@ -65,20 +95,33 @@ describe('capturing.submitted / preconfirmed', () => {
 
   it('CAPTURE_CONFIRMED → captured (final): confirmedAt set, preconfirmedAt and submittedAt kept', () => {
     const snapshot = send(toPreconfirmed(), {
-      type: 'CAPTURE_CONFIRMED', at: at(12), transactionHash: OUR_TX, blockNumber: '100', blockHash: BLOCK_HASH,
+      type: 'CAPTURE_CONFIRMED',
+      at: at(12),
+      transactionHash: OUR_TX,
+      blockNumber: '100',
+      blockHash: BLOCK_HASH,
     });
     expect(snapshot.value).toBe('captured');
     expect(snapshot.status).toBe('done');
     expect(snapshot.context.capture).toEqual({
-      transactionHash: OUR_TX, blockNumber: '100', blockHash: BLOCK_HASH, submittedAt: at(6),
-      preconfirmedAt: at(7), confirmedAt: at(12), by: 'authcap',
+      transactionHash: OUR_TX,
+      blockNumber: '100',
+      blockHash: BLOCK_HASH,
+      submittedAt: at(6),
+      preconfirmedAt: at(7),
+      confirmedAt: at(12),
+      by: 'authcap',
     });
     expect(snapshot.context.signature).toBe(SIGNATURE);
   });
 
   it('CAPTURE_CONFIRMED straight from submitted still records a preconfirmation time', () => {
     const snapshot = send(toSubmitted(), {
-      type: 'CAPTURE_CONFIRMED', at: at(12), transactionHash: OUR_TX, blockNumber: '100', blockHash: BLOCK_HASH,
+      type: 'CAPTURE_CONFIRMED',
+      at: at(12),
+      transactionHash: OUR_TX,
+      blockNumber: '100',
+      blockHash: BLOCK_HASH,
     });
     expect(snapshot.value).toBe('captured');
     expect(snapshot.context.capture).toMatchObject({ submittedAt: at(6), confirmedAt: at(12), blockNumber: '100', by: 'authcap' });
@@ -93,25 +136,33 @@ describe('CAPTURE_FAILED (from every capturing substate)', () => {
   for (const [name, make] of capturingSubstates) {
     it(`from ${name} with authorization_expired → expired (final) with that error`, () => {
       const snapshot = send(make(), {
-        type: 'CAPTURE_FAILED', at: at(15), failure: { code: 'authorization_expired', message: 'FiatTokenV2: authorization is expired' },
+        type: 'CAPTURE_FAILED',
+        at: at(15),
+        failure: { code: 'authorization_expired', message: 'FiatTokenV2: authorization is expired' },
       });
       expect(snapshot.value).toBe('expired');
       expect(snapshot.status).toBe('done');
       expect(snapshot.context.lastError).toEqual({
-        code: 'authorization_expired', message: `FiatTokenV2: authorization is expired${txSuffix(name)}`, at: at(15),
+        code: 'authorization_expired',
+        message: `FiatTokenV2: authorization is expired${txSuffix(name)}`,
+        at: at(15),
       });
       expect(snapshot.context.capture).toBeNull();
     });
 
     it(`from ${name} with any other code → stored.idle with lastError, capture may be retried`, () => {
       const snapshot = send(make(), {
-        type: 'CAPTURE_FAILED', at: at(15), failure: { code: 'insufficient_balance', message: 'ERC20: transfer amount exceeds balance' },
+        type: 'CAPTURE_FAILED',
+        at: at(15),
+        failure: { code: 'insufficient_balance', message: 'ERC20: transfer amount exceeds balance' },
       });
       expect(snapshot.value).toEqual({ stored: 'idle' });
       expect(snapshot.status).toBe('active');
       // The failed transaction is named in the reason; no capture stays on the record.
       expect(snapshot.context.lastError).toEqual({
-        code: 'insufficient_balance', message: `ERC20: transfer amount exceeds balance${txSuffix(name)}`, at: at(15),
+        code: 'insufficient_balance',
+        message: `ERC20: transfer amount exceeds balance${txSuffix(name)}`,
+        at: at(15),
       });
       expect(snapshot.context.capture).toBeNull();
       expect(snapshot.context.signature).toBe(SIGNATURE);
@@ -125,8 +176,13 @@ describe('NONCE_CONSUMED_ONCHAIN while capturing', () => {
     const snapshot = send(toPreconfirmed(), { type: 'NONCE_CONSUMED_ONCHAIN', at: at(14), onchain: consumption('used', OUR_TX) });
     expect(snapshot.value).toBe('captured');
     expect(snapshot.context.capture).toEqual({
-      transactionHash: OUR_TX, blockNumber: '4242', blockHash: BLOCK_HASH, submittedAt: at(6),
-      preconfirmedAt: at(7), confirmedAt: at(14), by: 'authcap',
+      transactionHash: OUR_TX,
+      blockNumber: '4242',
+      blockHash: BLOCK_HASH,
+      submittedAt: at(6),
+      preconfirmedAt: at(7),
+      confirmedAt: at(14),
+      by: 'authcap',
     });
   });
 
@@ -141,8 +197,13 @@ describe('NONCE_CONSUMED_ONCHAIN while capturing', () => {
       expect(snapshot.value).toBe('captured');
       expect(snapshot.status).toBe('done');
       expect(snapshot.context.capture).toEqual({
-        transactionHash: OTHER_TX, blockNumber: '4242', blockHash: BLOCK_HASH, submittedAt: null,
-        preconfirmedAt: at(14), confirmedAt: at(14), by: 'onchain',
+        transactionHash: OTHER_TX,
+        blockNumber: '4242',
+        blockHash: BLOCK_HASH,
+        submittedAt: null,
+        preconfirmedAt: at(14),
+        confirmedAt: at(14),
+        by: 'onchain',
       });
     });
 
@@ -172,11 +233,7 @@ describe('VOID is refused while a transaction is in flight', () => {
 describe('canceling', () => {
   it('CANCEL_SUBMITTED stays in canceling, records our cancellation tx and clears lastError', () => {
     const failedPrecheck = run(toPrechecking(), { type: 'PRECHECKED', at: at(5), facts: goodFacts({ paused: true }) });
-    const canceling = run(
-      failedPrecheck,
-      { type: 'CANCEL_REQUESTED', at: at(6) },
-      { type: 'CANCEL_SIGNATURE_CHECKED', at: at(7), check: { valid: true } },
-    );
+    const canceling = run(failedPrecheck, { type: 'CANCEL_REQUESTED', at: at(6) }, { type: 'CANCEL_SIGNATURE_CHECKED', at: at(7), check: { valid: true } });
     expect(canceling.value).toBe('canceling');
     expect(canceling.context.lastError).not.toBeNull();
     const snapshot = send(canceling, { type: 'CANCEL_SUBMITTED', at: at(8), transactionHash: OUR_TX });

@@ -4,8 +4,20 @@ import { describe, it, expect } from 'vitest';
 import type { CapturePrecheckFacts } from '../../domain/facts.js';
 import type { ErrorCode } from '../../domain/errors.js';
 import {
-  BLOCK_HASH, OTHER_TX, SIGNATURE, VALID_AFTER, VALID_BEFORE, VALUE, at, consumption, goodFacts, send, toPrechecking, toStored,
-  toVerifyingCancellation, type Snapshot,
+  BLOCK_HASH,
+  OTHER_TX,
+  SIGNATURE,
+  VALID_AFTER,
+  VALID_BEFORE,
+  VALUE,
+  at,
+  consumption,
+  goodFacts,
+  send,
+  toPrechecking,
+  toStored,
+  toVerifyingCancellation,
+  type Snapshot,
 } from './machineFixtures.js';
 
 function precheck(facts: CapturePrecheckFacts, from: Snapshot = toPrechecking()): Snapshot {
@@ -123,7 +135,9 @@ describe('stored.verifyingCancellation', () => {
   it('an invalid CANCEL_SIGNATURE_CHECKED → back to stored.idle, context unchanged', () => {
     const before = toVerifyingCancellation();
     const after = send(before, {
-      type: 'CANCEL_SIGNATURE_CHECKED', at: at(5), check: { valid: false, code: 'invalid_signature', reason: 'not the payer' },
+      type: 'CANCEL_SIGNATURE_CHECKED',
+      at: at(5),
+      check: { valid: false, code: 'invalid_signature', reason: 'not the payer' },
     });
     expect(after.value).toEqual({ stored: 'idle' });
     expect(after.context).toEqual(before.context);
@@ -172,8 +186,13 @@ describe('stored: VOID, DEADLINE_REACHED and NONCE_CONSUMED_ONCHAIN (from every 
       expect(snapshot.value).toBe('captured');
       expect(snapshot.status).toBe('done');
       expect(snapshot.context.capture).toEqual({
-        transactionHash: OTHER_TX, blockNumber: '4242', blockHash: BLOCK_HASH,
-        submittedAt: null, preconfirmedAt: at(30), confirmedAt: at(30), by: 'onchain',
+        transactionHash: OTHER_TX,
+        blockNumber: '4242',
+        blockHash: BLOCK_HASH,
+        submittedAt: null,
+        preconfirmedAt: at(30),
+        confirmedAt: at(30),
+        by: 'onchain',
       });
       expect(snapshot.context.cancellation).toBeNull();
     });

@@ -4,9 +4,32 @@ import { describe, it, expect } from 'vitest';
 import { initialTransition } from 'xstate';
 import { authorizationMachine } from '../../workflows/machine.js';
 import {
-  BLOCK_HASH, OTHER_TX, SIGNATURE, acceptedEventTypes, allEventTypes, at, authorization, consumption, domain, expectUnchanged, input,
-  run, sampleEvents, send, start, toCanceling, toDrafted, toPrechecking, toPreconfirmed, toStored, toSubmitted,
-  toSubmitting, toVerifyingCancellation, toVerifyingSignature, type EventType, type Snapshot,
+  BLOCK_HASH,
+  OTHER_TX,
+  SIGNATURE,
+  acceptedEventTypes,
+  allEventTypes,
+  at,
+  authorization,
+  consumption,
+  domain,
+  expectUnchanged,
+  input,
+  run,
+  sampleEvents,
+  send,
+  start,
+  toCanceling,
+  toDrafted,
+  toPrechecking,
+  toPreconfirmed,
+  toStored,
+  toSubmitted,
+  toSubmitting,
+  toVerifyingCancellation,
+  toVerifyingSignature,
+  type EventType,
+  type Snapshot,
 } from './machineFixtures.js';
 
 const emptyRecords = { domain: null, authorization: null, signature: null, capture: null, cancellation: null, void: null, lastError: null };
@@ -41,7 +64,12 @@ describe('drafting', () => {
 
   it('a valid PRESIGNED_CHECKED skips drafted: stored.idle with domain, authorization and signature', () => {
     const snapshot = send(start(), {
-      type: 'PRESIGNED_CHECKED', at: at(1), domain, authorization, signature: SIGNATURE, check: { valid: true },
+      type: 'PRESIGNED_CHECKED',
+      at: at(1),
+      domain,
+      authorization,
+      signature: SIGNATURE,
+      check: { valid: true },
     });
     expect(snapshot.value).toEqual({ stored: 'idle' });
     expect(snapshot.context).toEqual({ ...input, ...emptyRecords, domain, authorization, signature: SIGNATURE });
@@ -49,19 +77,30 @@ describe('drafting', () => {
 
   it('an invalid PRESIGNED_CHECKED → rejected (final), recording the check code and reason, storing nothing', () => {
     const snapshot = send(start(), {
-      type: 'PRESIGNED_CHECKED', at: at(1), domain, authorization, signature: SIGNATURE,
+      type: 'PRESIGNED_CHECKED',
+      at: at(1),
+      domain,
+      authorization,
+      signature: SIGNATURE,
       check: { valid: false, code: 'recipient_mismatch', reason: 'to is not the merchant' },
     });
     expect(snapshot.value).toBe('rejected');
     expect(snapshot.status).toBe('done');
     expect(snapshot.context).toEqual({
-      ...input, ...emptyRecords, lastError: { code: 'recipient_mismatch', message: 'to is not the merchant', at: at(1) },
+      ...input,
+      ...emptyRecords,
+      lastError: { code: 'recipient_mismatch', message: 'to is not the merchant', at: at(1) },
     });
   });
 
   it('an invalid PRESIGNED_CHECKED without a code is recorded as invalid_signature', () => {
     const snapshot = send(start(), {
-      type: 'PRESIGNED_CHECKED', at: at(1), domain, authorization, signature: SIGNATURE, check: { valid: false },
+      type: 'PRESIGNED_CHECKED',
+      at: at(1),
+      domain,
+      authorization,
+      signature: SIGNATURE,
+      check: { valid: false },
     });
     expect(snapshot.value).toBe('rejected');
     expect(snapshot.context.lastError).toEqual({ code: 'invalid_signature', message: expect.any(String), at: at(1) });
@@ -79,7 +118,10 @@ describe('drafted', () => {
 
   it('a valid SIGNATURE_CHECKED stores the authorization and records the signature', () => {
     const snapshot = send(toVerifyingSignature(), {
-      type: 'SIGNATURE_CHECKED', at: at(3), signature: SIGNATURE, check: { valid: true },
+      type: 'SIGNATURE_CHECKED',
+      at: at(3),
+      signature: SIGNATURE,
+      check: { valid: true },
     });
     expect(snapshot.value).toEqual({ stored: 'idle' });
     expect(snapshot.context.signature).toBe(SIGNATURE);
@@ -90,7 +132,9 @@ describe('drafted', () => {
   it('an invalid SIGNATURE_CHECKED goes back to awaitingSignature with the context unchanged', () => {
     const before = toVerifyingSignature();
     const after = send(before, {
-      type: 'SIGNATURE_CHECKED', at: at(3), signature: SIGNATURE,
+      type: 'SIGNATURE_CHECKED',
+      at: at(3),
+      signature: SIGNATURE,
       check: { valid: false, code: 'invalid_signature', reason: 'signed by someone else' },
     });
     expect(after.value).toEqual({ drafted: 'awaitingSignature' });
@@ -124,7 +168,10 @@ describe('drafted', () => {
     expect(send(snapshot, { type: 'VOID', at: at(9), reason: 'payer left', by: 'operator' }).value).toEqual({ drafted: 'verifyingSignature' });
   });
 
-  for (const [name, make] of [['awaitingSignature', toDrafted], ['verifyingSignature', toVerifyingSignature]] as const) {
+  for (const [name, make] of [
+    ['awaitingSignature', toDrafted],
+    ['verifyingSignature', toVerifyingSignature],
+  ] as const) {
     it(`DEADLINE_REACHED from drafted.${name} with the nonce unused → expired with lastError authorization_expired`, () => {
       const snapshot = send(make(), { type: 'DEADLINE_REACHED', at: at(9), onchain: { status: 'unused' } });
       expect(snapshot.value).toBe('expired');
@@ -140,8 +187,13 @@ describe('drafted', () => {
         expect(snapshot.value).toBe('captured');
         expect(snapshot.status).toBe('done');
         expect(snapshot.context.capture).toEqual({
-          transactionHash: OTHER_TX, blockNumber: '4242', blockHash: BLOCK_HASH,
-          submittedAt: null, preconfirmedAt: at(9), confirmedAt: at(9), by: 'onchain',
+          transactionHash: OTHER_TX,
+          blockNumber: '4242',
+          blockHash: BLOCK_HASH,
+          submittedAt: null,
+          preconfirmedAt: at(9),
+          confirmedAt: at(9),
+          by: 'onchain',
         });
         expect(snapshot.context.lastError).toBeNull();
       });
@@ -160,23 +212,35 @@ describe('drafted', () => {
 describe('which events each state accepts (snapshot.can)', () => {
   const table: [string, () => Snapshot, unknown, EventType[]][] = [
     ['drafting', start, 'drafting', ['DRAFTED', 'PRESIGNED_CHECKED', 'VOID']],
-    ['drafted.awaitingSignature', toDrafted, { drafted: 'awaitingSignature' },
-      ['DEADLINE_REACHED', 'NONCE_CONSUMED_ONCHAIN', 'SIGNATURE_SUBMITTED', 'VOID']],
+    ['drafted.awaitingSignature', toDrafted, { drafted: 'awaitingSignature' }, ['DEADLINE_REACHED', 'NONCE_CONSUMED_ONCHAIN', 'SIGNATURE_SUBMITTED', 'VOID']],
     // VOID waits for a command in flight to finish: it is accepted only in resting substates.
-    ['drafted.verifyingSignature', toVerifyingSignature, { drafted: 'verifyingSignature' },
-      ['COMMAND_FAILED', 'DEADLINE_REACHED', 'NONCE_CONSUMED_ONCHAIN', 'SIGNATURE_CHECKED']],
-    ['stored.idle', toStored, { stored: 'idle' },
-      ['CANCEL_REQUESTED', 'CAPTURE_REQUESTED', 'DEADLINE_REACHED', 'NONCE_CONSUMED_ONCHAIN', 'VOID']],
-    ['stored.prechecking', () => toPrechecking(), { stored: 'prechecking' },
-      ['COMMAND_FAILED', 'DEADLINE_REACHED', 'NONCE_CONSUMED_ONCHAIN', 'PRECHECKED']],
-    ['stored.verifyingCancellation', toVerifyingCancellation, { stored: 'verifyingCancellation' },
-      ['CANCEL_SIGNATURE_CHECKED', 'COMMAND_FAILED', 'DEADLINE_REACHED', 'NONCE_CONSUMED_ONCHAIN']],
-    ['capturing.submitting', () => toSubmitting(), { capturing: 'submitting' },
-      ['CAPTURE_CONFIRMED', 'CAPTURE_FAILED', 'CAPTURE_SUBMITTED', 'COMMAND_FAILED', 'NONCE_CONSUMED_ONCHAIN']],
-    ['capturing.submitted', toSubmitted, { capturing: 'submitted' },
-      ['CAPTURE_CONFIRMED', 'CAPTURE_FAILED', 'CAPTURE_PRECONFIRMED', 'NONCE_CONSUMED_ONCHAIN']],
-    ['capturing.preconfirmed', toPreconfirmed, { capturing: 'preconfirmed' },
-      ['CAPTURE_CONFIRMED', 'CAPTURE_FAILED', 'CAPTURE_REORGED', 'NONCE_CONSUMED_ONCHAIN']],
+    [
+      'drafted.verifyingSignature',
+      toVerifyingSignature,
+      { drafted: 'verifyingSignature' },
+      ['COMMAND_FAILED', 'DEADLINE_REACHED', 'NONCE_CONSUMED_ONCHAIN', 'SIGNATURE_CHECKED'],
+    ],
+    ['stored.idle', toStored, { stored: 'idle' }, ['CANCEL_REQUESTED', 'CAPTURE_REQUESTED', 'DEADLINE_REACHED', 'NONCE_CONSUMED_ONCHAIN', 'VOID']],
+    ['stored.prechecking', () => toPrechecking(), { stored: 'prechecking' }, ['COMMAND_FAILED', 'DEADLINE_REACHED', 'NONCE_CONSUMED_ONCHAIN', 'PRECHECKED']],
+    [
+      'stored.verifyingCancellation',
+      toVerifyingCancellation,
+      { stored: 'verifyingCancellation' },
+      ['CANCEL_SIGNATURE_CHECKED', 'COMMAND_FAILED', 'DEADLINE_REACHED', 'NONCE_CONSUMED_ONCHAIN'],
+    ],
+    [
+      'capturing.submitting',
+      () => toSubmitting(),
+      { capturing: 'submitting' },
+      ['CAPTURE_CONFIRMED', 'CAPTURE_FAILED', 'CAPTURE_SUBMITTED', 'COMMAND_FAILED', 'NONCE_CONSUMED_ONCHAIN'],
+    ],
+    ['capturing.submitted', toSubmitted, { capturing: 'submitted' }, ['CAPTURE_CONFIRMED', 'CAPTURE_FAILED', 'CAPTURE_PRECONFIRMED', 'NONCE_CONSUMED_ONCHAIN']],
+    [
+      'capturing.preconfirmed',
+      toPreconfirmed,
+      { capturing: 'preconfirmed' },
+      ['CAPTURE_CONFIRMED', 'CAPTURE_FAILED', 'CAPTURE_REORGED', 'NONCE_CONSUMED_ONCHAIN'],
+    ],
     ['canceling', toCanceling, 'canceling', ['CANCEL_CONFIRMED', 'CANCEL_FAILED', 'CANCEL_SUBMITTED', 'COMMAND_FAILED', 'NONCE_CONSUMED_ONCHAIN']],
   ];
 

@@ -77,17 +77,13 @@ export function run(snapshot: Snapshot, ...events: AuthorizationEvent[]): Snapsh
 
 export const toDrafted = (): Snapshot => send(start(), { type: 'DRAFTED', at: at(1), domain, authorization });
 export const toVerifyingSignature = (): Snapshot => send(toDrafted(), { type: 'SIGNATURE_SUBMITTED', at: at(2) });
-export const toStored = (): Snapshot =>
-  send(toVerifyingSignature(), { type: 'SIGNATURE_CHECKED', at: at(3), signature: SIGNATURE, check: { valid: true } });
+export const toStored = (): Snapshot => send(toVerifyingSignature(), { type: 'SIGNATURE_CHECKED', at: at(3), signature: SIGNATURE, check: { valid: true } });
 export const toPrechecking = (from: Snapshot = toStored()): Snapshot => send(from, { type: 'CAPTURE_REQUESTED', at: at(4) });
 export const toVerifyingCancellation = (): Snapshot => send(toStored(), { type: 'CANCEL_REQUESTED', at: at(4) });
-export const toSubmitting = (from: Snapshot = toStored()): Snapshot =>
-  send(toPrechecking(from), { type: 'PRECHECKED', at: at(5), facts: goodFacts() });
+export const toSubmitting = (from: Snapshot = toStored()): Snapshot => send(toPrechecking(from), { type: 'PRECHECKED', at: at(5), facts: goodFacts() });
 export const toSubmitted = (): Snapshot => send(toSubmitting(), { type: 'CAPTURE_SUBMITTED', at: at(6), transactionHash: OUR_TX });
-export const toPreconfirmed = (): Snapshot =>
-  send(toSubmitted(), { type: 'CAPTURE_PRECONFIRMED', at: at(7), blockNumber: '100', blockHash: BLOCK_HASH });
-export const toCanceling = (): Snapshot =>
-  send(toVerifyingCancellation(), { type: 'CANCEL_SIGNATURE_CHECKED', at: at(5), check: { valid: true } });
+export const toPreconfirmed = (): Snapshot => send(toSubmitted(), { type: 'CAPTURE_PRECONFIRMED', at: at(7), blockNumber: '100', blockHash: BLOCK_HASH });
+export const toCanceling = (): Snapshot => send(toVerifyingCancellation(), { type: 'CANCEL_SIGNATURE_CHECKED', at: at(5), check: { valid: true } });
 
 /**
  * One event of every type, each shaped so that any guard on it would pass (valid checks, a nonce

@@ -13,8 +13,16 @@ import { EncryptionCodec, parseCodecKeys } from '../../runtime/codec.js';
 
 const root = fileURLToPath(new URL('../replay/histories', import.meta.url));
 // One folder per recording (scripts/recordHistories.ts), each with the throwaway key that sealed it.
-const sets = readdirSync(root, { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => join(root, d.name)).sort();
-const files = sets.flatMap((dir) => readdirSync(dir).filter((f) => f.endsWith('.binpb')).sort().map((f) => ({ dir, file: f })));
+const sets = readdirSync(root, { withFileTypes: true })
+  .filter((d) => d.isDirectory())
+  .map((d) => join(root, d.name))
+  .sort();
+const files = sets.flatMap((dir) =>
+  readdirSync(dir)
+    .filter((f) => f.endsWith('.binpb'))
+    .sort()
+    .map((f) => ({ dir, file: f })),
+);
 
 describe('replay of recorded workflow histories', () => {
   it('has recorded histories of every path to replay', () => {
@@ -29,7 +37,12 @@ describe('replay of recorded workflow histories', () => {
     });
     const failures: string[] = [];
     for (const dir of sets) {
-      const histories = files.filter((f) => f.dir === dir).map(({ file }) => ({ workflowId: `${dir.split('/').pop()}/${file}`, history: proto.temporal.api.history.v1.History.decode(readFileSync(join(dir, file))) }));
+      const histories = files
+        .filter((f) => f.dir === dir)
+        .map(({ file }) => ({
+          workflowId: `${dir.split('/').pop()}/${file}`,
+          history: proto.temporal.api.history.v1.History.decode(readFileSync(join(dir, file))),
+        }));
       const keys = readFileSync(join(dir, 'codec-keys.txt'), 'utf8').trim();
       const dataConverter = keys ? { payloadCodecs: [new EncryptionCodec(parseCodecKeys(keys))] } : undefined;
       for await (const result of Worker.runReplayHistories({ workflowBundle, dataConverter, sinks: telemetrySinks() }, histories)) {

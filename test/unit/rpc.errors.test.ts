@@ -3,8 +3,16 @@
 import { describe, expect, it } from 'vitest';
 import { ApplicationFailure } from '@temporalio/common';
 import {
-  ContractFunctionRevertedError, HttpRequestError, InternalRpcError, InvalidInputRpcError, InvalidParamsRpcError,
-  LimitExceededRpcError, RpcRequestError, TimeoutError, encodeErrorResult, parseAbi,
+  ContractFunctionRevertedError,
+  HttpRequestError,
+  InternalRpcError,
+  InvalidInputRpcError,
+  InvalidParamsRpcError,
+  LimitExceededRpcError,
+  RpcRequestError,
+  TimeoutError,
+  encodeErrorResult,
+  parseAbi,
 } from 'viem';
 import { asActivityError, classifyRpcError, type RpcErrorKind } from '../../activities/rpc/rpcErrors.js';
 
@@ -12,12 +20,16 @@ const url = 'http://127.0.0.1:8545';
 const body = { jsonrpc: '2.0', id: 1, method: 'eth_getLogs', params: [{ fromBlock: '0x0', toBlock: '0x7ce' }] };
 const http = (status: number, details: string) => new HttpRequestError({ url, body, status, details });
 const rpc = (code: number, message: string) => new RpcRequestError({ url, body, error: { code, message } });
-const reverted = (reason?: string) => new ContractFunctionRevertedError({
-  abi: parseAbi(['function f()']), functionName: 'f',
-  ...(reason === undefined ? {} : {
-    data: encodeErrorResult({ abi: parseAbi(['error Error(string)']), errorName: 'Error', args: [reason] }),
-  }),
-});
+const reverted = (reason?: string) =>
+  new ContractFunctionRevertedError({
+    abi: parseAbi(['function f()']),
+    functionName: 'f',
+    ...(reason === undefined
+      ? {}
+      : {
+          data: encodeErrorResult({ abi: parseAbi(['error Error(string)']), errorName: 'Error', args: [reason] }),
+        }),
+  });
 
 describe('classifyRpcError', () => {
   const cases: [name: string, err: unknown, kind: RpcErrorKind, forLogs: RpcErrorKind][] = [
@@ -39,7 +51,12 @@ describe('classifyRpcError', () => {
     ['more than 10000 results', rpc(-32005, 'query returned more than 10000 results'), 'retryable', 'range_too_large'],
     ['more than 10000 results (-32000)', rpc(-32000, 'query returned more than 10000 results'), 'retryable', 'range_too_large'],
     ['block range is too large', rpc(-32000, 'block range is too large'), 'retryable', 'range_too_large'],
-    ['response size exceeded', rpc(-32602, 'Log response size exceeded. You can make eth_getLogs requests with up to a 2K block range'), 'invalid_params', 'range_too_large'],
+    [
+      'response size exceeded',
+      rpc(-32602, 'Log response size exceeded. You can make eth_getLogs requests with up to a 2K block range'),
+      'invalid_params',
+      'range_too_large',
+    ],
     ['viem TimeoutError', new TimeoutError({ url, body }), 'retryable', 'range_too_large'],
     ['a "timed out" message', new Error('request timed out'), 'retryable', 'range_too_large'],
     ['a "query timeout exceeded" message', rpc(-32000, 'query timeout exceeded'), 'retryable', 'range_too_large'],

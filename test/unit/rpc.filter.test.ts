@@ -54,14 +54,19 @@ describe('parseLogFilter + toRpcFilter', () => {
 
   it('every criterion together, in wire form', () => {
     expect(wire({ fromBlock: 1, toBlock: 'latest', address: [A], topics: [[T0, T1], null, T2] })).toEqual({
-      fromBlock: '0x1', toBlock: 'latest', address: [A], topics: [[T0, T1], null, T2],
+      fromBlock: '0x1',
+      toBlock: 'latest',
+      address: [A],
+      topics: [[T0, T1], null, T2],
     });
   });
 
   it('blockHash replaces the range: a range beside it is dropped, even an invalid one', () => {
     expect(wire({ blockHash: T3 })).toEqual({ blockHash: T3 });
     expect(wire({ blockHash: T3, fromBlock: '0x1', toBlock: 'latest', address: A, topics: [T0] })).toEqual({
-      blockHash: T3, address: A, topics: [T0],
+      blockHash: T3,
+      address: A,
+      topics: [T0],
     });
     expect(parseLogFilter({ blockHash: T3, fromBlock: 'not a block' })).toEqual({ blockHash: T3 });
   });

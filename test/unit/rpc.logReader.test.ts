@@ -2,8 +2,16 @@
 // decoding and the timestamp cache, each observable through the exact calls it makes.
 import { describe, expect, it } from 'vitest';
 import {
-  InvalidParamsRpcError, LimitExceededRpcError, RpcRequestError, TimeoutError, encodeAbiParameters, encodeEventTopics,
-  type Chain, type Hex, type PublicClient, type Transport,
+  InvalidParamsRpcError,
+  LimitExceededRpcError,
+  RpcRequestError,
+  TimeoutError,
+  encodeAbiParameters,
+  encodeEventTopics,
+  type Chain,
+  type Hex,
+  type PublicClient,
+  type Transport,
 } from 'viem';
 import { AuthcapError } from '../../domain/errors.js';
 import { tokenAbi } from '../../domain/tokenAbi.js';
@@ -24,8 +32,14 @@ function logAt(block: number, extra: Record<string, unknown> = {}) {
     address: TOKEN,
     topics: encodeEventTopics({ abi: tokenAbi, eventName: 'Transfer', args: { from: FROM, to: TO } }),
     data: encodeAbiParameters([{ type: 'uint256' }], [BigInt(block)]),
-    blockNumber: hex(block), blockHash: hashOf(block), blockTimestamp: hex(1000 + block),
-    transactionHash: hashOf(10_000 + block), transactionIndex: '0x0', logIndex: '0x0', removed: false, ...extra,
+    blockNumber: hex(block),
+    blockHash: hashOf(block),
+    blockTimestamp: hex(1000 + block),
+    transactionHash: hashOf(10_000 + block),
+    transactionIndex: '0x0',
+    logIndex: '0x0',
+    removed: false,
+    ...extra,
   };
 }
 
@@ -76,14 +90,26 @@ describe('spans', () => {
   it('MAX_SPAN_BLOCKS keeps toBlock − fromBlock under 2,000', () => {
     expect(MAX_SPAN_BLOCKS).toBe(1999n);
     const spans = reader().spans(0n, 5000n);
-    expect(spans).toEqual([[0n, 1998n], [1999n, 3997n], [3998n, 5000n]]);
+    expect(spans).toEqual([
+      [0n, 1998n],
+      [1999n, 3997n],
+      [3998n, 5000n],
+    ]);
     expect(spans.every(([a, b]) => b - a < 2000n)).toBe(true);
   });
 
   it('covers the range exactly, with a short last span', () => {
-    expect(reader(3n).spans(0n, 7n)).toEqual([[0n, 2n], [3n, 5n], [6n, 7n]]);
+    expect(reader(3n).spans(0n, 7n)).toEqual([
+      [0n, 2n],
+      [3n, 5n],
+      [6n, 7n],
+    ]);
     expect(reader(3n).spans(5n, 5n)).toEqual([[5n, 5n]]);
-    expect(reader(1n).spans(2n, 4n)).toEqual([[2n, 2n], [3n, 3n], [4n, 4n]]);
+    expect(reader(1n).spans(2n, 4n)).toEqual([
+      [2n, 2n],
+      [3n, 3n],
+      [4n, 4n],
+    ]);
     expect(reader(3n).spans(6n, 5n)).toEqual([]);
   });
 });
@@ -93,7 +119,13 @@ describe('getLogs', () => {
     const node = fakeNode({ delay: () => Math.random() * 10 });
     const got = await new LogReader(node.client, { maxSpanBlocks: 2n, concurrency: 3 }).getLogs({ fromBlock: '0x0', toBlock: '0x9' });
     expect(got.map((l) => l.blockNumber)).toEqual(Array.from({ length: 10 }, (_, i) => BigInt(i)));
-    expect([...node.ranges()].sort((a, b) => a[0]! - b[0]!)).toEqual([[0, 1], [2, 3], [4, 5], [6, 7], [8, 9]]);
+    expect([...node.ranges()].sort((a, b) => a[0]! - b[0]!)).toEqual([
+      [0, 1],
+      [2, 3],
+      [4, 5],
+      [6, 7],
+      [8, 9],
+    ]);
     expect(node.maxInFlight()).toBe(3);
   });
 
@@ -102,7 +134,10 @@ describe('getLogs', () => {
     const reader = new LogReader(node.client);
     await reader.getLogs({ address: TOKEN });
     await reader.getLogs({ fromBlock: 'earliest', toBlock: 'safe' });
-    expect(node.ranges()).toEqual([[50, 50], [0, 18]]);
+    expect(node.ranges()).toEqual([
+      [50, 50],
+      [0, 18],
+    ]);
   });
 
   it('an inverted range makes no call', async () => {
@@ -118,7 +153,15 @@ describe('getLogs', () => {
   ])('halves a span refused with %s until each half is accepted', async (_name, refusal) => {
     const node = fakeNode({ answer: (f) => (Number(f.toBlock) - Number(f.fromBlock) > 10 ? refusal() : [logAt(Number(f.fromBlock))]) });
     const got = await new LogReader(node.client).getLogs({ fromBlock: '0x0', toBlock: hex(40) });
-    expect(node.ranges()).toEqual([[0, 40], [0, 20], [0, 10], [11, 20], [21, 40], [21, 30], [31, 40]]);
+    expect(node.ranges()).toEqual([
+      [0, 40],
+      [0, 20],
+      [0, 10],
+      [11, 20],
+      [21, 40],
+      [21, 30],
+      [31, 40],
+    ]);
     expect(got.map((l) => l.blockNumber)).toEqual([0n, 11n, 21n, 31n]);
   });
 
@@ -133,7 +176,11 @@ describe('getLogs', () => {
     const err = new LimitExceededRpcError(rpc(-32005, 'response size exceeded'));
     const node = fakeNode({ answer: () => err });
     await expect(new LogReader(node.client).getLogs({ fromBlock: '0x0', toBlock: '0x3' })).rejects.toBe(err);
-    expect(node.ranges()).toEqual([[0, 3], [0, 1], [0, 0]]);
+    expect(node.ranges()).toEqual([
+      [0, 3],
+      [0, 1],
+      [0, 0],
+    ]);
   });
 
   it('reads pending as its own call after the range, and counts a log seen in both once', async () => {
@@ -142,8 +189,14 @@ describe('getLogs', () => {
       answer: (f) => (f.fromBlock === 'pending' ? [logAt(7), logAt(8, { blockHash: null, blockNumber: null, blockTimestamp: null })] : [logAt(7)]),
     });
     const got = await new LogReader(node.client).getLogs({ fromBlock: '0x7', toBlock: 'pending' });
-    expect(node.calls.map((f) => [f.fromBlock, f.toBlock])).toEqual([['0x7', '0x7'], ['pending', 'pending']]);
-    expect(got.map((l) => [l.blockNumber, l.blockHash, l.blockTimestamp])).toEqual([[7n, hashOf(7), 1007n], [null, null, null]]);
+    expect(node.calls.map((f) => [f.fromBlock, f.toBlock])).toEqual([
+      ['0x7', '0x7'],
+      ['pending', 'pending'],
+    ]);
+    expect(got.map((l) => [l.blockNumber, l.blockHash, l.blockTimestamp])).toEqual([
+      [7n, hashOf(7), 1007n],
+      [null, null, null],
+    ]);
   });
 
   it('pending..pending is one call; blockHash is one call with nothing else', async () => {
@@ -159,8 +212,15 @@ describe('getLogs', () => {
     const node = fakeNode({ answer: () => [logAt(4), unknown] });
     const [transfer, other] = await new LogReader(node.client).getLogs({ fromBlock: '0x4', toBlock: '0x4' });
     expect(transfer).toMatchObject({
-      eventName: 'Transfer', args: { from: '0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266', to: '0x70997970C51812dc3A010C7d01b50e0d17dc79C8', value: 4n },
-      address: TOKEN, blockNumber: 4n, blockHash: hashOf(4), blockTimestamp: 1004n, transactionIndex: 0, logIndex: 0, removed: false,
+      eventName: 'Transfer',
+      args: { from: '0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266', to: '0x70997970C51812dc3A010C7d01b50e0d17dc79C8', value: 4n },
+      address: TOKEN,
+      blockNumber: 4n,
+      blockHash: hashOf(4),
+      blockTimestamp: 1004n,
+      transactionIndex: 0,
+      logIndex: 0,
+      removed: false,
     });
     expect(other).toMatchObject({ eventName: null, args: null, topics: [hashOf(999)], logIndex: 1, removed: true });
   });
@@ -183,12 +243,14 @@ describe('getLogs', () => {
   });
 
   it.each([{}, { fromBlock: '0x01' }, { address: 'nope' }, { topics: [null, null, null, null, null] }, null])(
-    'refuses %j with a validation_error before any call', async (filter) => {
+    'refuses %j with a validation_error before any call',
+    async (filter) => {
       const node = fakeNode();
       const err = await new LogReader(node.client).getLogs(filter).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(AuthcapError);
       expect((err as AuthcapError).code).toBe('validation_error');
       expect(node.calls).toEqual([]);
       expect(node.getBlock).toEqual([]);
-    });
+    },
+  );
 });

@@ -88,14 +88,12 @@ describe('parseBlockSelector', () => {
 describe('parseRpcAddress', () => {
   const checksummed = '0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266';
 
-  it.each([
-    checksummed,
-    checksummed.toLowerCase(),
-    `0x${checksummed.slice(2).toUpperCase()}`,
-    '0x0000000000000000000000000000000000000000',
-  ])('accepts %s as given', (address) => {
-    expect(parseRpcAddress(address)).toBe(address);
-  });
+  it.each([checksummed, checksummed.toLowerCase(), `0x${checksummed.slice(2).toUpperCase()}`, '0x0000000000000000000000000000000000000000'])(
+    'accepts %s as given',
+    (address) => {
+      expect(parseRpcAddress(address)).toBe(address);
+    },
+  );
 
   it.each([
     ['too short', '0x123'],

@@ -13,9 +13,14 @@ function controlled() {
     calls += 1;
     return new Promise<string>((resolve) => pending.push(() => resolve(value)));
   };
-  return { scan, finishAll: () => {
-    for (const f of pending.splice(0)) f();
-  }, calls: () => calls, pending: () => pending.length };
+  return {
+    scan,
+    finishAll: () => {
+      for (const f of pending.splice(0)) f();
+    },
+    calls: () => calls,
+    pending: () => pending.length,
+  };
 }
 
 const codeOf = (err: unknown) => (err instanceof AuthcapError ? err.code : String(err));
@@ -48,14 +53,23 @@ describe('ScanGate', () => {
 
   it('does not keep a failure: the next caller scans afresh', async () => {
     const gate = new ScanGate<string>(options);
-    await expect(gate.run('k', async () => { throw new AuthcapError('temporal_unavailable', 'down'); })).rejects.toThrow('down');
+    await expect(
+      gate.run('k', async () => {
+        throw new AuthcapError('temporal_unavailable', 'down');
+      }),
+    ).rejects.toThrow('down');
     expect(await gate.run('k', async () => 'fine')).toBe('fine');
   });
 
   it('runs at most `concurrency` scans; a bounded queue waits; one more is 429 with a retry hint', async () => {
     const gate = new ScanGate<string>(options);
     const c = controlled();
-    const results = Array.from({ length: 6 }, (_, i) => gate.run(`k${i}`, c.scan(`v${i}`)).then((v) => v, (err: unknown) => err));
+    const results = Array.from({ length: 6 }, (_, i) =>
+      gate.run(`k${i}`, c.scan(`v${i}`)).then(
+        (v) => v,
+        (err: unknown) => err,
+      ),
+    );
     await vi.waitFor(() => expect(c.pending()).toBe(2));
     expect(gate.load).toEqual({ running: 2, waiting: 3 });
     const refused = await results[5];
@@ -76,7 +90,10 @@ describe('ScanGate', () => {
     const gate = new ScanGate<string>({ ...options, concurrency: 1 });
     const c = controlled();
     const first = gate.run('a', c.scan('a'));
-    const second = gate.run('b', c.scan('b')).then((v) => v, (err: unknown) => err);
+    const second = gate.run('b', c.scan('b')).then(
+      (v) => v,
+      (err: unknown) => err,
+    );
     await vi.advanceTimersByTimeAsync(5_001);
     expect(codeOf(await second)).toBe('rate_limited');
     expect(gate.load).toEqual({ running: 1, waiting: 0 });

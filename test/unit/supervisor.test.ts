@@ -41,14 +41,23 @@ process.on('SIGUSR2', () => {
 console.log('READY ' + JSON.stringify({ url: codec.url, pids: [a.child.pid, b.child.pid] }));
 `;
 
-interface Supervisor { proc: ChildProcess; url: string; pids: [number, number]; output: () => string; exited: Promise<number | null> }
+interface Supervisor {
+  proc: ChildProcess;
+  url: string;
+  pids: [number, number];
+  output: () => string;
+  exited: Promise<number | null>;
+}
 
 const started: Supervisor[] = [];
 
 /** `detached`: its own process group, as `npm start` has in a terminal (Ctrl-C signals the whole group). */
 async function startSupervisor(detached = false): Promise<Supervisor> {
   const proc = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', fixture], {
-    cwd: root, env: { ...process.env, TOKEN: token, KEYS: keys }, stdio: ['ignore', 'pipe', 'pipe'], detached,
+    cwd: root,
+    env: { ...process.env, TOKEN: token, KEYS: keys },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached,
   });
   let output = '';
   const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
@@ -86,8 +95,15 @@ function alive(pid: number): boolean {
 async function decodes(url: string): Promise<number> {
   const codec = new EncryptionCodec(parseCodecKeys(keys));
   const [p] = await codec.encode([{ metadata: {}, data: new TextEncoder().encode('"x"') }]);
-  const payload = { metadata: Object.fromEntries(Object.entries(p!.metadata!).map(([k, v]) => [k, Buffer.from(v).toString('base64')])), data: Buffer.from(p!.data!).toString('base64') };
-  const res = await fetch(`${url}/decode`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ payloads: [payload] }) });
+  const payload = {
+    metadata: Object.fromEntries(Object.entries(p!.metadata!).map(([k, v]) => [k, Buffer.from(v).toString('base64')])),
+    data: Buffer.from(p!.data!).toString('base64'),
+  };
+  const res = await fetch(`${url}/decode`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ payloads: [payload] }),
+  });
   return res.status;
 }
 
@@ -169,6 +185,8 @@ describe('a managed process', () => {
   });
 
   it('resolves exited when the command cannot be spawned at all', async () => {
-    await expect(startProcess({ name: 'missing', command: '/nonexistent/authcap-binary', args: [], ready: () => new Promise<void>(() => undefined) })).rejects.toThrow(/exited/);
+    await expect(
+      startProcess({ name: 'missing', command: '/nonexistent/authcap-binary', args: [], ready: () => new Promise<void>(() => undefined) }),
+    ).rejects.toThrow(/exited/);
   });
 });

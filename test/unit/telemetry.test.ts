@@ -7,9 +7,17 @@ import { tracingPluginFromEnv } from '../../runtime/tracing.js';
 describe('structured logs', () => {
   it('are JSON lines with the context given, and redact signatures, keys and raw transactions', () => {
     const lines: string[] = [];
-    const sink = new Writable({ write(chunk, _enc, done) { lines.push(chunk.toString()); done(); } });
+    const sink = new Writable({
+      write(chunk, _enc, done) {
+        lines.push(chunk.toString());
+        done();
+      },
+    });
     const logger = createLogger('test', 'info', sink);
-    logger.info({ workflowId: 'authorization-o1', orderId: 'o1', signature: '0xabc', apiKey: 'ak_x', request: { raw: '0xf86c', signature: '0xdef', token: 't' } }, 'capture sent');
+    logger.info(
+      { workflowId: 'authorization-o1', orderId: 'o1', signature: '0xabc', apiKey: 'ak_x', request: { raw: '0xf86c', signature: '0xdef', token: 't' } },
+      'capture sent',
+    );
     temporalLogger(logger).warn('from the SDK', { workflowId: 'w2', privateKey: '0x11' });
     const [first, second] = lines.map((l) => JSON.parse(l));
     expect(first).toMatchObject({ msg: 'capture sent', workflowId: 'authorization-o1', orderId: 'o1', signature: '[redacted]', apiKey: '[redacted]' });

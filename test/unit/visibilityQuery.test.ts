@@ -7,14 +7,7 @@ import { parseOrderId, parseStoredOrderId } from '../../client/requests.js';
 import { orderIdSchema } from '../../api/schemas.js';
 import { quote, unsearchable } from '../../client/visibilityQuery.js';
 
-const searchable = [
-  'order-42',
-  'tick`%_(x);--/*y*/ z',
-  'p_t%',
-  'ordre-été-订单-🧾',
-  'x'.repeat(200),
-  'semi;colon or (paren) and *star*',
-];
+const searchable = ['order-42', 'tick`%_(x);--/*y*/ z', 'p_t%', 'ordre-été-订单-🧾', 'x'.repeat(200), 'semi;colon or (paren) and *star*'];
 
 const unsearchableIds: [string, RegExp][] = [
   ['q"1-X', /quotes/],

@@ -7,7 +7,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AuthcapError } from '../../domain/errors.js';
 import { assertWebhookUrlAllowed } from '../../client/webhookEndpoints.js';
 import {
-  AddressNotAllowedError, classifyAddress, guardedLookup, webhookAddressPolicyFromEnv, type Resolver, type WebhookAddressPolicy,
+  AddressNotAllowedError,
+  classifyAddress,
+  guardedLookup,
+  webhookAddressPolicyFromEnv,
+  type Resolver,
+  type WebhookAddressPolicy,
 } from '../../runtime/webhookAddressPolicy.js';
 
 const strict: WebhookAddressPolicy = { allowLoopback: false, allowPrivate: false };
@@ -151,20 +156,24 @@ describe('the guarded lookup a delivery connects through', () => {
   let port: number;
   let hits = 0;
   beforeAll(async () => {
-    server = createServer((_req, res) => { hits += 1; res.end('ok'); });
+    server = createServer((_req, res) => {
+      hits += 1;
+      res.end('ok');
+    });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     port = (server.address() as AddressInfo).port;
   });
   afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
-  const get = (host: string, policy: WebhookAddressPolicy, resolve: Resolver) => new Promise<number>((done, fail) => {
-    const req = request({ host, port, path: '/', agent: false, lookup: guardedLookup(policy, resolve) }, (res) => {
-      res.resume();
-      done(res.statusCode ?? 0);
+  const get = (host: string, policy: WebhookAddressPolicy, resolve: Resolver) =>
+    new Promise<number>((done, fail) => {
+      const req = request({ host, port, path: '/', agent: false, lookup: guardedLookup(policy, resolve) }, (res) => {
+        res.resume();
+        done(res.statusCode ?? 0);
+      });
+      req.on('error', fail);
+      req.end();
     });
-    req.on('error', fail);
-    req.end();
-  });
 
   it('connects to the address it checked, and refuses a name whose answer turned into a refused address', async () => {
     // The same name: first a public answer (as at registration), then loopback (a rebinding attack).
@@ -183,7 +192,10 @@ describe('the guarded lookup a delivery connects through', () => {
 
   it('refuses localhost and metadata names before resolving them', async () => {
     let asked = 0;
-    const counting: Resolver = async (host) => { asked += 1; return fakeDns(host); };
+    const counting: Resolver = async (host) => {
+      asked += 1;
+      return fakeDns(host);
+    };
     expect(await get('localhost', strict, counting).catch((err: Error) => err)).toBeInstanceOf(AddressNotAllowedError);
     expect(await get('metadata.google.internal', everythingOk, counting).catch((err: Error) => err)).toBeInstanceOf(AddressNotAllowedError);
     expect(asked).toBe(0);

@@ -14,7 +14,9 @@ function settled(s: CheckoutSession, link: CheckoutLink): Status {
       return { view: 'loading', tone: 'waiting', title: 'Loading…' };
     case 'drafted':
       return {
-        view: 'not-authorized', tone: 'info', title: 'Nothing to cancel',
+        view: 'not-authorized',
+        tone: 'info',
+        title: 'Nothing to cancel',
         body: ['You have not authorized this payment, so there is nothing to cancel. Without your signature nothing can be collected.'],
         actions: [{ label: 'Go to the payment page', href: checkoutPath(link) }],
       };
@@ -22,14 +24,32 @@ function settled(s: CheckoutSession, link: CheckoutLink): Status {
       return { view: 'canceling', tone: 'waiting', title: 'Canceling…', body: ['Your cancellation is being recorded onchain. This takes a few seconds.'] };
     case 'canceled':
       return {
-        view: 'canceled', tone: 'success', title: 'Canceled',
-        body: [para([merchant], ' can no longer collect ', [amountOf(s)], '. Nothing was collected.'),
-          ...(s.cancellation?.transactionHash ? [h('p', { class: 'tx' }, 'Recorded in transaction ', h('code', { text: shortAddress(s.cancellation.transactionHash), attrs: { title: s.cancellation.transactionHash } }))] : [])],
+        view: 'canceled',
+        tone: 'success',
+        title: 'Canceled',
+        body: [
+          para([merchant], ' can no longer collect ', [amountOf(s)], '. Nothing was collected.'),
+          ...(s.cancellation?.transactionHash
+            ? [
+                h(
+                  'p',
+                  { class: 'tx' },
+                  'Recorded in transaction ',
+                  h('code', { text: shortAddress(s.cancellation.transactionHash), attrs: { title: s.cancellation.transactionHash } }),
+                ),
+              ]
+            : []),
+        ],
       };
     case 'capturing':
       return { view: 'too-late', tone: 'warning', title: 'Too late to cancel', body: [para([merchant], ' is collecting this payment right now.')] };
     case 'captured':
-      return { view: 'captured', tone: 'info', title: 'Already paid', body: [para([amountOf(s)], ' was collected by ', [merchant], '; it can no longer be canceled.')] };
+      return {
+        view: 'captured',
+        tone: 'info',
+        title: 'Already paid',
+        body: [para([amountOf(s)], ' was collected by ', [merchant], '; it can no longer be canceled.')],
+      };
     case 'voided':
       return { view: 'voided', tone: 'info', title: 'Nothing to cancel', body: [para([merchant], ' withdrew this payment request. Nothing was collected.')] };
     case 'expired':
@@ -41,8 +61,12 @@ function settled(s: CheckoutSession, link: CheckoutLink): Status {
 
 function expired(s: CheckoutSession): Status {
   return {
-    view: 'expired', tone: 'info', title: 'Nothing to cancel: it has expired',
-    body: [para('This authorization ended at ', [s.validBefore ? formatTime(s.validBefore) : 'its deadline'], ' without being collected. It can no longer be used.')],
+    view: 'expired',
+    tone: 'info',
+    title: 'Nothing to cancel: it has expired',
+    body: [
+      para('This authorization ended at ', [s.validBefore ? formatTime(s.validBefore) : 'its deadline'], ' without being collected. It can no longer be used.'),
+    ],
   };
 }
 

@@ -35,7 +35,11 @@ export function startPage(spec: PageSpec): void {
   if (!root) return;
   const link = linkFrom(here().pathname, here().search);
   if (!link) {
-    render(root, { kind: spec.kind, session: undefined, status: problemStatus(new ApiProblem('not_found', 'no token in the link', 404), () => here().reload()) });
+    render(root, {
+      kind: spec.kind,
+      session: undefined,
+      status: problemStatus(new ApiProblem('not_found', 'no token in the link', 404), () => here().reload()),
+    });
     return;
   }
   new Flow(spec, root, link).start();
@@ -132,21 +136,33 @@ class Flow {
       return;
     }
     if (!injectedWallet()) {
-      this.paint({
-        view: 'no-wallet', tone: 'warning', title: 'No wallet found',
-        body: ['Open this page in a browser with an Ethereum wallet (a browser extension or a wallet app’s browser), then reload it.'],
-      }, 'no-wallet', true);
+      this.paint(
+        {
+          view: 'no-wallet',
+          tone: 'warning',
+          title: 'No wallet found',
+          body: ['Open this page in a browser with an Ethereum wallet (a browser extension or a wallet app’s browser), then reload it.'],
+        },
+        'no-wallet',
+        true,
+      );
       return;
     }
     if (this.walletStatus) {
       this.paint(this.walletStatus, `wallet:${this.walletStatus.view}`, true);
       return;
     }
-    this.paint({
-      view: 'ready', tone: 'info', title: this.spec.words.ready,
-      body: [para('Use the wallet that holds ', addr(s.payer), `. ${this.spec.words.remaining(formatRemaining(secondsLeft))}`)],
-      actions: [{ label: 'Connect wallet', primary: true, onClick: () => void this.connect() }],
-    }, 'ready', true);
+    this.paint(
+      {
+        view: 'ready',
+        tone: 'info',
+        title: this.spec.words.ready,
+        body: [para('Use the wallet that holds ', addr(s.payer), `. ${this.spec.words.remaining(formatRemaining(secondsLeft))}`)],
+        actions: [{ label: 'Connect wallet', primary: true, onClick: () => void this.connect() }],
+      },
+      'ready',
+      true,
+    );
   }
 
   /** Renders unless the same thing is already on screen (polling must not rebuild buttons under a finger). */
@@ -177,9 +193,17 @@ class Flow {
     } catch (err) {
       this.phase = 'idle';
       const failure = walletFailure(err);
-      this.setWallet(failure.code === USER_REJECTED
-        ? { view: 'connect-rejected', tone: 'warning', title: 'The wallet was not connected', body: ['You declined the connection. Nothing was signed.'], actions: [{ label: 'Connect wallet', primary: true, onClick: () => void this.connect() }] }
-        : this.walletError(failure.message));
+      this.setWallet(
+        failure.code === USER_REJECTED
+          ? {
+              view: 'connect-rejected',
+              tone: 'warning',
+              title: 'The wallet was not connected',
+              body: ['You declined the connection. Nothing was signed.'],
+              actions: [{ label: 'Connect wallet', primary: true, onClick: () => void this.connect() }],
+            }
+          : this.walletError(failure.message),
+      );
     }
   }
 
@@ -194,9 +218,17 @@ class Flow {
       if (!accounts.some((account) => sameAddress(account, s.payer))) {
         const current = accounts[0];
         return this.setWallet({
-          view: 'wrong-account', tone: 'error', title: 'Wrong account',
+          view: 'wrong-account',
+          tone: 'error',
+          title: 'Wrong account',
           body: [
-            para('This payment must be signed by ', addr(s.payer), ', but your wallet ', ...(current ? ['is using ', addr(current)] : ['shared no account']), '.'),
+            para(
+              'This payment must be signed by ',
+              addr(s.payer),
+              ', but your wallet ',
+              ...(current ? ['is using ', addr(current)] : ['shared no account']),
+              '.',
+            ),
             'Switch to that account in your wallet; this page updates by itself.',
           ],
           actions: [{ label: 'Check again', primary: true, onClick: () => void this.check(true) }],
@@ -205,13 +237,17 @@ class Flow {
       const chainId = await chainIdOf(wallet);
       if (s.token.chainId !== null && chainId !== s.token.chainId) {
         return this.setWallet({
-          view: 'wrong-chain', tone: 'error', title: 'Wrong network',
+          view: 'wrong-chain',
+          tone: 'error',
+          title: 'Wrong network',
           body: [`Your wallet is on chain ${chainId}; this payment is on chain ${s.token.chainId}.`],
           actions: [{ label: `Switch to chain ${s.token.chainId}`, primary: true, onClick: () => void this.switchTo(s.token.chainId!) }],
         });
       }
       this.setWallet({
-        view: 'sign', tone: 'info', title: 'Ready to sign',
+        view: 'sign',
+        tone: 'info',
+        title: 'Ready to sign',
         body: [para('Connected as ', addr(s.payer), ` on chain ${chainId}.`)],
         actions: [{ label: this.spec.words.sign, primary: true, onClick: () => void this.sign() }],
       });
@@ -232,9 +268,19 @@ class Flow {
     } catch (err) {
       this.phase = 'idle';
       const failure = walletFailure(err);
-      const body = failure.code === USER_REJECTED ? 'You declined the switch.'
-        : failure.code === UNRECOGNIZED_CHAIN ? `Your wallet does not know chain ${chainId}: add it in the wallet, then try again.` : failure.message;
-      this.setWallet({ view: 'wrong-chain', tone: 'error', title: 'Wrong network', body: [body], actions: [{ label: `Switch to chain ${chainId}`, primary: true, onClick: () => void this.switchTo(chainId) }] });
+      const body =
+        failure.code === USER_REJECTED
+          ? 'You declined the switch.'
+          : failure.code === UNRECOGNIZED_CHAIN
+            ? `Your wallet does not know chain ${chainId}: add it in the wallet, then try again.`
+            : failure.message;
+      this.setWallet({
+        view: 'wrong-chain',
+        tone: 'error',
+        title: 'Wrong network',
+        body: [body],
+        actions: [{ label: `Switch to chain ${chainId}`, primary: true, onClick: () => void this.switchTo(chainId) }],
+      });
     }
   }
 
@@ -244,16 +290,29 @@ class Flow {
     const payload = s && this.spec.payload(s);
     if (!wallet || !s || !payload || this.phase !== 'idle') return;
     this.phase = 'busy';
-    this.setWallet({ view: 'signing', tone: 'waiting', title: this.spec.words.signing, body: ['Check the amount and the merchant in your wallet, then sign.'] });
+    this.setWallet({
+      view: 'signing',
+      tone: 'waiting',
+      title: this.spec.words.signing,
+      body: ['Check the amount and the merchant in your wallet, then sign.'],
+    });
     let signature: string;
     try {
       signature = await signTypedData(wallet, s.payer!, payload);
     } catch (err) {
       this.phase = 'idle';
       const failure = walletFailure(err);
-      this.setWallet(failure.code === USER_REJECTED
-        ? { view: 'rejected', tone: 'warning', title: 'You declined to sign', body: [this.spec.words.rejected], actions: [{ label: 'Try again', primary: true, onClick: () => void this.sign() }] }
-        : this.walletError(failure.message));
+      this.setWallet(
+        failure.code === USER_REJECTED
+          ? {
+              view: 'rejected',
+              tone: 'warning',
+              title: 'You declined to sign',
+              body: [this.spec.words.rejected],
+              actions: [{ label: 'Try again', primary: true, onClick: () => void this.sign() }],
+            }
+          : this.walletError(failure.message),
+      );
       return;
     }
     this.setWallet({ view: 'submitting', tone: 'waiting', title: this.spec.words.submitting });
@@ -265,14 +324,22 @@ class Flow {
       void this.refresh();
     } catch (err) {
       this.phase = 'idle';
-      this.setWallet(problemStatus(err, () => {
-        this.walletStatus = undefined;
-        void this.refresh().then(() => this.show());
-      }));
+      this.setWallet(
+        problemStatus(err, () => {
+          this.walletStatus = undefined;
+          void this.refresh().then(() => this.show());
+        }),
+      );
     }
   }
 
   private walletError(message: string): Status {
-    return { view: 'wallet-error', tone: 'error', title: 'The wallet reported a problem', body: [message], actions: [{ label: 'Try again', primary: true, onClick: () => void this.check(true) }] };
+    return {
+      view: 'wallet-error',
+      tone: 'error',
+      title: 'The wallet reported a problem',
+      body: [message],
+      actions: [{ label: 'Try again', primary: true, onClick: () => void this.check(true) }],
+    };
   }
 }

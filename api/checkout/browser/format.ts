@@ -14,9 +14,15 @@ export function formatUnits(minor: string, decimals: number): string {
   return fraction ? `${grouped}${separator}${fraction}` : grouped;
 }
 
-const dateTime = () => new Intl.DateTimeFormat(undefined, {
-  year: 'numeric', month: 'short', day: 'numeric', hour: 'numeric', minute: '2-digit', timeZoneName: 'short',
-});
+const dateTime = () =>
+  new Intl.DateTimeFormat(undefined, {
+    year: 'numeric',
+    month: 'short',
+    day: 'numeric',
+    hour: 'numeric',
+    minute: '2-digit',
+    timeZoneName: 'short',
+  });
 const timeOnly = () => new Intl.DateTimeFormat(undefined, { hour: 'numeric', minute: '2-digit', timeZoneName: 'short' });
 
 /** Unix seconds → "Nov 23, 2026, 1:25 PM GMT+1" in the payer's time zone. */

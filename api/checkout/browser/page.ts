@@ -17,28 +17,56 @@ function settled(s: CheckoutSession, link: CheckoutLink): Status {
       return { view: 'loading', tone: 'waiting', title: 'Preparing the payment…' };
     case 'stored':
       return {
-        view: 'stored', tone: 'success', title: 'Authorized',
-        body: [para([merchant], ' can now collect ', [amount], ' until ', [until(s)], '. Nothing has moved yet.'), 'You can cancel until the merchant collects it. Keep this page or its link to do so.'],
+        view: 'stored',
+        tone: 'success',
+        title: 'Authorized',
+        body: [
+          para([merchant], ' can now collect ', [amount], ' until ', [until(s)], '. Nothing has moved yet.'),
+          'You can cancel until the merchant collects it. Keep this page or its link to do so.',
+        ],
         actions: [{ label: 'Cancel this authorization', href: checkoutPath(link, '/cancel') }],
       };
     case 'capturing':
       return { view: 'capturing', tone: 'waiting', title: 'Being collected', body: [para([merchant], ' is collecting ', [amount], ' now.')] };
     case 'captured':
       return {
-        view: 'captured', tone: 'success', title: 'Paid',
-        body: [para([amount], ' was collected by ', [merchant], s.capture?.confirmedAt ? ` on ${formatTime(Date.parse(s.capture.confirmedAt) / 1000)}` : '', '.'),
-          ...(s.capture ? [h('p', { class: 'tx' }, 'Transaction ', h('code', { text: shortAddress(s.capture.transactionHash), attrs: { title: s.capture.transactionHash } }))] : [])],
+        view: 'captured',
+        tone: 'success',
+        title: 'Paid',
+        body: [
+          para([amount], ' was collected by ', [merchant], s.capture?.confirmedAt ? ` on ${formatTime(Date.parse(s.capture.confirmedAt) / 1000)}` : '', '.'),
+          ...(s.capture
+            ? [
+                h(
+                  'p',
+                  { class: 'tx' },
+                  'Transaction ',
+                  h('code', { text: shortAddress(s.capture.transactionHash), attrs: { title: s.capture.transactionHash } }),
+                ),
+              ]
+            : []),
+        ],
       };
     case 'canceling':
       return { view: 'canceling', tone: 'waiting', title: 'Canceling…', body: ['Your cancellation is being recorded onchain.'] };
     case 'canceled':
       return { view: 'canceled', tone: 'info', title: 'Canceled', body: ['This authorization was canceled. Nothing was collected, and it can never be used.'] };
     case 'voided':
-      return { view: 'voided', tone: 'info', title: 'Withdrawn by the merchant', body: [para([merchant], ' withdrew this payment request. Nothing was collected.')] };
+      return {
+        view: 'voided',
+        tone: 'info',
+        title: 'Withdrawn by the merchant',
+        body: [para([merchant], ' withdrew this payment request. Nothing was collected.')],
+      };
     case 'expired':
       return expired(s);
     case 'rejected':
-      return { view: 'rejected-authorization', tone: 'error', title: 'Not accepted', body: [s.lastError?.message ?? 'This authorization was refused. Nothing was collected.'] };
+      return {
+        view: 'rejected-authorization',
+        tone: 'error',
+        title: 'Not accepted',
+        body: [s.lastError?.message ?? 'This authorization was refused. Nothing was collected.'],
+      };
     default:
       return { view: 'unknown', tone: 'info', title: `State: ${s.state}` };
   }
@@ -46,8 +74,13 @@ function settled(s: CheckoutSession, link: CheckoutLink): Status {
 
 function expired(s: CheckoutSession): Status {
   return {
-    view: 'expired', tone: 'warning', title: 'This payment request has expired',
-    body: [para('It was open until ', [until(s)], '. Nothing was collected and nothing will move.'), `Ask ${merchantOf(s)} for a new link if you still want to pay.`],
+    view: 'expired',
+    tone: 'warning',
+    title: 'This payment request has expired',
+    body: [
+      para('It was open until ', [until(s)], '. Nothing was collected and nothing will move.'),
+      `Ask ${merchantOf(s)} for a new link if you still want to pay.`,
+    ],
   };
 }
 

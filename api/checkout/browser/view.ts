@@ -43,21 +43,48 @@ function fact(label: string, ...value: (El | string)[]): El {
 
 function summary(kind: Screen['kind'], s: CheckoutSession): El {
   const [amount, symbol] = s.amountMinor === null ? ['—', ''] : [formatUnits(s.amountMinor, s.token.decimals), s.token.symbol];
-  return h('section', { class: 'card summary', attrs: { 'aria-label': 'Payment details' } },
+  return h(
+    'section',
+    { class: 'card summary', attrs: { 'aria-label': 'Payment details' } },
     h('p', { class: 'eyebrow', text: kind === 'cancel' ? `Authorization for ${merchantOf(s)}` : `Pay ${merchantOf(s)}` }),
     h('p', { class: 'amount', attrs: { 'data-testid': 'amount' } }, amount, ' ', h('span', { class: 'symbol', text: symbol })),
-    h('dl', { class: 'facts' },
-      fact('To', h('span', { text: merchantOf(s) }), ' ', s.merchant.address ? h('code', { text: shortAddress(s.merchant.address), attrs: { title: s.merchant.address } }) : ''),
+    h(
+      'dl',
+      { class: 'facts' },
+      fact(
+        'To',
+        h('span', { text: merchantOf(s) }),
+        ' ',
+        s.merchant.address ? h('code', { text: shortAddress(s.merchant.address), attrs: { title: s.merchant.address } }) : '',
+      ),
       s.payer ? fact('From', h('code', { text: shortAddress(s.payer), attrs: { title: s.payer } }), ' (your wallet)') : null,
       s.validAfter && s.validBefore
-        ? fact('Valid', h('span', { attrs: { 'data-testid': 'window' } }, ...formatWindow(s.validAfter, s.validBefore).map((line) => h('span', { class: 'line', text: line }))))
+        ? fact(
+            'Valid',
+            h(
+              'span',
+              { attrs: { 'data-testid': 'window' } },
+              ...formatWindow(s.validAfter, s.validBefore).map((line) => h('span', { class: 'line', text: line })),
+            ),
+          )
         : null,
       fact('Order', h('span', { class: 'order', text: s.orderId })),
       s.token.chainId !== null
-        ? fact('Network', h('span', { class: 'line', text: `chain ${s.token.chainId}` }),
-          s.token.address ? h('span', { class: 'line' }, `${s.token.symbol || 'token'} contract `, h('code', { text: shortAddress(s.token.address), attrs: { title: s.token.address } })) : '')
+        ? fact(
+            'Network',
+            h('span', { class: 'line', text: `chain ${s.token.chainId}` }),
+            s.token.address
+              ? h(
+                  'span',
+                  { class: 'line' },
+                  `${s.token.symbol || 'token'} contract `,
+                  h('code', { text: shortAddress(s.token.address), attrs: { title: s.token.address } }),
+                )
+              : '',
+          )
         : null,
-    ));
+    ),
+  );
 }
 
 function actionButton(action: Action): El {
@@ -68,10 +95,13 @@ function actionButton(action: Action): El {
 
 function statusBox(status: Status): El {
   const waiting = status.tone === 'waiting' ? h('span', { class: 'spinner', attrs: { 'aria-hidden': 'true' } }) : null;
-  return h('section', { class: `status tone-${status.tone}`, attrs: { role: 'status', 'aria-live': 'polite', 'data-view': status.view } },
+  return h(
+    'section',
+    { class: `status tone-${status.tone}`, attrs: { role: 'status', 'aria-live': 'polite', 'data-view': status.view } },
     h('h2', {}, waiting, status.title),
     ...(status.body ?? []).map((part) => (typeof part === 'string' ? h('p', { text: part }) : part)),
-    status.actions?.length ? h('div', { class: 'actions' }, ...status.actions.map(actionButton)) : null);
+    status.actions?.length ? h('div', { class: 'actions' }, ...status.actions.map(actionButton)) : null,
+  );
 }
 
 export function render(root: El, screen: Screen): void {
@@ -80,8 +110,14 @@ export function render(root: El, screen: Screen): void {
     h('header', { class: 'top' }, h('span', { class: 'logo', text: 'authcap' }), h('h1', { text: heading })),
     screen.session ? summary(screen.kind, screen.session) : '',
     statusBox(screen.status),
-    screen.explain ? h('section', { class: 'card explain', attrs: { 'aria-label': 'What signing means' } },
-      h('h2', { text: screen.kind === 'cancel' ? 'What cancelling means' : 'What signing means' }), ...screen.explain.map((p) => (typeof p === 'string' ? h('p', { text: p }) : p))) : '',
+    screen.explain
+      ? h(
+          'section',
+          { class: 'card explain', attrs: { 'aria-label': 'What signing means' } },
+          h('h2', { text: screen.kind === 'cancel' ? 'What cancelling means' : 'What signing means' }),
+          ...screen.explain.map((p) => (typeof p === 'string' ? h('p', { text: p }) : p)),
+        )
+      : '',
     h('footer', { class: 'foot', text: 'You sign a message in your wallet, not a transaction: signing costs no gas.' }),
   );
   root.setAttribute('data-view', screen.status.view);

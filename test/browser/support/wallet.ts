@@ -32,9 +32,10 @@ export class TestWallet {
     await page.addInitScript(() => {
       const w = globalThis as any;
       const listeners = new Map<string, Set<(value: unknown) => void>>();
-      const emit = (event: string, value: unknown) => listeners.get(event)?.forEach((listener) => {
-        listener(value);
-      });
+      const emit = (event: string, value: unknown) =>
+        listeners.get(event)?.forEach((listener) => {
+          listener(value);
+        });
       w.__authcapEmit = emit;
       w.ethereum = {
         async request({ method, params }: { method: string; params?: unknown[] }) {

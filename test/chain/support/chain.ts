@@ -2,8 +2,17 @@
 // request by method and params, so tests can count exactly what reached the node.
 import { randomBytes } from 'node:crypto';
 import {
-  createPublicClient, createTestClient, createWalletClient, defineChain, http,
-  type Address, type Chain, type Hex, type Log, type PublicClient, type Transport,
+  createPublicClient,
+  createTestClient,
+  createWalletClient,
+  defineChain,
+  http,
+  type Address,
+  type Chain,
+  type Hex,
+  type Log,
+  type PublicClient,
+  type Transport,
 } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { startAnvil, type Anvil } from '../../../devstack/anvil.js';
@@ -99,7 +108,14 @@ export async function startChain(options: { blockTimeSeconds?: number } = {}) {
   }
 
   return {
-    anvil, chain, accounts, plain, testClient, recordedClient, walletFor, mined,
+    anvil,
+    chain,
+    accounts,
+    plain,
+    testClient,
+    recordedClient,
+    walletFor,
+    mined,
     rpcUrl: anvil.rpcUrl,
     deployDevToken: () => deployDevToken({ rpcUrl: anvil.rpcUrl, chain, accounts }),
 
@@ -107,7 +123,9 @@ export async function startChain(options: { blockTimeSeconds?: number } = {}) {
     async deployOtherToken(mintTo: Address, amount: bigint): Promise<Address> {
       const owner = walletFor(accounts.tokenOwner.privateKey);
       const hash = await owner.deployContract({
-        abi: authcapToken.abi, bytecode: authcapToken.bytecode, args: ['Other', 'OTH', accounts.tokenOwner.address],
+        abi: authcapToken.abi,
+        bytecode: authcapToken.bytecode,
+        args: ['Other', 'OTH', accounts.tokenOwner.address],
       });
       const token = (await mined(hash)).contractAddress!;
       await mined(await owner.writeContract({ address: token, abi: tokenAbi, functionName: 'mint', args: [mintTo, amount] }));
@@ -122,29 +140,48 @@ export async function startChain(options: { blockTimeSeconds?: number } = {}) {
     async receiveWithAuthorization(token: Address, payerKey: Hex, value: bigint, nonce: Hex) {
       const payer = privateKeyToAccount(payerKey);
       const message = {
-        from: payer.address, to: accounts.merchant.address, value, validAfter: 0n, validBefore: FAR_FUTURE, nonce,
+        from: payer.address,
+        to: accounts.merchant.address,
+        value,
+        validAfter: 0n,
+        validBefore: FAR_FUTURE,
+        nonce,
       };
       const signature = await payer.signTypedData({
-        domain: await domainOf(token), types: authorizationTypes, primaryType: 'ReceiveWithAuthorization', message,
+        domain: await domainOf(token),
+        types: authorizationTypes,
+        primaryType: 'ReceiveWithAuthorization',
+        message,
       });
       const merchant = walletFor(accounts.merchant.privateKey);
-      return mined(await merchant.writeContract({
-        address: token, abi: tokenAbi, functionName: 'receiveWithAuthorization',
-        args: [message.from, message.to, message.value, message.validAfter, message.validBefore, message.nonce, signature],
-      }));
+      return mined(
+        await merchant.writeContract({
+          address: token,
+          abi: tokenAbi,
+          functionName: 'receiveWithAuthorization',
+          args: [message.from, message.to, message.value, message.validAfter, message.validBefore, message.nonce, signature],
+        }),
+      );
     },
 
     /** cancelAuthorization signed by `payerKey`, submitted by the merchant. */
     async cancelAuthorization(token: Address, payerKey: Hex, nonce: Hex) {
       const payer = privateKeyToAccount(payerKey);
       const signature = await payer.signTypedData({
-        domain: await domainOf(token), types: cancelAuthorizationTypes, primaryType: 'CancelAuthorization',
+        domain: await domainOf(token),
+        types: cancelAuthorizationTypes,
+        primaryType: 'CancelAuthorization',
         message: { authorizer: payer.address, nonce },
       });
       const merchant = walletFor(accounts.merchant.privateKey);
-      return mined(await merchant.writeContract({
-        address: token, abi: tokenAbi, functionName: 'cancelAuthorization', args: [payer.address, nonce, signature],
-      }));
+      return mined(
+        await merchant.writeContract({
+          address: token,
+          abi: tokenAbi,
+          functionName: 'cancelAuthorization',
+          args: [payer.address, nonce, signature],
+        }),
+      );
     },
 
     async mine(blocks: number) {

@@ -40,7 +40,9 @@ export async function startRpcProxy(target: string, options: ProxyOptions) {
     calls.push({ method: request.method, params, ...(rejected ? { rejected } : {}) });
     if (rejected) return { jsonrpc: '2.0', id: request.id, error: rejected };
     const res = await fetch(target, {
-      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(request),
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(request),
     });
     const answer = (await res.json()) as { result?: unknown; error?: unknown };
     if (answer.error === undefined && options.transformResult) {
@@ -65,10 +67,11 @@ export async function startRpcProxy(target: string, options: ProxyOptions) {
   return {
     url: `http://127.0.0.1:${port}`,
     calls,
-    close: () => new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }
 
