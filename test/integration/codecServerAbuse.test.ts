@@ -110,7 +110,7 @@ describe.runIf(process.platform === 'linux')('npm start under a hostile codec cl
   });
 
   it('when the API process dies, stops everything else and exits 1: no orphans', async () => {
-    const apiPid = Number(/API pid (\d+)/.exec(output)?.[1]);
+    const apiPid = Number(/API pids? (\d+)/.exec(output)?.[1]);
     expect(children).toContain(apiPid);
     process.kill(apiPid, 'SIGKILL');
     const code = await Promise.race([exited, sleep(60_000).then(() => 'still running')]);
