@@ -27,6 +27,8 @@ export async function startBenchStack(stateDir: string, extra: Partial<StackOpti
     blockTimeSeconds: 0.2,
     separateProcesses: true,
     log: () => undefined,
+    // The production shape runs two APIs or more: each on a free port of its own, not apiPort + 1.
+    moreApiPorts: [await freePort(), await freePort(), await freePort()],
     ...extra,
   });
 }
