@@ -2,17 +2,16 @@
 // ports): a codec request cut off mid-body used to kill the supervisor and orphan Temporal, anvil,
 // the worker and the API. Now the supervisor stays up and keeps decoding; and when one of its
 // children dies, it stops all the others and exits 1: nothing is left running.
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../devstack/process.js';
 import type { DevJson } from '../../devstack/stack.js';
+import { startNpmStart } from '../support/npmStart.js';
 
-const root = fileURLToPath(new URL('../..', import.meta.url));
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 /** Running, not a zombie. */
@@ -40,7 +39,7 @@ function childrenOf(pid: number): number[] {
 
 describe.runIf(process.platform === 'linux')('npm start under a hostile codec client', () => {
   let main: ChildProcess;
-  let output = '';
+  let output: () => string = () => '';
   let exited: Promise<number | null>;
   let stateDir: string;
   let dev: DevJson;
@@ -48,34 +47,14 @@ describe.runIf(process.platform === 'linux')('npm start under a hostile codec cl
 
   beforeAll(async () => {
     stateDir = join(mkdtempSync(join(tmpdir(), 'authcap-npmstart-')), 'state');
-    const env: NodeJS.ProcessEnv = { ...process.env };
-    for (const name of [
-      'TEMPORAL_ADDRESS',
-      'RPC_URL',
-      'TOKEN_ADDRESS',
-      'MERCHANT_PRIVATE_KEY',
-      'AUTHCAP_CODEC_KEYS',
-      'AUTHCAP_CODEC_KEY_FILE',
-      'AUTHCAP_CODEC',
-      'AUTHCAP_WEBHOOK_URL',
-    ])
-      delete env[name];
-    Object.assign(env, {
-      AUTHCAP_STATE_DIR: stateDir,
+    const started = await startNpmStart(stateDir, {
       AUTHCAP_API_PORT: String(await freePort()),
       AUTHCAP_RPC_PORT: String(await freePort()),
       TEMPORAL_PORT: String(await freePort()),
       TEMPORAL_UI_PORT: String(await freePort()),
     });
-    main = spawn(process.execPath, ['--import', 'tsx', 'devstack/main.ts'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    exited = new Promise((resolve) => main.once('exit', (code) => resolve(code)));
-    main.stdout!.on('data', (d) => (output += d));
-    main.stderr!.on('data', (d) => (output += d));
-    while (!output.includes('Ctrl-C stops everything.')) {
-      if (main.exitCode !== null) throw new Error(`npm start exited (${main.exitCode}):\n${output}`);
-      await sleep(200);
-    }
-    dev = JSON.parse(readFileSync(join(stateDir, 'dev.json'), 'utf8')) as DevJson;
+    ({ main, exited, dev } = started);
+    output = started.output;
     children = childrenOf(main.pid!);
   }, 240_000);
 
@@ -87,7 +66,7 @@ describe.runIf(process.platform === 'linux')('npm start under a hostile codec cl
   const decodeNothing = () => fetch(`${dev.codecUrl}/decode`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
 
   it('supervises Temporal, anvil, the worker and the API', () => {
-    expect(children.length, output).toBeGreaterThanOrEqual(4);
+    expect(children.length, output()).toBeGreaterThanOrEqual(4);
     for (const pid of children) expect(alive(pid)).toBe(true);
   });
 
@@ -102,7 +81,7 @@ describe.runIf(process.platform === 'linux')('npm start under a hostile codec cl
       socket.resetAndDestroy();
     }
     await sleep(500);
-    expect(main.exitCode, output).toBeNull();
+    expect(main.exitCode, output()).toBeNull();
     const res = await decodeNothing();
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({ payloads: [] });
@@ -110,12 +89,12 @@ describe.runIf(process.platform === 'linux')('npm start under a hostile codec cl
   });
 
   it('when the API process dies, stops everything else and exits 1: no orphans', async () => {
-    const apiPid = Number(/API pids? (\d+)/.exec(output)?.[1]);
+    const apiPid = Number(/API pids? (\d+)/.exec(output())?.[1]);
     expect(children).toContain(apiPid);
     process.kill(apiPid, 'SIGKILL');
     const code = await Promise.race([exited, sleep(60_000).then(() => 'still running')]);
-    expect(code, output).toBe(1);
-    expect(output).toMatch(/api \(pid \d+\) exited on its own/);
+    expect(code, output()).toBe(1);
+    expect(output()).toMatch(/api \(pid \d+\) exited on its own/);
     for (const pid of children) expect(alive(pid), `child ${pid} left running`).toBe(false);
     await expect(decodeNothing()).rejects.toThrow();
   }, 90_000);

@@ -3,28 +3,27 @@
 // A newcomer there used to get `payers: []` in dev.json, so the README's "Try it" failed, and a set
 // AUTHCAP_RPC_PORT was dropped without a word. Now AUTHCAP_DEMO_PAYER_KEYS names payers for dev.json,
 // and the start says which settings it ignores.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import type { ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPublicClient, defineChain, http, type Address } from 'viem';
 import { startAnvil, type Anvil } from '../../devstack/anvil.js';
 import { freePort } from '../../devstack/process.js';
 import type { DevJson } from '../../devstack/stack.js';
+import { startNpmStart } from '../support/npmStart.js';
 import { deployDevToken, devAccounts } from '../../devstack/token.js';
 import { tokenAbi } from '../../domain/tokenAbi.js';
 import { walletSign } from '../support/api.js';
 
-const root = fileURLToPath(new URL('../..', import.meta.url));
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 let anvil: Anvil;
 let tokenAddress: Address;
 let main: ChildProcess;
 let exited: Promise<number | null>;
-let output = '';
+let output: () => string = () => '';
 let stateDir: string;
 let rpcPort: number;
 let dev: DevJson;
@@ -43,38 +42,19 @@ beforeAll(async () => {
 
   stateDir = join(mkdtempSync(join(tmpdir(), 'authcap-external-')), 'state');
   rpcPort = await freePort();
-  const env: NodeJS.ProcessEnv = { ...process.env };
-  for (const name of [
-    'TEMPORAL_ADDRESS',
-    'AUTHCAP_CODEC_KEYS',
-    'AUTHCAP_CODEC_KEY_FILE',
-    'AUTHCAP_CODEC',
-    'AUTHCAP_WEBHOOK_URL',
-    'MERCHANT_PRIVATE_KEYS',
-    'AUTHCAP_MERCHANT_KEYS',
-  ])
-    delete env[name];
-  Object.assign(env, {
+  const started = await startNpmStart(stateDir, {
     RPC_URL: anvil.rpcUrl,
     TOKEN_ADDRESS: tokenAddress,
     MERCHANT_PRIVATE_KEY: accounts.merchant.privateKey,
     AUTHCAP_DEMO_PAYER_KEYS: accounts.payers.map((p) => p.privateKey).join(','),
     // Set, as a newcomer copying the configuration table might: it cannot apply to someone else's chain.
     AUTHCAP_RPC_PORT: String(rpcPort),
-    AUTHCAP_STATE_DIR: stateDir,
     AUTHCAP_API_PORT: String(await freePort()),
     TEMPORAL_PORT: String(await freePort()),
     TEMPORAL_UI_PORT: String(await freePort()),
   });
-  main = spawn(process.execPath, ['--import', 'tsx', 'devstack/main.ts'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  exited = new Promise((resolve) => main.once('exit', (code) => resolve(code)));
-  main.stdout!.on('data', (d) => (output += d));
-  main.stderr!.on('data', (d) => (output += d));
-  while (!output.includes('Ctrl-C stops everything.')) {
-    if (main.exitCode !== null) throw new Error(`npm start exited (${main.exitCode}):\n${output}`);
-    await sleep(200);
-  }
-  dev = JSON.parse(readFileSync(join(stateDir, 'dev.json'), 'utf8')) as DevJson;
+  ({ main, exited, dev } = started);
+  output = started.output;
 }, 240_000);
 
 afterAll(async () => {
@@ -88,14 +68,14 @@ afterAll(async () => {
 
 describe('npm start on an external chain (RPC_URL, TOKEN_ADDRESS, MERCHANT_PRIVATE_KEY)', () => {
   it('says at start that AUTHCAP_RPC_PORT is ignored, and lists the AUTHCAP_DEMO_PAYER_KEYS payers in dev.json', async () => {
-    expect(output).toContain(`authcap: AUTHCAP_RPC_PORT=${rpcPort} is ignored: RPC_URL names the chain, so no anvil is started`);
+    expect(output()).toContain(`authcap: AUTHCAP_RPC_PORT=${rpcPort} is ignored: RPC_URL names the chain, so no anvil is started`);
     // Nothing listens on that port: no anvil was started behind the operator's back.
     await expect(fetch(`http://127.0.0.1:${rpcPort}`, { method: 'POST', body: '{}' })).rejects.toThrow();
     expect(dev.rpcUrl).toBe(anvil.rpcUrl);
     expect(dev.tokenAddress.toLowerCase()).toBe(tokenAddress.toLowerCase());
     expect(dev.tokenOwner).toBeNull();
     expect(dev.payers).toEqual(accounts.payers.map((p) => ({ address: p.address, privateKey: p.privateKey.toLowerCase() })));
-    expect(output).toMatch(/Payers +2 from AUTHCAP_DEMO_PAYER_KEYS/);
+    expect(output()).toMatch(/Payers +2 from AUTHCAP_DEMO_PAYER_KEYS/);
   });
 
   it("runs the README's Try it with payers[0] of dev.json: created, signed, stored, captured on that chain", async () => {
