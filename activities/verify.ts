@@ -14,8 +14,9 @@ import { tokenChecksContractWalletSignatures } from './tokenFeatures.js';
 
 export function createVerifyActivity(ctx: ChainContext) {
   /**
-   * Verifies against the exact typed data authcap will submit. The public client's verifyTypedData
-   * falls back to ERC-1271 (and ERC-6492) when the payer is a contract wallet.
+   * Verifies against the exact typed data authcap will submit. The payer's own ECDSA signature (an
+   * EOA, nearly every payment) is checked here, with no node call; anything else goes to the public
+   * client's verifyTypedData, which asks the chain (ERC-1271, ERC-6492) for a contract wallet.
    */
   return async function verifyAuthorizationSignature(request: {
     domain: TokenDomain;
@@ -30,6 +31,8 @@ export function createVerifyActivity(ctx: ChainContext) {
       message: authorizationMessageValues(request.authorization),
       signature: request.signature,
     };
+    // Every token version checks an EOA's signature by ecrecover: the same check, done locally.
+    if (await signedByPayerKey(typedData, request.authorization.from)) return { valid: true };
     let valid: boolean;
     try {
       valid = await ctx.publicClient.verifyTypedData({ address: request.authorization.from, ...typedData });
@@ -47,7 +50,7 @@ export function createVerifyActivity(ctx: ChainContext) {
     }
     // Valid, but not the payer's own ECDSA signature: a contract wallet vouched for it (ERC-1271).
     // The token must be able to ask the wallet too, or the capture is refused onchain later.
-    if (!(await signedByPayerKey(typedData, request.authorization.from)) && !(await tokenChecksContractWalletSignatures(ctx))) {
+    if (!(await tokenChecksContractWalletSignatures(ctx))) {
       return {
         valid: false,
         code: 'contract_wallet_unsupported',
