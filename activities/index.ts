@@ -13,6 +13,7 @@ import { createDraftActivity } from './draft.js';
 import { createNonceStateActivity } from './nonceState.js';
 import { createPrecheckActivity } from './precheck.js';
 import { createVerifyActivity } from './verify.js';
+import { createRefundActivities } from './refund.js';
 import { createEventActivities, type EventDependencies } from './events.js';
 import type { EventActivities } from '../domain/activityContract.js';
 
@@ -34,6 +35,7 @@ export function createActivities(ctx: ChainContext, deps: ActivityDependencies):
       reconcileIntervalSeconds: ctx.reconcileIntervalSeconds,
       maxValiditySeconds: ctx.maxValiditySeconds,
       historyLimit: ctx.historyLimit,
+      refundWindowDays: ctx.refundWindowDays,
     }),
     checkPresignedAuthorization: createPresignedActivity(ctx),
     ...createCancelActivities(ctx),
@@ -42,6 +44,7 @@ export function createActivities(ctx: ChainContext, deps: ActivityDependencies):
     precheckCapture: createPrecheckActivity(ctx),
     readNonceState: createNonceStateActivity(ctx),
     ...createCaptureActivities(ctx),
+    ...createRefundActivities(ctx),
   });
 }
 

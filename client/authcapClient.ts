@@ -38,6 +38,9 @@ import {
   type DraftReady,
 } from '../workflows/messages.js';
 import { parseResourceId, resourceId, workflowIdForOrder } from './ids.js';
+import { formatAmount } from '../domain/amount.js';
+import { RELEASE_MEMO_KEY, type Refund, type RefundRecord } from '../domain/refunds.js';
+import { Refunds, type RefundOptions, type RefundOutcome, type RefundRequest } from './refunds.js';
 import { authorizationBusy, toAuthcapError } from './temporalErrors.js';
 import { closeWhenSettled, serverCall, workerCall, withDeadline } from './temporalCalls.js';
 import { tracingPluginFromEnv } from '../runtime/tracing.js';
@@ -267,6 +270,16 @@ export class AuthcapClient {
    * workflow task, so reads stay fast under load and answer while every worker is down.
    */
   async getAuthorization(id: string): Promise<AuthorizationResource> {
+    const { resource } = await this.readAuthorization(id);
+    if (resource.state !== 'captured') return resource;
+    // Refunds after the capture live in the authorization's refunds workflow: only a captured
+    // authorization can have one, so only its reads pay for the look.
+    const refunded = await this.refunds.amountRefunded(this.parse(id).runId);
+    return refunded > 0n ? { ...resource, amountRefunded: formatAmount(refunded) } : resource;
+  }
+
+  /** The authorization's own record (its memo), and a partial capture's release beside it. */
+  private async readAuthorization(id: string): Promise<{ resource: AuthorizationResource; release: RefundRecord | null }> {
     const parsed = this.parse(id);
     const latest = await serverCall(this.temporal, () => this.temporal.workflow.getHandle(parsed.workflowId).describe());
     let run = firstRunIdOf(latest) === parsed.runId ? latest : undefined;
@@ -276,16 +289,45 @@ export class AuthcapClient {
       if (first.status.name !== 'CONTINUED_AS_NEW') run = first;
     }
     const view = run?.memo?.[VIEW_MEMO_KEY] as AuthorizationView | undefined;
-    if (view) return { id, ...view };
+    if (view) return { resource: withAmounts({ id, ...view }), release: (run?.memo?.[RELEASE_MEMO_KEY] as RefundRecord | undefined) ?? null };
     const handle = this.handle(id);
-    return {
-      id,
-      ...(await workerCall(
-        this.temporal,
-        () => this.ping(),
-        () => handle.query(statusQuery),
-      )),
-    };
+    const queried = await workerCall(
+      this.temporal,
+      () => this.ping(),
+      () => handle.query(statusQuery),
+    );
+    return { resource: withAmounts({ id, ...queried }), release: null };
+  }
+
+  private refundsApi?: Refunds;
+
+  private get refunds(): Refunds {
+    return (this.refundsApi ??= new Refunds({
+      temporal: this.temporal,
+      taskQueue: this.taskQueue,
+      ping: () => this.ping(),
+      readAuthorization: (id) => this.readAuthorization(id),
+    }));
+  }
+
+  /**
+   * Gives money back from a captured authorization (all that is left when no amount is given), from
+   * the merchant key that received the capture. Resolves once the refund is final (succeeded, or
+   * failed with nothing moved), or after `waitMs` with it pending (`settled: false`).
+   */
+  refund(authorizationId: string, request: RefundRequest = {}, options: RefundOptions = {}): Promise<RefundOutcome> {
+    this.parse(authorizationId);
+    return this.refunds.refund(authorizationId, request, options);
+  }
+
+  /** The authorization's refunds, oldest first (a partial capture's release first). */
+  listRefunds(authorizationId: string): Promise<Refund[]> {
+    this.parse(authorizationId);
+    return this.refunds.listRefunds(authorizationId);
+  }
+
+  getRefund(refundId: string): Promise<Refund> {
+    return this.refunds.getRefund(refundId);
   }
 
   /**
@@ -355,12 +397,20 @@ export class AuthcapClient {
    * Captures now. Waits up to `waitMs` for the capture to reach the confirmation depth; past that it
    * returns `settled: false` and the capture carries on in the workflow.
    */
-  async capture(id: string, options: { waitMs?: number } = {}): Promise<CaptureOutcome> {
+  async capture(id: string, options: { waitMs?: number; amount?: string | number } = {}): Promise<CaptureOutcome> {
     const handle = this.handle(id);
+    // A partial capture keeps `amount` and gives the rest back; the workflow checks it against what was authorized.
+    const command = options.amount === undefined ? {} : { amount: parseAmount(options.amount).toString() };
     try {
       this.refusals.screen(id, 'capture');
       return await this.budgeted(id, 'capture', () =>
-        this.boundedCommand(id, handle, 'capture', () => handle.startUpdate(captureUpdate, { waitForStage: WorkflowUpdateStage.ACCEPTED }), options.waitMs),
+        this.boundedCommand(
+          id,
+          handle,
+          'capture',
+          () => handle.startUpdate(captureUpdate, { args: [command], waitForStage: WorkflowUpdateStage.ACCEPTED }),
+          options.waitMs,
+        ),
       );
     } catch (err) {
       // Capturing what is captured, or already being captured, is the same request arriving again
@@ -409,7 +459,7 @@ export class AuthcapClient {
     });
     try {
       const view = await this.call(() => Promise.race([update.result(), timedOut]));
-      if (view) return { authorization: { id, ...view }, settled: true };
+      if (view) return { authorization: withAmounts({ id, ...view }), settled: true };
       return { authorization: await this.getAuthorization(id), settled: false };
     } finally {
       clearTimeout(timer);
@@ -567,6 +617,16 @@ function isUpdateNotProcessed(err: unknown): boolean {
   return err instanceof AuthcapError && err.code === 'internal_error' && /wasn't processed by worker/.test(err.message);
 }
 
+/**
+ * Views recorded before refunds existed carry no amountCaptured / amountRefunded: they are derived,
+ * so every resource has them.
+ */
+function withAmounts(resource: AuthorizationResource): AuthorizationResource {
+  if (resource.amountCaptured !== undefined && resource.amountRefunded !== undefined) return resource;
+  const captured = resource.state === 'captured' ? (resource.capture?.amount ?? resource.amount) : '0';
+  return { ...resource, amountCaptured: resource.amountCaptured ?? captured, amountRefunded: resource.amountRefunded ?? '0' };
+}
+
 /** How long a create waits for a final authorization's workflow to close (normally one workflow task). */
 const CLOSING_WAIT_MS = 5_000;
 
@@ -609,6 +669,9 @@ function summaryOf(execution: proto.api.workflow.v1.IWorkflowExecutionInfo, firs
 }
 
 export type { AuthorizationResource, AuthorizationView };
+export type { Refund } from '../domain/refunds.js';
+export type { RefundOptions, RefundOutcome, RefundRequest } from './refunds.js';
+export { AuthcapError } from '../domain/errors.js';
 export type { AuthcapEvent, EventType, WebhookEndpoint } from '../domain/events.js';
 export type { EventPage, ListEventsRequest } from './eventFeed.js';
 export type { CreateWebhookEndpointRequest, CreatedWebhookEndpoint } from './webhookEndpoints.js';

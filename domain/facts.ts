@@ -40,3 +40,18 @@ export interface CaptureFailure {
   code: ErrorCode;
   message: string;
 }
+
+/** The chain as the `pending` view shows it just before a refund is signed and sent. */
+export interface RefundPrecheckFacts {
+  /** Timestamp (unix seconds) of the pending block. */
+  chainTime: string;
+  /** The refund's own nonce, as the token's logs tell it (used: an earlier attempt landed). */
+  onchain: OnchainNonceFacts;
+  /** The merchant key's token balance: what it can give back. */
+  merchantBalance: string;
+  merchantGasBalance: string;
+  requiredGas: string;
+  paused: boolean;
+  merchantBlacklisted: boolean;
+  payerBlacklisted: boolean;
+}

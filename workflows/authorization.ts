@@ -74,10 +74,11 @@ export async function authorizationWorkflow(input: AuthorizationWorkflowInput): 
       screenSignature(lifecycle, 'signature', request);
     },
   });
-  setHandler(captureUpdate, () => counted(lifecycle, 'capture', () => capture(lifecycle, relay, window), commandEnded), {
-    validator: () => {
+  setHandler(captureUpdate, (request) => counted(lifecycle, 'capture', () => capture(lifecycle, relay, window, request?.amount), commandEnded), {
+    validator: (request) => {
       lifecycle.assertCan({ type: 'CAPTURE_REQUESTED' }, 'capture');
       lifecycle.assertWithinBudget('capture');
+      assertCaptureAmount(lifecycle.context.value, request?.amount);
     },
   });
   setHandler(cancelUpdate, ({ signature }) => counted(lifecycle, 'cancel', () => cancel(lifecycle, relay, signature), commandEnded), {
@@ -164,6 +165,14 @@ export async function authorizationWorkflow(input: AuthorizationWorkflowInput): 
   // The last events (the final state's among them) are with the stream before this run ends.
   await condition(() => allHandlersFinished() && events.isDrained());
   return lifecycle.view();
+}
+
+/** A partial capture keeps at least one minor unit and at most what the payer authorized. */
+function assertCaptureAmount(value: string, amount: unknown): void {
+  if (amount === undefined) return;
+  if (typeof amount !== 'string' || !/^[1-9]\d{0,77}$/.test(amount))
+    throw failure('validation_error', 'the capture amount must be a positive whole number of minor units');
+  if (BigInt(amount) > BigInt(value)) throw failure('capture_exceeds_authorized', 'the capture amount is larger than the payer authorized');
 }
 
 /** Runs a command; a failure that leaves the authorization open counts against its attempt budget. */

@@ -30,6 +30,12 @@ import { EventTypesAttribute, EventsStartedAtAttribute, EventsUpdatedAtAttribute
 
 export const eventsSignal = defineSignal<[AuthcapEvent[]]>('events');
 
+/**
+ * No more events will come: sent by a workflow whose events have no final type of their own (the
+ * refunds workflow, when it closes). The stream ends once every delivery has ended.
+ */
+export const eventsEndSignal = defineSignal('eventsEnd');
+
 /** Patch id: histories recorded when a batch rewrote the memo twice. */
 export const ONE_MEMO_PER_BATCH_PATCH = 'events-memo-once-per-batch';
 
@@ -83,10 +89,14 @@ export async function authorizationEventsWorkflow(input: EventStreamInput): Prom
   };
   accept(input.initial ?? []);
   setHandler(eventsSignal, accept);
+  let endRequested = false;
+  setHandler(eventsEndSignal, () => {
+    endRequested = true;
+  });
 
   const publish = () => upsertMemo({ [EVENTS_MEMO_KEY]: events, deliveries: summaries });
   const summaryOf = (endpointId: string) => (summaries[endpointId] ??= { delivered: 0, skipped: 0, failed: 0, pending: 0, last: null });
-  const ended = () => events.length > 0 && finalEventTypes.includes(events[events.length - 1]!.type);
+  const ended = () => endRequested || (events.length > 0 && finalEventTypes.includes(events[events.length - 1]!.type));
   const busy = () => [...queues.values()].some((queue) => queue.length > 0);
 
   const deliverAll = async (endpointId: string, queue: RecordedEvent[]) => {
