@@ -18,7 +18,18 @@ import {
   type VoidRequest,
 } from './messages.js';
 import { claimNonce } from './nonceClaim.js';
-import { asCommand, cancel, capture, expireAtDeadline, failure, failureOf, reconcile, submitSignature, type ChainWindow } from './procedures.js';
+import {
+  asCommand,
+  cancel,
+  capture,
+  completePartialCapture,
+  expireAtDeadline,
+  failure,
+  failureOf,
+  reconcile,
+  submitSignature,
+  type ChainWindow,
+} from './procedures.js';
 import { createRelayClient } from './relayClient.js';
 import { startEventPublisher, type EventPublisher } from './eventPublisher.js';
 import { screenSignature } from './signatureScreen.js';
@@ -145,6 +156,12 @@ export async function authorizationWorkflow(input: AuthorizationWorkflowInput): 
   rollsOverWhileWaiting = patched('roll-over-after-commands');
   const validBefore = lifecycle.context.authorization ? Number(lifecycle.context.authorization.validBefore) * 1000 : Date.now();
   while (!lifecycle.isFinal) {
+    // The chain settled a partial capture that no command is following (its own gave up, or a
+    // deadline or watcher check found the nonce used): the rest goes back to the payer first.
+    if (lifecycle.matches({ capturing: 'releasing' })) {
+      await completePartialCapture(lifecycle, relay);
+      continue;
+    }
     const untilDeadline = validBefore - Date.now();
     if (untilDeadline <= 0) {
       await untilSettled(() => expireAtDeadline(lifecycle, () => condition(() => lifecycle.isResting), window));
@@ -158,7 +175,7 @@ export async function authorizationWorkflow(input: AuthorizationWorkflowInput): 
     if (rollOverDue && !lifecycle.isFinal) await rollOver(input.orderId, lifecycle, policy, window, events, resumed);
     checkRequested = false;
     if (!lifecycle.isFinal && lifecycle.isResting && Date.now() < validBefore) await untilSettled(() => reconcile(lifecycle, window), 1);
-    else if (settled && !lifecycle.isFinal) await condition(() => lifecycle.isResting || lifecycle.isFinal);
+    else if (settled && !lifecycle.isFinal) await condition(() => lifecycle.isResting || lifecycle.isFinal || lifecycle.matches({ capturing: 'releasing' }));
     if (shouldRollOver(lifecycle, policy)) await rollOver(input.orderId, lifecycle, policy, window, events, resumed);
   }
 

@@ -53,6 +53,8 @@ export class Lifecycle {
   eventSequence = 0;
   /** Failed attempts per command: what the update validators' budget reads. */
   private attempts: AttemptBudgetState = {};
+  /** A partial capture's release is being carried (by the capture command or the main loop): not twice. */
+  releaseDriven = false;
   /** Events not yet handed to the authorization's event stream (workflows/eventPublisher.ts drains it). */
   readonly outbox: AuthcapEvent[] = [];
 

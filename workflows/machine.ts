@@ -81,6 +81,11 @@ const onchainOutcome = [
   { guard: 'nonceWasUsedOnchain', target: '#authorization.captured', actions: 'recordOnchainCapture' },
   { guard: 'nonceWasCanceledOnchain', target: '#authorization.canceled', actions: 'recordOnchainCancellation' },
 ] as const;
+const partialCaptureSettledOnchain = {
+  guard: and(['nonceWasUsedOnchain', 'captureIsPartial']),
+  target: '#authorization.capturing.releasing',
+  actions: 'recordPartialOnchainCapture',
+} as const;
 const onchainOutcomeOr = (fallback: 'expired') => [...onchainOutcome, { target: `#authorization.${fallback}`, actions: 'recordExpiry' }] as const;
 
 /** What the merchant keeps, in minor units: the capture's amount when one was asked for, else all. */
@@ -369,8 +374,10 @@ export const authorizationMachine = setup({
         },
       },
       on: {
-        DEADLINE_REACHED: onchainOutcomeOr('expired'),
-        NONCE_CONSUMED_ONCHAIN: onchainOutcome,
+        // A partial capture asked for stands: should the nonce turn out used (our capture landed after
+        // its command gave up, or someone settled a pre-signed payload), the rest still goes back.
+        DEADLINE_REACHED: [partialCaptureSettledOnchain, ...onchainOutcomeOr('expired')],
+        NONCE_CONSUMED_ONCHAIN: [partialCaptureSettledOnchain, ...onchainOutcome],
       },
     },
     capturing: {

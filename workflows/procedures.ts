@@ -1,7 +1,7 @@
 // The multi-step commands: each gathers facts with activities and lets the machine decide each step.
 // Whatever an activity does, a command ends with the authorization resting or final (`asCommand`),
 // and once a capture is on the wire only the chain ends it (`followCapture`).
-import { ApplicationFailure, log, sleep, workflowInfo } from '@temporalio/workflow';
+import { ApplicationFailure, condition, log, sleep, workflowInfo } from '@temporalio/workflow';
 import { failure, failureOf } from './failures.js';
 import type { Hex } from 'viem';
 import type { CaptureRequest } from '../domain/activityContract.js';
@@ -78,6 +78,7 @@ export async function capture(lifecycle: Lifecycle, relay: Relay, window: ChainW
   if (!lifecycle.matches('capturing')) {
     // Consumed onchain by someone else: find out by whom, and settle on the true state.
     if (facts.authorizationUsed) await reconcile(lifecycle, window);
+    await completePartialCapture(lifecycle, relay);
     if (lifecycle.state === 'captured') return lifecycle.view();
     throw lastErrorFailure(lifecycle);
   }
@@ -122,8 +123,19 @@ const MAX_RELEASE_PAUSE_MS = 30 * 60_000;
  * it cannot be given up: until it succeeds the payer is over-charged, so it starts over after a pause
  * whatever failed. Its record is in the machine's context, so a crash resumes it where it was.
  */
-async function completePartialCapture(lifecycle: Lifecycle, relay: Relay): Promise<void> {
+export async function completePartialCapture(lifecycle: Lifecycle, relay: Relay): Promise<void> {
   if (!lifecycle.matches({ capturing: 'releasing' })) return;
+  // One driver at a time (the capture command, or the main loop when the chain settled it): the other waits.
+  if (lifecycle.releaseDriven) return void (await condition(() => !lifecycle.matches({ capturing: 'releasing' })));
+  lifecycle.releaseDriven = true;
+  try {
+    await releaseDifference(lifecycle, relay);
+  } finally {
+    lifecycle.releaseDriven = false;
+  }
+}
+
+async function releaseDifference(lifecycle: Lifecycle, relay: Relay): Promise<void> {
   const { context } = lifecycle;
   const authorization = context.authorization!;
   if (!context.release) {

@@ -111,6 +111,7 @@ describe('capturing.submitted / preconfirmed', () => {
       preconfirmedAt: at(7),
       confirmedAt: at(12),
       by: 'authcap',
+      amount: '12.5',
     });
     expect(snapshot.context.signature).toBe(SIGNATURE);
   });
@@ -183,6 +184,7 @@ describe('NONCE_CONSUMED_ONCHAIN while capturing', () => {
       preconfirmedAt: at(7),
       confirmedAt: at(14),
       by: 'authcap',
+      amount: '12.5',
     });
   });
 
@@ -204,6 +206,7 @@ describe('NONCE_CONSUMED_ONCHAIN while capturing', () => {
         preconfirmedAt: at(14),
         confirmedAt: at(14),
         by: 'onchain',
+        amount: '12.5',
       });
     });
 
