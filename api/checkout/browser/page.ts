@@ -45,7 +45,13 @@ function settled(s: CheckoutSession, link: CheckoutLink): Status {
         tone: 'success',
         title: 'Paid',
         body: [
-          para([collected(s)], ' was collected by ', [merchant], s.capture?.confirmedAt ? ` on ${formatTime(Date.parse(s.capture.confirmedAt) / 1000)}` : '', '.'),
+          para(
+            [collected(s)],
+            ' was collected by ',
+            [merchant],
+            s.capture?.confirmedAt ? ` on ${formatTime(Date.parse(s.capture.confirmedAt) / 1000)}` : '',
+            '.',
+          ),
           ...returned(s),
           ...(s.capture
             ? [
