@@ -95,6 +95,12 @@ export function createRefundActivities(ctx: ChainContext) {
     } catch (err) {
       if (!isRevert(err)) throw err;
       simulationFailure = captureFailureFromRevert(err);
+      // Used between the two reads (an earlier attempt of this very refund landed in the block just
+      // sealed): the log says where, and the refund follows it instead of failing.
+      if (simulationFailure.code === 'nonce_already_used') {
+        const landed = await readNonceState({ authorizer: merchant.address, nonce });
+        if (landed.status !== 'unused') return { nonce, facts: { ...facts, onchain: landed }, prepared: null, simulationFailure: null };
+      }
     }
     const data = encodeFunctionData({ abi: call.abi, functionName: call.functionName, args: call.args });
     return {

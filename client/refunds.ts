@@ -30,6 +30,7 @@ import { OrderIdAttribute, PayerAttribute } from '../domain/searchAttributes.js'
 import { REFUND_ALREADY_REQUESTED, refundUpdate, type RefundCommand, type RefundsWorkflowInput } from '../workflows/refundMessages.js';
 import { parseResourceId } from './ids.js';
 import { serverCall, workerCall } from './temporalCalls.js';
+import { authorizationBusy } from './temporalErrors.js';
 
 export interface RefundRequest {
   /** Decimal token amount, e.g. "3.00"; absent: all that is left of the capture. */
@@ -164,19 +165,21 @@ export class Refunds {
       ],
     });
     const closed = 'closed' as const;
-    const answer: RefundRecord | typeof closed = await workerCall<RefundRecord | typeof closed>(
-      temporal,
-      () => this.ctx.ping(),
-      // Told apart before the call's errors are translated: here "already started" means closed.
-      () =>
-        temporal.workflow.executeUpdateWithStart(refundUpdate, { args: [command], startWorkflowOperation: start }).catch((err: unknown) => {
-          if (isClosed(err)) return closed;
-          // The same request again: the workflow refused it (no trace) and named the refund it made.
-          const earlier = alreadyRequested(err);
-          if (earlier) return earlier;
-          throw err;
-        }),
-      30_000,
+    const answer: RefundRecord | typeof closed = await askAgainIfDropped(() =>
+      workerCall<RefundRecord | typeof closed>(
+        temporal,
+        () => this.ctx.ping(),
+        // Told apart before the call's errors are translated: here "already started" means closed.
+        () =>
+          temporal.workflow.executeUpdateWithStart(refundUpdate, { args: [command], startWorkflowOperation: start }).catch((err: unknown) => {
+            if (isClosed(err)) return closed;
+            // The same request again: the workflow refused it (no trace) and named the refund it made.
+            const earlier = alreadyRequested(err);
+            if (earlier) return earlier;
+            throw err;
+          }),
+        30_000,
+      ),
     );
     return answer === closed ? this.answerFromClosedLedger(runId, command) : answer;
   }
@@ -200,8 +203,13 @@ export class Refunds {
   private async follow(runId: string, record: RefundRecord, waitMs: number): Promise<RefundOutcome> {
     const deadline = Date.now() + waitMs;
     let current = record;
-    for (let round = 0; refundStateOf(current.stage) === 'pending' && Date.now() < deadline; round += 1) {
-      await new Promise((resolve) => setTimeout(resolve, Math.min(100 * (round + 1), 500, Math.max(deadline - Date.now(), 0))));
+    const started = Date.now();
+    while (refundStateOf(current.stage) === 'pending' && Date.now() < deadline) {
+      // A refund takes about a capture's time (its block, then its depth): look first when it can be
+      // done, then often while it usually ends, then calmly. Each look is one describe, no workflow task.
+      const elapsed = Date.now() - started;
+      const pause = elapsed < 250 ? 250 - elapsed : elapsed < 3_000 ? 150 : 500;
+      await new Promise((resolve) => setTimeout(resolve, Math.min(pause, Math.max(deadline - Date.now(), 0))));
       const ledger = await this.ledger(runId).catch(() => undefined);
       current = ledger?.refunds.find((r) => r.sequence === record.sequence) ?? current;
     }
@@ -230,6 +238,23 @@ function isClosed(err: unknown): boolean {
   if (err instanceof WorkflowExecutionAlreadyStartedError) return true;
   const cause = (err as { cause?: unknown })?.cause;
   return cause instanceof WorkflowExecutionAlreadyStartedError || /already (started|completed)/i.test(String((err as Error)?.message ?? ''));
+}
+
+/**
+ * The server drops an update a workflow task carried but did not answer (a burst of updates at one
+ * workflow): nothing was applied, so asking again is safe (the request key makes it the same refund).
+ * Still dropped after three tries: 429, retry shortly.
+ */
+async function askAgainIfDropped<T>(ask: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await ask();
+    } catch (err) {
+      const dropped = err instanceof AuthcapError && err.code === 'internal_error' && /wasn't processed by worker/.test(err.message);
+      if (!dropped) throw err;
+      if (attempt >= 3) throw authorizationBusy();
+    }
+  }
 }
 
 function alreadyRequested(err: unknown): RefundRecord | undefined {

@@ -12,8 +12,6 @@ import type { Relay } from './relayClient.js';
 import type { Lifecycle } from './lifecycle.js';
 import { PARTIAL_CAPTURE_REASON } from '../domain/refunds.js';
 import { keptAmount } from './machine.js';
-import { openRefund } from './refundMachine.js';
-import { retryRefund, runRefund } from './refundProcedure.js';
 
 export { failure, failureOf } from './failures.js';
 
@@ -136,6 +134,11 @@ export async function completePartialCapture(lifecycle: Lifecycle, relay: Relay)
 }
 
 async function releaseDifference(lifecycle: Lifecycle, relay: Relay): Promise<void> {
+  // Loaded by the few authorizations that need it: the sandbox evaluates every module each workflow imports.
+  const [{ openRefund }, { retryRefund, runRefund }] = await Promise.all([
+    import(/* webpackMode: "eager" */ './refundMachine.js'),
+    import(/* webpackMode: "eager" */ './refundProcedure.js'),
+  ]);
   const { context } = lifecycle;
   const authorization = context.authorization!;
   if (!context.release) {

@@ -14,6 +14,7 @@ import {
   proxySinks,
   setCurrentDetails,
   setHandler,
+  sleep,
   upsertMemo,
   upsertSearchAttributes,
   workflowInfo,
@@ -60,7 +61,10 @@ export async function refundsWorkflow(input: RefundsWorkflowInput): Promise<Refu
   let closing = false;
   const outbox: AuthcapEvent[] = [];
   const events = startOutboxPublisher(outbox, input.orderId);
-  const relay = createRelayClient();
+  // Refunds accepted and not yet carried out, oldest first.
+  const queue: RefundRecord[] = [];
+  // A workflow newer than the relay-request patch: its relay requests are local activities, unpatched.
+  const relay = createRelayClient({ patched: false });
 
   const remaining = () => {
     const { refunded, pending } = ledgerTotals(refunds);
@@ -76,8 +80,8 @@ export async function refundsWorkflow(input: RefundsWorkflowInput): Promise<Refu
   });
   let indexed = { refunded: -1n, states: '' };
   /** The totals, and the refunds that changed (each under its own key: the rest of the memo stays as it is). */
-  const publish = (...changed: RefundRecord[]) => {
-    upsertMemo({ [LEDGER_MEMO_KEY]: summary(), ...Object.fromEntries(changed.map((r) => [refundMemoKey(r.sequence), r])) });
+  const publish = (...records: RefundRecord[]) => {
+    upsertMemo({ [LEDGER_MEMO_KEY]: summary(), ...Object.fromEntries(records.map((r) => [refundMemoKey(r.sequence), r])) });
     // Operators find refunded authorizations by these; they change only when a refund settles.
     const refunded = ledgerTotals(refunds).refunded;
     const states = [...new Set(refunds.map((r) => refundStateOf(r.stage)))].sort();
@@ -134,7 +138,7 @@ export async function refundsWorkflow(input: RefundsWorkflowInput): Promise<Refu
 
   // The update answers as soon as the refund is recorded (pending), not when it ends: Temporal admits
   // only a few updates in flight per workflow, and a burst of refunds must each get its answer. The
-  // caller follows the refund in the memo.
+  // caller follows the refund in the memo; the main loop below carries the refunds out, in order.
   setHandler(
     refundUpdate,
     (command) => {
@@ -154,7 +158,7 @@ export async function refundsWorkflow(input: RefundsWorkflowInput): Promise<Refu
       refunds.push(record);
       publish(record);
       announce('refund.created', record);
-      void carryOut(record);
+      queue.push(record);
       return record;
     },
     { validator: (command) => validateRefund(command) },
@@ -207,24 +211,35 @@ export async function refundsWorkflow(input: RefundsWorkflowInput): Promise<Refu
   }
   publish(...refunds);
 
-  const idle = () => allHandlersFinished() && refunds.every(isRefundFinal) && events.isDrained();
+  // One timer, to the end of the refund window.
+  let windowEnded = Date.now() >= Date.parse(refundableUntil);
+  if (!windowEnded) void sleep(Date.parse(refundableUntil) - Date.now()).then(() => (windowEnded = true));
+  const idle = () => queue.length === 0 && allHandlersFinished() && refunds.every(isRefundFinal) && events.isDrained();
+  const closable = () => idle() && (remaining() === 0n || windowEnded);
+  const rollOver = () => idle() && (workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > HISTORY_LIMIT);
+  // The business process: carry out each accepted refund, one at a time (each is decided when it is
+  // accepted; carrying them out one after the other keeps this workflow's steps in one order, so a
+  // replay meets them in the order they happened); close when nothing is left to refund or the window
+  // has ended; roll over when history grows.
   for (;;) {
-    const closable = () => idle() && (remaining() === 0n || Date.now() >= Date.parse(refundableUntil!));
-    const rollOver = () => idle() && (workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > HISTORY_LIMIT);
-    // One timer, to the end of the refund window; past it, the last refunds in flight end the wait.
-    const untilWindowEnds = Date.parse(refundableUntil!) - Date.now();
-    if (untilWindowEnds > 0) await condition(() => closable() || rollOver(), untilWindowEnds);
-    else await condition(() => closable() || rollOver());
+    await condition(() => queue.length > 0 || closable() || rollOver());
+    const next = queue.shift();
+    if (next) {
+      await carryOut(next);
+      continue;
+    }
     if (closable()) {
       // Refused from now on; whatever was accepted before this line runs to its end first.
       closing = true;
       publish();
-      await condition(idle);
+      await condition(() => queue.length > 0 || idle());
+      if (queue.length > 0) {
+        closing = false;
+        continue;
+      }
       break;
     }
-    if (rollOver()) {
-      return continueAsNew<typeof refundsWorkflow>({ ...input, carried: { refunds, eventSequence, refundableUntil } });
-    }
+    return continueAsNew<typeof refundsWorkflow>({ ...input, carried: { refunds, eventSequence, refundableUntil } });
   }
   // The refund events' stream has no final event type of its own: tell it no more will come.
   if (eventSequence > 0) {

@@ -6,7 +6,9 @@ const MAX_ASKS = 5;
 import type { Address, Hex } from 'viem';
 import type { PreparedTransaction } from '../domain/activityContract.js';
 import type { RelayResult } from '../domain/relay.js';
-import { LOCAL_RELAY_REQUEST_PATCH, shortReads } from './activities.js';
+import { LOCAL_RELAY_REQUEST_PATCH, refundReads, shortReads } from './activities.js';
+
+const localRequests = () => refundReads;
 import { relayResultSignal } from './messages.js';
 
 export type Relay = (
@@ -15,8 +17,12 @@ export type Relay = (
   consumes: { authorizer: Address; nonce: Hex; sender?: Address },
 ) => Promise<RelayResult>;
 
-/** Registers the answer handler for this workflow and returns its `relay` function. */
-export function createRelayClient(): Relay {
+/**
+ * Registers the answer handler for this workflow and returns its `relay` function. `patched: false`
+ * is for workflow types newer than the local relay request (refunds): no patch marker to record.
+ */
+export function createRelayClient(options: { patched?: boolean } = {}): Relay {
+  const requests = options.patched === false ? localRequests : () => shortReads(LOCAL_RELAY_REQUEST_PATCH);
   const results = new Map<string, RelayResult>();
   setHandler(relayResultSignal, (result) => {
     results.set(result.requestId, result);
@@ -27,7 +33,7 @@ export function createRelayClient(): Relay {
     // must end. If the relayer sends it later after all, reconciliation reads the outcome.
     for (let asked = 0; asked < MAX_ASKS; asked += 1) {
       // A signal-with-start keyed by the request id: asking again is harmless, so it runs locally.
-      await shortReads(LOCAL_RELAY_REQUEST_PATCH).requestRelay({ requestId, replyTo: { workflowId, runId }, ...transaction, ...consumes });
+      await requests().requestRelay({ requestId, replyTo: { workflowId, runId }, ...transaction, ...consumes });
       if (await condition(() => results.has(requestId), '1 minute')) return results.get(requestId)!;
     }
     throw ApplicationFailure.create({ type: 'chain_unavailable', nonRetryable: true, message: `the merchant's relayer did not answer in ${MAX_ASKS} minutes` });
