@@ -151,19 +151,21 @@ export class Refunds {
   /** One round trip: the refunds workflow starts with the first refund (update-with-start). */
   private async ask(runId: string, input: RefundsWorkflowInput, command: RefundCommand): Promise<RefundRecord> {
     const { temporal, taskQueue } = this.ctx;
-    const start = new WithStartWorkflowOperation(REFUNDS_WORKFLOW_TYPE, {
-      workflowId: refundsWorkflowId(runId),
-      taskQueue,
-      args: [input],
-      // Concurrent first refunds meet in one workflow; a closed one is never started afresh (its
-      // ledger would be lost): its memo answers instead.
-      workflowIdConflictPolicy: 'USE_EXISTING',
-      workflowIdReusePolicy: 'REJECT_DUPLICATE',
-      typedSearchAttributes: [
-        { key: OrderIdAttribute, value: input.orderId },
-        { key: PayerAttribute, value: input.payer },
-      ],
-    });
+    // A start operation is sent once: each ask (after a dropped update) makes its own.
+    const start = () =>
+      new WithStartWorkflowOperation(REFUNDS_WORKFLOW_TYPE, {
+        workflowId: refundsWorkflowId(runId),
+        taskQueue,
+        args: [input],
+        // Concurrent first refunds meet in one workflow; a closed one is never started afresh (its
+        // ledger would be lost): its memo answers instead.
+        workflowIdConflictPolicy: 'USE_EXISTING',
+        workflowIdReusePolicy: 'REJECT_DUPLICATE',
+        typedSearchAttributes: [
+          { key: OrderIdAttribute, value: input.orderId },
+          { key: PayerAttribute, value: input.payer },
+        ],
+      });
     const closed = 'closed' as const;
     const answer: RefundRecord | typeof closed = await askAgainIfDropped(() =>
       workerCall<RefundRecord | typeof closed>(
@@ -171,7 +173,7 @@ export class Refunds {
         () => this.ctx.ping(),
         // Told apart before the call's errors are translated: here "already started" means closed.
         () =>
-          temporal.workflow.executeUpdateWithStart(refundUpdate, { args: [command], startWorkflowOperation: start }).catch((err: unknown) => {
+          temporal.workflow.executeUpdateWithStart(refundUpdate, { args: [command], startWorkflowOperation: start() }).catch((err: unknown) => {
             if (isClosed(err)) return closed;
             // The same request again: the workflow refused it (no trace) and named the refund it made.
             const earlier = alreadyRequested(err);
