@@ -63,8 +63,8 @@ export async function refundsWorkflow(input: RefundsWorkflowInput): Promise<Refu
   const events = startOutboxPublisher(outbox, input.orderId);
   // Refunds accepted and not yet carried out, oldest first.
   const queue: RefundRecord[] = [];
-  // A workflow newer than the relay-request patch: its relay requests are local activities, unpatched.
-  const relay = createRelayClient({ patched: false });
+  // Money leaves only on decisions already in history: the relay request is a regular activity.
+  const relay = createRelayClient({ committed: true });
 
   const remaining = () => {
     const { refunded, pending } = ledgerTotals(refunds);

@@ -1,15 +1,13 @@
 // How an authorization workflow sends a transaction: it asks the merchant's relayer and waits for
 // the answer signal. The request id makes asking twice (after a timeout or a replay) harmless.
 import { ApplicationFailure, condition, setHandler, workflowInfo } from '@temporalio/workflow';
-
-const MAX_ASKS = 5;
 import type { Address, Hex } from 'viem';
 import type { PreparedTransaction } from '../domain/activityContract.js';
 import type { RelayResult } from '../domain/relay.js';
-import { LOCAL_RELAY_REQUEST_PATCH, refundReads, shortReads } from './activities.js';
-
-const localRequests = () => refundReads;
+import { LOCAL_RELAY_REQUEST_PATCH, reads, shortReads } from './activities.js';
 import { relayResultSignal } from './messages.js';
+
+const MAX_ASKS = 5;
 
 export type Relay = (
   requestId: string,
@@ -18,11 +16,17 @@ export type Relay = (
 ) => Promise<RelayResult>;
 
 /**
- * Registers the answer handler for this workflow and returns its `relay` function. `patched: false`
- * is for workflow types newer than the local relay request (refunds): no patch marker to record.
+ * Registers the answer handler for this workflow and returns its `relay` function.
+ *
+ * `committed: true` asks the relayer from a regular activity, which runs only once the workflow task
+ * that decided the transaction is in history. A local activity runs inside that task: should the task
+ * be thrown away (a worker killed, a task timed out) the relayer has the request all the same, while
+ * the decision is taken again, possibly otherwise. An authorization's transactions are fixed by what
+ * the payer signed, so asking twice asks for the same one; a refund's amount and nonce are decided by
+ * its workflow, which must never send one that its history does not hold.
  */
-export function createRelayClient(options: { patched?: boolean } = {}): Relay {
-  const requests = options.patched === false ? localRequests : () => shortReads(LOCAL_RELAY_REQUEST_PATCH);
+export function createRelayClient(options: { committed?: boolean } = {}): Relay {
+  const requests = options.committed ? () => reads : () => shortReads(LOCAL_RELAY_REQUEST_PATCH);
   const results = new Map<string, RelayResult>();
   setHandler(relayResultSignal, (result) => {
     results.set(result.requestId, result);
