@@ -126,6 +126,21 @@ export const WEBHOOK_ENDPOINTS_WORKFLOW_TYPE = 'webhookEndpointsWorkflow';
 export const WEBHOOK_ENDPOINTS_WORKFLOW_ID = 'webhook-endpoints';
 /** Memo keys of the stream (its events) and of the registry (endpoints without their secrets). */
 export const EVENTS_MEMO_KEY = 'events';
+/**
+ * A stream keeps each event under a memo key of its own: a memo update rewrites only the keys it
+ * names, so recording an event (or a delivery) costs that event, not every event so far. Streams
+ * from before kept one array under EVENTS_MEMO_KEY; readers take both.
+ */
+export const eventMemoKey = (sequence: number) => `event-${String(sequence).padStart(4, '0')}`;
+const EVENT_MEMO_KEY = /^event-\d{4,}$/;
+
+/** Every event a stream's (decoded) memo holds, in order. */
+export function eventsFromMemo(memo: Record<string, unknown> | undefined): RecordedEvent[] {
+  const byId = new Map<string, RecordedEvent>();
+  for (const e of (memo?.[EVENTS_MEMO_KEY] as RecordedEvent[] | undefined) ?? []) byId.set(e.id, e);
+  for (const [key, value] of Object.entries(memo ?? {})) if (EVENT_MEMO_KEY.test(key)) byId.set((value as RecordedEvent).id, value as RecordedEvent);
+  return [...byId.values()].sort((a, b) => a.sequence - b.sequence);
+}
 export const ENDPOINTS_MEMO_KEY = 'endpoints';
 
 /** A webhook endpoint as callers see it: never the secret, except once when it is created. */
