@@ -88,6 +88,22 @@ const partialCaptureSettledOnchain = {
 } as const;
 const onchainOutcomeOr = (fallback: 'expired') => [...onchainOutcome, { target: `#authorization.${fallback}`, actions: 'recordExpiry' }] as const;
 
+/** The capture the chain shows: ours (times kept) when the log is our transaction's, else someone else's. */
+function onchainCapture(context: AuthorizationContext, event: AuthorizationEvent, keptMinor: string): CaptureRecord {
+  const facts = onchainFacts(event) as OnchainConsumption;
+  const ours = context.capture?.transactionHash === facts.transactionHash;
+  return {
+    transactionHash: facts.transactionHash,
+    blockNumber: facts.blockNumber,
+    blockHash: facts.blockHash,
+    submittedAt: ours ? (context.capture?.submittedAt ?? null) : null,
+    preconfirmedAt: ours ? (context.capture?.preconfirmedAt ?? event.at) : event.at,
+    confirmedAt: event.at,
+    by: ours ? 'authcap' : 'onchain',
+    amount: formatAmount(BigInt(keptMinor)),
+  };
+}
+
 /** What the merchant keeps, in minor units: the capture's amount when one was asked for, else all. */
 export function keptAmount(context: Pick<AuthorizationContext, 'value' | 'captureAmount'>): string {
   return context.captureAmount ?? context.value;
@@ -228,41 +244,11 @@ export const authorizationMachine = setup({
         return { reason: e.reason, by: e.by, at: e.at };
       },
     }),
-    recordOnchainCapture: assign({
-      capture: ({ context, event }) => {
-        const facts = onchainFacts(event) as OnchainConsumption;
-        const ours = context.capture?.transactionHash === facts.transactionHash;
-        return {
-          transactionHash: facts.transactionHash,
-          blockNumber: facts.blockNumber,
-          blockHash: facts.blockHash,
-          submittedAt: ours ? (context.capture?.submittedAt ?? null) : null,
-          preconfirmedAt: ours ? (context.capture?.preconfirmedAt ?? event.at) : event.at,
-          confirmedAt: event.at,
-          by: ours ? ('authcap' as const) : ('onchain' as const),
-          // Consumed outside a capture of ours in flight (from stored, drafted): the merchant got all of it.
-          amount: formatAmount(BigInt(context.value)),
-        };
-      },
-    }),
-    // A partial capture in flight whose nonce was used (by our transaction, or a replacement of it):
-    // the merchant keeps what it asked for and the rest goes back.
-    recordPartialOnchainCapture: assign({
-      capture: ({ context, event }) => {
-        const facts = onchainFacts(event) as OnchainConsumption;
-        const ours = context.capture?.transactionHash === facts.transactionHash;
-        return {
-          transactionHash: facts.transactionHash,
-          blockNumber: facts.blockNumber,
-          blockHash: facts.blockHash,
-          submittedAt: context.capture?.submittedAt ?? null,
-          preconfirmedAt: context.capture?.preconfirmedAt ?? event.at,
-          confirmedAt: event.at,
-          by: ours ? ('authcap' as const) : ('onchain' as const),
-          amount: formatAmount(BigInt(keptAmount(context))),
-        };
-      },
-    }),
+    // Consumed outside a capture of ours in flight (from stored, drafted): the merchant got all of it.
+    recordOnchainCapture: assign({ capture: ({ context, event }) => onchainCapture(context, event, context.value) }),
+    // A partial capture's nonce was used (by our transaction, a replacement of it, or after its command
+    // gave up): the merchant keeps what it asked for and the rest goes back.
+    recordPartialOnchainCapture: assign({ capture: ({ context, event }) => onchainCapture(context, event, keptAmount(context)) }),
     recordOnchainCancellation: assign({
       cancellation: ({ context, event }) => {
         const facts = onchainFacts(event) as OnchainConsumption;
