@@ -225,10 +225,6 @@ async function run(stack: Stack, temporalMetricsUrl: string): Promise<BenchResul
   const { cost: temporalPerAuthorization, captureProfileMs } = await temporalCostOf(dev.temporalAddress, dev.temporalNamespace, prepared.slice(0, 10));
   p.done(`captured p50 ${cLatency.captured.p50} ms (${ratio(cLatency.captured.p50, aLatency.captured.p50)}× A), ${total(cRpc)} node calls each`);
 
-  // Refunds and partial captures (issue 18) against their floor: a plain transfer from a key holding the token.
-  const refundRun = await runRefundRows({ dev, api, chain, sampler, metricsUrl, temporalMetricsUrl, bare, floorKey: await fundedKey(), payerAt }, plan.refunds);
-  captureHashes.push(...refundRun.captureHashes);
-
   // Throughput against concurrency: the floor and whole authcap lifecycles through the API.
   const concurrency: ConcurrencyRow[] = [];
   for (const [c, n] of plan.sweep as [number, number][]) {
@@ -372,6 +368,12 @@ async function run(stack: Stack, temporalMetricsUrl: string): Promise<BenchResul
   p.done();
   await sleep(5_000);
   idle.push(await measureIdle(plan.creates + more, plan.idleSeconds));
+
+  // Refunds and partial captures (issue 18) against their floor: a plain transfer from a key holding
+  // the token. Last, so every row before is measured as it was before refunds existed (a worker that
+  // has carried refunds holds more in its cache and heap when it idles).
+  const refundRun = await runRefundRows({ dev, api, chain, sampler, metricsUrl, temporalMetricsUrl, bare, floorKey: await fundedKey(), payerAt }, plan.refunds);
+  captureHashes.push(...refundRun.captureHashes);
 
   p = phase('exactly-once audit', 1);
   const exactlyOnce = await auditExactlyOnce({
