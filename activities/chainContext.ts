@@ -50,8 +50,6 @@ export interface ChainConfig {
    * failed once this window has closed with its nonce unused.
    */
   refundValiditySeconds?: number;
-  /** How long after its capture an authorization accepts refunds (AUTHCAP_REFUND_WINDOW_DAYS, default 30). */
-  refundWindowDays?: number;
 }
 
 export type Confirmations = number | 'safe' | 'finalized';
@@ -61,8 +59,6 @@ export const DEFAULT_MAX_VALIDITY_SECONDS = 7 * 24 * 3600;
 /** Well under Temporal's 51,200-event limit (and its 10,240 warning), so replays stay cheap. */
 export const DEFAULT_HISTORY_LIMIT = 2_000;
 export const DEFAULT_REFUND_VALIDITY_SECONDS = 300;
-/** The namespace's default retention: after it the captured authorization itself is gone. */
-export const DEFAULT_REFUND_WINDOW_DAYS = 30;
 
 /** Fees are re-read at most this often: about a block on a fast chain. */
 const FEES_FRESH_MS = 1_000;
@@ -95,7 +91,6 @@ export interface ChainContext {
   maxValiditySeconds: number;
   historyLimit: number;
   refundValiditySeconds: number;
-  refundWindowDays: number;
 }
 
 export async function createChainContext(config: ChainConfig): Promise<ChainContext> {
@@ -152,6 +147,5 @@ export async function createChainContext(config: ChainConfig): Promise<ChainCont
     maxValiditySeconds: config.maxValiditySeconds ?? DEFAULT_MAX_VALIDITY_SECONDS,
     historyLimit: config.historyLimit ?? DEFAULT_HISTORY_LIMIT,
     refundValiditySeconds: config.refundValiditySeconds ?? DEFAULT_REFUND_VALIDITY_SECONDS,
-    refundWindowDays: config.refundWindowDays ?? DEFAULT_REFUND_WINDOW_DAYS,
   };
 }

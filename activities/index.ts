@@ -35,7 +35,6 @@ export function createActivities(ctx: ChainContext, deps: ActivityDependencies):
       reconcileIntervalSeconds: ctx.reconcileIntervalSeconds,
       maxValiditySeconds: ctx.maxValiditySeconds,
       historyLimit: ctx.historyLimit,
-      refundWindowDays: ctx.refundWindowDays,
     }),
     checkPresignedAuthorization: createPresignedActivity(ctx),
     ...createCancelActivities(ctx),

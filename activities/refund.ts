@@ -21,6 +21,9 @@ export function refundNonce(authorizationRunId: string, sequence: number): Hex {
   return keccak256(stringToHex(`authcap:refund:${authorizationRunId}:${sequence}`));
 }
 
+/** Without a record of where a refund was first signed, how far back its nonce's log is looked for. */
+const LOG_LOOKBACK = 100_000n;
+
 export function createRefundActivities(ctx: ChainContext) {
   const readNonceState = createNonceStateActivity(ctx);
 
@@ -57,10 +60,13 @@ export function createRefundActivities(ctx: ChainContext) {
     ]);
     const [nonceConsumed, merchantBalance, paused, merchantBlacklisted, payerBlacklisted] = reads;
     // An earlier attempt landed (this is a retry after a crash, say): its log says where.
-    const onchain: OnchainNonceFacts = nonceConsumed ? await readNonceState({ authorizer: merchant.address, nonce }) : { status: 'unused' };
+    // Logs from where the refund was first signed; a first attempt has no earlier one to find.
+    const fromBlock = request.fromBlock ?? (block.number !== null && block.number > LOG_LOOKBACK ? (block.number - LOG_LOOKBACK).toString() : '0');
+    const onchain: OnchainNonceFacts = nonceConsumed ? await readNonceState({ authorizer: merchant.address, nonce, fromBlock }) : { status: 'unused' };
     const maxFeePerGas = (block.baseFeePerGas ?? 0n) * 2n + PRIORITY_FEE_ALLOWANCE;
     const facts = {
       chainTime: block.timestamp.toString(),
+      blockNumber: (block.number ?? 0n).toString(),
       onchain,
       merchantBalance: merchantBalance.toString(),
       merchantGasBalance: merchantGasBalance.toString(),
@@ -98,7 +104,7 @@ export function createRefundActivities(ctx: ChainContext) {
       // Used between the two reads (an earlier attempt of this very refund landed in the block just
       // sealed): the log says where, and the refund follows it instead of failing.
       if (simulationFailure.code === 'nonce_already_used') {
-        const landed = await readNonceState({ authorizer: merchant.address, nonce });
+        const landed = await readNonceState({ authorizer: merchant.address, nonce, fromBlock });
         if (landed.status !== 'unused') return { nonce, facts: { ...facts, onchain: landed }, prepared: null, simulationFailure: null };
       }
     }
@@ -111,19 +117,44 @@ export function createRefundActivities(ctx: ChainContext) {
     };
   }
 
-  /** Until the chain's own clock passes validBefore: only then is an unused nonce's signature dead. */
+  /**
+   * Until a block at the confirmation depth is past validBefore by its own clock: from there on no
+   * block can hold the attempt (their timestamps only grow), reorgs within the depth included. What
+   * that block says of the nonce is then final: unused (nothing moved, ever), or the log that used it.
+   */
   async function awaitAuthorizationExpiry(request: NonceStateRequest & { validBefore: string }): Promise<OnchainNonceFacts> {
     const deadline = BigInt(request.validBefore);
     for (;;) {
       const seen = ctx.heads.head;
-      const head = await ctx.publicClient.getBlock({ blockTag: 'latest' });
-      if (head.timestamp >= deadline) return readNonceState(request);
+      const final = await finalBlock();
+      if (final && final.timestamp >= deadline) {
+        const consumed = await ctx.publicClient.readContract({
+          address: ctx.tokenAddress,
+          abi: tokenAbi,
+          functionName: 'authorizationState',
+          args: [request.authorizer, request.nonce],
+          blockNumber: final.number,
+        });
+        return consumed ? readNonceState(request) : { status: 'unused' };
+      }
       heartbeat();
       // Sleep most of the way on the wall clock, then follow blocks.
-      const wait = Number(deadline - head.timestamp) * 1000 - 2_000;
+      const wait = final ? Number(deadline - final.timestamp) * 1000 - 2_000 : 0;
       if (wait > 0) await new Promise((resolve) => setTimeout(resolve, Math.min(wait, 10_000)));
       else await untilNextBlock(ctx, seen);
     }
+  }
+
+  /** The newest block final by the configured rule (a depth, or the node's safe / finalized tag). */
+  async function finalBlock(): Promise<{ number: bigint; timestamp: bigint } | undefined> {
+    if (typeof ctx.confirmations !== 'number') {
+      const block = await ctx.publicClient.getBlock({ blockTag: ctx.confirmations }).catch(() => undefined);
+      return block?.number === null || block?.number === undefined ? undefined : { number: block.number, timestamp: block.timestamp };
+    }
+    const head = await ctx.publicClient.getBlockNumber({ cacheTime: 0 });
+    if (head < BigInt(ctx.confirmations)) return undefined;
+    const block = await ctx.publicClient.getBlock({ blockNumber: head - BigInt(ctx.confirmations) });
+    return { number: block.number, timestamp: block.timestamp };
   }
 
   return { prepareRefund, awaitAuthorizationExpiry };

@@ -270,33 +270,38 @@ export class AuthcapClient {
    * workflow task, so reads stay fast under load and answer while every worker is down.
    */
   async getAuthorization(id: string): Promise<AuthorizationResource> {
-    const { resource } = await this.readAuthorization(id);
+    const { resource, firstRunId } = await this.readAuthorization(id);
     if (resource.state !== 'captured') return resource;
     // Refunds after the capture live in the authorization's refunds workflow: only a captured
     // authorization can have one, so only its reads pay for the look.
-    const refunded = await this.refunds.amountRefunded(this.parse(id).runId);
+    const refunded = await this.refunds.amountRefunded(firstRunId);
     return refunded > 0n ? { ...resource, amountRefunded: formatAmount(refunded) } : resource;
   }
 
   /** The authorization's own record (its memo), and a partial capture's release beside it. */
-  private async readAuthorization(id: string): Promise<{ resource: AuthorizationResource; release: RefundRecord | null }> {
+  private async readAuthorization(id: string): Promise<{ resource: AuthorizationResource; release: RefundRecord | null; firstRunId: string }> {
     const parsed = this.parse(id);
     const latest = await serverCall(this.temporal, () => this.temporal.workflow.getHandle(parsed.workflowId).describe());
     let run = firstRunIdOf(latest) === parsed.runId ? latest : undefined;
+    let described = latest;
     if (!run) {
       const first = await serverCall(this.temporal, () => this.temporal.workflow.getHandle(parsed.workflowId, parsed.runId).describe());
+      described = first;
       // An older attempt that never rolled over is its own last run; one that did needs a query.
       if (first.status.name !== 'CONTINUED_AS_NEW') run = first;
     }
+    // The attempt as the server names it (whatever run of it, in whatever spelling, the id gave):
+    // refunds are kept, and their nonces derived, by this one name.
+    const firstRunId = firstRunIdOf(described);
     const view = run?.memo?.[VIEW_MEMO_KEY] as AuthorizationView | undefined;
-    if (view) return { resource: withAmounts({ id, ...view }), release: (run?.memo?.[RELEASE_MEMO_KEY] as RefundRecord | undefined) ?? null };
+    if (view) return { resource: withAmounts({ id, ...view }), release: (run?.memo?.[RELEASE_MEMO_KEY] as RefundRecord | undefined) ?? null, firstRunId };
     const handle = this.handle(id);
     const queried = await workerCall(
       this.temporal,
       () => this.ping(),
       () => handle.query(statusQuery),
     );
-    return { resource: withAmounts({ id, ...queried }), release: null };
+    return { resource: withAmounts({ id, ...queried }), release: null, firstRunId };
   }
 
   private refundsApi?: Refunds;
@@ -417,9 +422,16 @@ export class AuthcapClient {
       // (a retry after a timeout, a second worker of the order service): answer with where it stands.
       if (!(err instanceof AuthcapError) || err.code !== 'invalid_state') throw err;
       const current = await this.getAuthorization(id);
-      if (current.state === 'captured') return { authorization: current, settled: true };
-      if (current.state === 'capturing') return { authorization: current, settled: false };
-      throw err;
+      if (current.state !== 'captured' && current.state !== 'capturing') throw err;
+      // The same request again, unless it asked to keep another amount than the capture under way.
+      const kept = current.capture?.amount ?? current.amount;
+      if (command.amount !== undefined && kept !== formatAmount(BigInt(command.amount))) {
+        throw new AuthcapError(
+          'invalid_state',
+          `cannot capture ${formatAmount(BigInt(command.amount))}: the authorization is ${current.state}, keeping ${kept}`,
+        );
+      }
+      return { authorization: current, settled: current.state === 'captured' };
     }
   }
 
@@ -613,8 +625,16 @@ export class AuthcapClient {
   }
 }
 
+/**
+ * An update the server let go of without applying it: one a task carried but did not answer, one whose
+ * task failed, or one aborted as the workflow closed (asked again, it meets the closed workflow).
+ */
 function isUpdateNotProcessed(err: unknown): boolean {
-  return err instanceof AuthcapError && err.code === 'internal_error' && /wasn't processed by worker/.test(err.message);
+  return (
+    err instanceof AuthcapError &&
+    err.code === 'internal_error' &&
+    /wasn't processed by worker|workflow update was aborted|unexpected workflow task failure/i.test(err.message)
+  );
 }
 
 /**

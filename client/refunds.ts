@@ -28,7 +28,7 @@ import {
 } from '../domain/refunds.js';
 import { OrderIdAttribute, PayerAttribute } from '../domain/searchAttributes.js';
 import { REFUND_ALREADY_REQUESTED, refundUpdate, type RefundCommand, type RefundsWorkflowInput } from '../workflows/refundMessages.js';
-import { parseResourceId } from './ids.js';
+import { resourceId } from './ids.js';
 import { serverCall, workerCall } from './temporalCalls.js';
 import { authorizationBusy } from './temporalErrors.js';
 
@@ -61,10 +61,23 @@ export interface RefundsContext {
   taskQueue: string;
   ping(): Promise<unknown>;
   /** The authorization's own view and a partial capture's release (its memo). */
-  readAuthorization(id: string): Promise<{ resource: AuthorizationResource; release: RefundRecord | null }>;
+  readAuthorization(id: string): Promise<{ resource: AuthorizationResource; release: RefundRecord | null; firstRunId: string }>;
 }
 
 const MAX_REASON = 500;
+
+/**
+ * How long after its capture an authorization accepts refunds (AUTHCAP_REFUND_WINDOW_DAYS, default 30:
+ * the namespace's default retention, after which the captured authorization itself is gone). Read
+ * where refunds are asked for (the API, the CLI); the refunds workflow keeps what its first refund set.
+ */
+export function refundWindowDays(env: NodeJS.ProcessEnv = process.env): number {
+  const raw = env.AUTHCAP_REFUND_WINDOW_DAYS;
+  if (raw === undefined || raw === '') return 30;
+  const days = Number(raw);
+  if (!Number.isSafeInteger(days) || days < 1) throw new Error(`AUTHCAP_REFUND_WINDOW_DAYS must be a positive whole number, got "${raw}"`);
+  return days;
+}
 
 export class Refunds {
   constructor(private readonly ctx: RefundsContext) {}
@@ -73,16 +86,18 @@ export class Refunds {
   async refund(authorizationId: string, request: RefundRequest = {}, options: RefundOptions = {}): Promise<RefundOutcome> {
     const amountMinor = request?.amount === undefined || request.amount === null ? null : parseAmount(request.amount);
     const reason = parseReason(request?.reason);
-    const { resource } = await this.ctx.readAuthorization(authorizationId);
+    const { resource, firstRunId: runId } = await this.ctx.readAuthorization(authorizationId);
     if (resource.state !== 'captured' || !resource.authorization) {
       throw new AuthcapError('invalid_state', `cannot refund: the authorization is ${resource.state}; only a captured one can be refunded`);
     }
     const captured = parseAmount(resource.amountCaptured);
+    const capturedAt = resource.capture?.confirmedAt ?? new Date().toISOString();
+    const refundableUntil = new Date(Date.parse(capturedAt) + refundWindowDays() * 86_400_000).toISOString();
+    if (Date.now() >= Date.parse(refundableUntil)) throw new AuthcapError('invalid_state', `refunds for this authorization closed at ${refundableUntil}`);
     // Decided here, before anything starts: no refunds workflow exists for a request that could never fit.
     if (amountMinor !== null && amountMinor > captured) {
       throw new AuthcapError('refund_exceeds_captured', `a refund of ${request.amount} is more than was captured, ${resource.amountCaptured}`);
     }
-    const runId = parseResourceId(authorizationId)!.runId;
     const command: RefundCommand = {
       amountMinor: amountMinor === null ? null : amountMinor.toString(),
       reason,
@@ -95,9 +110,10 @@ export class Refunds {
       payer: resource.authorization.from,
       merchant: resource.authorization.to,
       amountCapturedMinor: captured.toString(),
-      capturedAt: resource.capture?.confirmedAt ?? new Date().toISOString(),
+      capturedAt,
+      refundableUntil,
       authorization: {
-        id: resource.id,
+        id: resourceId(resource.orderId, runId),
         orderId: resource.orderId,
         state: resource.state,
         amount: resource.amount,
@@ -111,8 +127,8 @@ export class Refunds {
 
   /** The authorization's refunds in order: a partial capture's release first, then each refund. */
   async listRefunds(authorizationId: string): Promise<Refund[]> {
-    const { release } = await this.ctx.readAuthorization(authorizationId);
-    const ledger = await this.ledger(parseResourceId(authorizationId)!.runId);
+    const { release, firstRunId } = await this.ctx.readAuthorization(authorizationId);
+    const ledger = await this.ledger(firstRunId);
     return [...(release ? [release] : []), ...(ledger?.refunds ?? [])].map(publicRefund);
   }
 
@@ -149,7 +165,7 @@ export class Refunds {
   }
 
   /** One round trip: the refunds workflow starts with the first refund (update-with-start). */
-  private async ask(runId: string, input: RefundsWorkflowInput, command: RefundCommand): Promise<RefundRecord> {
+  private async ask(runId: string, input: RefundsWorkflowInput, command: RefundCommand, round = 1): Promise<RefundRecord> {
     const { temporal, taskQueue } = this.ctx;
     // A start operation is sent once: each ask (after a dropped update) makes its own.
     const start = () =>
@@ -183,7 +199,10 @@ export class Refunds {
         30_000,
       ),
     );
-    return answer === closed ? this.answerFromClosedLedger(runId, command) : answer;
+    if (answer !== closed) return answer;
+    // "Already started" while the ledger is open: it was rolling over (continue-as-new) as we asked.
+    if ((await this.ledger(runId))?.open && round < 3) return this.ask(runId, input, command, round + 1);
+    return this.answerFromClosedLedger(runId, command);
   }
 
   /** The refunds of this authorization have ended (all refunded, or the window closed): say which. */

@@ -68,8 +68,6 @@ export interface WorkerPolicy {
   maxValiditySeconds: number;
   /** History length past which a resting authorization continues as new (AUTHCAP_HISTORY_LIMIT). */
   historyLimit: number;
-  /** How long after its capture an authorization accepts refunds (AUTHCAP_REFUND_WINDOW_DAYS); absent before refunds existed. */
-  refundWindowDays?: number;
 }
 
 export interface AuthorizationActivities extends RefundActivities {
@@ -121,6 +119,8 @@ export interface RefundAttemptRequest {
   /** The refund's place: its EIP-3009 nonce is derived from these, the same for every attempt. */
   authorizationRunId: string;
   sequence: number;
+  /** Where the refund's first attempt was signed: a log of its nonce is no older. */
+  fromBlock?: string;
 }
 
 /**

@@ -45,6 +45,8 @@ export interface CaptureFailure {
 export interface RefundPrecheckFacts {
   /** Timestamp (unix seconds) of the pending block. */
   chainTime: string;
+  /** The pending block's number: no attempt signed now can be in an older block. */
+  blockNumber?: string;
   /** The refund's own nonce, as the token's logs tell it (used: an earlier attempt landed). */
   onchain: OnchainNonceFacts;
   /** The merchant key's token balance: what it can give back. */

@@ -48,6 +48,8 @@ export interface RefundRecord {
   attempts: number;
   /** validBefore of the attempt in flight (unix seconds). */
   validBefore: string | null;
+  /** The block its first attempt was signed at: no log of its nonce is older (log reads start here). */
+  fromBlock?: string | null;
   transactionHash: Hex | null;
   blockNumber: string | null;
   blockHash: Hex | null;
@@ -97,7 +99,7 @@ export function parseRefundId(id: string): { orderId: string; authorizationRunId
   if (!match) return undefined;
   const orderId = Buffer.from(match[1]!, 'base64url').toString('utf8');
   if (!orderId || Buffer.from(orderId, 'utf8').toString('base64url') !== match[1]) return undefined;
-  const authorizationRunId = match[2]!;
+  const authorizationRunId = match[2]!.toLowerCase();
   return { orderId, authorizationRunId, sequence: Number(match[3]), authorizationId: resourceId(orderId, authorizationRunId) };
 }
 

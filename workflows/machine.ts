@@ -171,7 +171,7 @@ export const authorizationMachine = setup({
     }),
     recordSubmission: assign({
       lastError: null,
-      capture: ({ event }) => {
+      capture: ({ context, event }) => {
         const e = event as EventOf<'CAPTURE_SUBMITTED'>;
         return {
           transactionHash: e.transactionHash,
@@ -181,6 +181,7 @@ export const authorizationMachine = setup({
           preconfirmedAt: null,
           confirmedAt: null,
           by: 'authcap' as const,
+          amount: formatAmount(BigInt(keptAmount(context))),
         };
       },
     }),

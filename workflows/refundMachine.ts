@@ -5,7 +5,8 @@
 //
 //   prechecking ─PRECHECKED→ submitting ─SUBMITTED→ submitted ─INCLUDED→ preconfirmed ─CONFIRMED→ succeeded
 //        ↑                         │                    │  ↖─────REORGED──────┘
-//        └──────EXPIRED────────────┼────────────────────┤ (not mined in its window: sign again, same nonce)
+//        └──────EXPIRED────────────┼────────────────────┤ (not mined in its window: sign again, same nonce;
+//                                  │                    │  after the last attempt, awaitingExpiry)
 //                                  └─NOT_SENT→ awaitingExpiry ←─REVERTED─┘
 //                                                 └─NONCE_STATE→ failed (unused once the window closed) | submitted (it landed after all)
 import { and, assign, setup, transition } from 'xstate';
@@ -94,6 +95,7 @@ export const refundMachine = setup({
       const e = event as EventOf<'PRECHECKED'>;
       return {
         nonce: e.attempt.nonce,
+        fromBlock: context.fromBlock ?? e.attempt.facts.blockNumber ?? null,
         attempts: context.attempts + 1,
         validBefore: e.attempt.prepared?.request.authorization.validBefore ?? null,
         transactionHash: null,
@@ -139,11 +141,9 @@ export const refundMachine = setup({
         recorded('chain_unavailable', `refund attempt ${context.attempts} was not mined before its validBefore ${context.validBefore}`, event.at),
       transactionHash: null,
     }),
-    recordExpiryFailure: assign(({ context, event }) => ({
-      failure: recorded('chain_unavailable', `the refund was not mined in ${context.attempts} attempts; nothing moved`, event.at),
-      failedAt: event.at,
-      transactionHash: null,
-    })),
+    recordLastAttemptExpired: assign({
+      lastError: ({ context, event }) => recorded('chain_unavailable', `the refund was not mined in ${context.attempts} attempts; nothing moved`, event.at),
+    }),
     // The window of a refused or reverted attempt closed with its nonce unused: what refused it is why it failed.
     recordDeadAttempt: assign(({ context, event }) => ({
       failure: context.lastError ?? recorded('refund_reverted', 'the refund transaction did not land', event.at),
@@ -182,9 +182,11 @@ export const refundMachine = setup({
       on: {
         INCLUDED: { target: 'preconfirmed', actions: 'recordInclusion' },
         REVERTED: { target: 'awaitingExpiry', actions: 'recordAttemptFailure' },
+        // Not mined in its window: signed again (same nonce) while attempts remain; after the last, the
+        // refund fails once a final block says the nonce was never used (a reorg cannot bring it back).
         EXPIRED: [
           { guard: 'attemptsRemain', target: 'prechecking', actions: 'recordExpiredAttempt' },
-          { target: 'failed', actions: 'recordExpiryFailure' },
+          { target: 'awaitingExpiry', actions: 'recordLastAttemptExpired' },
         ],
       },
     },
@@ -228,6 +230,7 @@ export function openRefund(fields: Omit<RefundRecord, keyof typeof blankProgress
 
 const blankProgress = {
   nonce: null,
+  fromBlock: null,
   attempts: 0,
   validBefore: null,
   transactionHash: null,

@@ -11,8 +11,10 @@ export interface RefundsWorkflowInput {
   merchant: Address;
   /** What the merchant captured and kept, in minor units: refunds never sum to more. */
   amountCapturedMinor: string;
-  /** When the capture reached its depth (ISO-8601): the refund window counts from here. */
+  /** When the capture reached its depth (ISO-8601). */
   capturedAt: string;
+  /** The end of the refund window (ISO-8601): refunds asked for after it are refused. */
+  refundableUntil: string;
   /** The authorization as captured: refund events carry it, its amountRefunded brought up to date. */
   authorization: RefundedAuthorization;
   /** Continue-as-new: what the previous run kept. */

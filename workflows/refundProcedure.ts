@@ -23,7 +23,9 @@ export interface RefundDependencies {
 }
 
 const now = () => new Date().toISOString();
-const PAUSE_AFTER_FAILURE = '5 seconds';
+/** Pauses after a step failed (the node down, say), doubling to at most 5 minutes: an outage of hours adds a bounded history. */
+const FIRST_PAUSE_MS = 5_000;
+const LONGEST_PAUSE_MS = 5 * 60_000;
 
 /** Runs the refund until it succeeded or failed; returns its final record. */
 export async function runRefund(initial: RefundRecord, deps: RefundDependencies): Promise<RefundRecord> {
@@ -42,6 +44,7 @@ export async function runRefund(initial: RefundRecord, deps: RefundDependencies)
   const label = `refund ${record.sequence} of ${record.orderId}: ${formatAmount(BigInt(record.amountMinor))} to ${record.payer}`;
   const summary = (what: string) => ({ summary: `${label} (${what})` }) as ActivityOptions;
 
+  let failuresInARow = 0;
   while (!isRefundFinal(record)) {
     try {
       switch (record.stage) {
@@ -53,6 +56,7 @@ export async function runRefund(initial: RefundRecord, deps: RefundDependencies)
               amountMinor: record.amountMinor,
               authorizationRunId: record.authorizationRunId,
               sequence: record.sequence,
+              ...(record.fromBlock ? { fromBlock: record.fromBlock } : {}),
             },
           ]);
           signed = attempt.prepared ?? undefined;
@@ -103,7 +107,12 @@ export async function runRefund(initial: RefundRecord, deps: RefundDependencies)
         }
         case 'awaitingExpiry': {
           const onchain = await waits.awaitAuthorizationExpiry.executeWithOptions(summary('waiting for its refused attempt to expire'), [
-            { authorizer: record.merchant, nonce: record.nonce!, validBefore: record.validBefore ?? '0' },
+            {
+              authorizer: record.merchant,
+              nonce: record.nonce!,
+              validBefore: record.validBefore ?? '0',
+              ...(record.fromBlock ? { fromBlock: record.fromBlock } : {}),
+            },
           ]);
           step({ type: 'NONCE_STATE', onchain });
           break;
@@ -116,9 +125,12 @@ export async function runRefund(initial: RefundRecord, deps: RefundDependencies)
         step({ type: 'PREPARE_FAILED', failure });
         continue;
       }
+      failuresInARow += 1;
       log.warn('refund step failed; trying again', { orderId: record.orderId, sequence: record.sequence, stage: record.stage, error: failure.message });
-      await sleep(PAUSE_AFTER_FAILURE);
+      await sleep(Math.min(FIRST_PAUSE_MS * 2 ** (failuresInARow - 1), LONGEST_PAUSE_MS));
+      continue;
     }
+    failuresInARow = 0;
   }
   return record;
 }

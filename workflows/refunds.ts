@@ -7,10 +7,9 @@ import {
   ApplicationFailure,
   allHandlersFinished,
   condition,
-  continueAsNew,
+  makeContinueAsNewFunc,
   getExternalWorkflowHandle,
   log,
-  proxyLocalActivities,
   proxySinks,
   setCurrentDetails,
   setHandler,
@@ -19,7 +18,6 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { AuthorizationActivities } from '../domain/activityContract.js';
 import { formatAmount } from '../domain/amount.js';
 import { eventId, eventStreamWorkflowId, type AuthcapEvent, type RefundEventType } from '../domain/events.js';
 import {
@@ -42,14 +40,8 @@ import { REFUND_ALREADY_REQUESTED, refundUpdate, type RefundCommand, type Refund
 import { runRefund } from './refundProcedure.js';
 import { createRelayClient } from './relayClient.js';
 
-const policyReads = proxyLocalActivities<AuthorizationActivities>({
-  startToCloseTimeout: '10 seconds',
-  retry: { initialInterval: '200 milliseconds', maximumInterval: '5 seconds' },
-});
-
 const { telemetry } = proxySinks<AuthcapSinks>();
 
-const DEFAULT_WINDOW_DAYS = 30;
 const HISTORY_LIMIT = 2_000;
 const now = () => new Date().toISOString();
 
@@ -57,7 +49,7 @@ export async function refundsWorkflow(input: RefundsWorkflowInput): Promise<Refu
   const refunds: RefundRecord[] = [...(input.carried?.refunds ?? [])];
   const captured = BigInt(input.amountCapturedMinor);
   let eventSequence = input.carried?.eventSequence ?? 0;
-  let refundableUntil = input.carried?.refundableUntil;
+  const refundableUntil = input.carried?.refundableUntil ?? input.refundableUntil;
   let closing = false;
   const outbox: AuthcapEvent[] = [];
   const events = startOutboxPublisher(outbox, input.orderId);
@@ -76,12 +68,17 @@ export async function refundsWorkflow(input: RefundsWorkflowInput): Promise<Refu
     amountCapturedMinor: input.amountCapturedMinor,
     amountRefundedMinor: ledgerTotals(refunds).refunded.toString(),
     open: !closing,
-    refundableUntil: refundableUntil ?? '',
+    refundableUntil,
+  });
+  /** The totals under `ledger`, and these refunds each under its own key. */
+  const ledgerMemo = (records: readonly RefundRecord[]) => ({
+    [LEDGER_MEMO_KEY]: summary(),
+    ...Object.fromEntries(records.map((r) => [refundMemoKey(r.sequence), r])),
   });
   let indexed = { refunded: -1n, states: '' };
   /** The totals, and the refunds that changed (each under its own key: the rest of the memo stays as it is). */
   const publish = (...records: RefundRecord[]) => {
-    upsertMemo({ [LEDGER_MEMO_KEY]: summary(), ...Object.fromEntries(records.map((r) => [refundMemoKey(r.sequence), r])) });
+    upsertMemo(ledgerMemo(records));
     // Operators find refunded authorizations by these; they change only when a refund settles.
     const refunded = ledgerTotals(refunds).refunded;
     const states = [...new Set(refunds.map((r) => refundStateOf(r.stage)))].sort();
@@ -175,6 +172,7 @@ export async function refundsWorkflow(input: RefundsWorkflowInput): Promise<Refu
       // often it comes, with the refund it asked for in the refusal's details.
       throw ApplicationFailure.create({ type: REFUND_ALREADY_REQUESTED, nonRetryable: true, message: 'this refund was requested already', details: [earlier] });
     }
+    if (Date.now() >= Date.parse(refundableUntil)) throw failure('invalid_state', `refunds for this authorization closed at ${refundableUntil}`);
     if (closing) {
       throw failure(
         remaining() === 0n ? 'refund_exceeds_captured' : 'invalid_state',
@@ -204,11 +202,6 @@ export async function refundsWorkflow(input: RefundsWorkflowInput): Promise<Refu
     }
   }
 
-  if (refundableUntil === undefined) {
-    const policy = await policyReads.workerPolicy();
-    const days = policy.refundWindowDays ?? DEFAULT_WINDOW_DAYS;
-    refundableUntil = new Date(Date.parse(input.capturedAt) + days * 86_400_000).toISOString();
-  }
   publish(...refunds);
 
   // One timer, to the end of the refund window.
@@ -216,7 +209,11 @@ export async function refundsWorkflow(input: RefundsWorkflowInput): Promise<Refu
   if (!windowEnded) void sleep(Date.parse(refundableUntil) - Date.now()).then(() => (windowEnded = true));
   const idle = () => queue.length === 0 && allHandlersFinished() && refunds.every(isRefundFinal) && events.isDrained();
   const closable = () => idle() && (remaining() === 0n || windowEnded);
-  const rollOver = () => idle() && (workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > HISTORY_LIMIT);
+  // Whether history is long is asked after each refund carried out, never in a wait's predicate: that
+  // also runs in the task of a refused update, which a replay never sees (as in the authorization).
+  let rollOverDue = false;
+  const historyIsLong = () => workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > HISTORY_LIMIT;
+  const rollOver = () => rollOverDue && idle();
   // The business process: carry out each accepted refund, one at a time (each is decided when it is
   // accepted; carrying them out one after the other keeps this workflow's steps in one order, so a
   // replay meets them in the order they happened); close when nothing is left to refund or the window
@@ -226,6 +223,7 @@ export async function refundsWorkflow(input: RefundsWorkflowInput): Promise<Refu
     const next = queue.shift();
     if (next) {
       await carryOut(next);
+      rollOverDue = historyIsLong();
       continue;
     }
     if (closable()) {
@@ -239,7 +237,9 @@ export async function refundsWorkflow(input: RefundsWorkflowInput): Promise<Refu
       }
       break;
     }
-    return continueAsNew<typeof refundsWorkflow>({ ...input, carried: { refunds, eventSequence, refundableUntil } });
+    // The next run starts with this run's memo: between the two, readers (GET a refund, the totals)
+    // would otherwise find a ledger with nothing in it.
+    return makeContinueAsNewFunc<typeof refundsWorkflow>({ memo: ledgerMemo(refunds) })({ ...input, carried: { refunds, eventSequence, refundableUntil } });
   }
   // The refund events' stream has no final event type of its own: tell it no more will come.
   if (eventSequence > 0) {

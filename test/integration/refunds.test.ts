@@ -12,7 +12,9 @@ import { parseEther } from 'viem';
 import { AuthcapClient, verifyWebhook } from '../../client/authcapClient.js';
 import { AuthcapError } from '../../domain/errors.js';
 import { parseResourceId, resourceId } from '../../client/ids.js';
-import { refundsWorkflowId } from '../../domain/refunds.js';
+import { REFUNDS_WORKFLOW_TYPE, refundsWorkflowId } from '../../domain/refunds.js';
+import { refundUpdate, type RefundsWorkflowInput } from '../../workflows/refundMessages.js';
+import { type ApplicationFailure, WithStartWorkflowOperation, WorkflowUpdateFailedError } from '@temporalio/client';
 import { AmountRefundedMinorAttribute, OrderIdAttribute, PayerAttribute, RefundStatesAttribute } from '../../domain/searchAttributes.js';
 import { loadTemporalSettings } from '../../runtime/temporal.js';
 import { api, dev, newOrderId } from '../support/api.js';
@@ -714,6 +716,51 @@ describe('Temporal: the refunds workflow', () => {
       expect(Object.keys(d.memo ?? {}).sort(), 'the refunds workflow memo keys').toEqual(['ledger', 'refund-001']);
       expect(d.memo?.['refund-001']).toMatchObject({ sequence: 1, stage: 'succeeded', amountMinor: '500000' });
       expect(d.memo?.ledger).toMatchObject({ amountCapturedMinor: '2000000', amountRefundedMinor: '500000' });
+    } finally {
+      await temporal.connection.close();
+    }
+  }, 60_000);
+  it('a refund asked for after its window is refused in the validator (409 invalid_state), leaving no trace in history; the workflow then closes', async () => {
+    const temporal = await connectTemporal();
+    const { taskQueue } = loadTemporalSettings();
+    const runId = randomUUID();
+    const orderId = newOrderId('refund-window');
+    const payer = '0x00000000000000000000000000000000000000a1' as const;
+    const input: RefundsWorkflowInput = {
+      authorizationRunId: runId,
+      orderId,
+      payer,
+      merchant: '0x00000000000000000000000000000000000000b2',
+      amountCapturedMinor: '5000000',
+      capturedAt: new Date(Date.now() - 31 * 86_400_000).toISOString(),
+      refundableUntil: new Date(Date.now() - 86_400_000).toISOString(),
+      authorization: { id: resourceId(orderId, runId), orderId, state: 'captured', amount: '5', amountCaptured: '5', amountRefunded: '0' },
+    };
+    try {
+      const refused = await temporal.workflow
+        .executeUpdateWithStart(refundUpdate, {
+          args: [{ amountMinor: '1000000', reason: null, requestKey: randomUUID(), requestFingerprint: 'f' }],
+          startWorkflowOperation: new WithStartWorkflowOperation(REFUNDS_WORKFLOW_TYPE, {
+            workflowId: refundsWorkflowId(runId),
+            taskQueue,
+            args: [input],
+            workflowIdConflictPolicy: 'USE_EXISTING',
+          }),
+        })
+        .catch((e: unknown) => e);
+      expect(refused).toBeInstanceOf(WorkflowUpdateFailedError);
+      expect(((refused as WorkflowUpdateFailedError).cause as ApplicationFailure).type).toBe('invalid_state');
+      expect(((refused as WorkflowUpdateFailedError).cause as ApplicationFailure).message).toMatch(/refunds for this authorization closed at/);
+      const handle = temporal.workflow.getHandle(refundsWorkflowId(runId));
+      const ledger = await handle.result();
+      expect(ledger).toMatchObject({ open: false, amountRefundedMinor: '0', refunds: [] });
+      const history = await handle.fetchHistory();
+      const types = (history.events ?? []).map((e) => String(e.eventType));
+      expect(
+        types.some((t) => /UPDATE/i.test(t)),
+        `no update in history: ${types.join(', ')}`,
+      ).toBe(false);
+      expect(types.some((t) => /ACTIVITY_TASK_SCHEDULED/i.test(t))).toBe(false);
     } finally {
       await temporal.connection.close();
     }

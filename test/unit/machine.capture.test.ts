@@ -39,6 +39,7 @@ describe('capturing.submitting', () => {
       preconfirmedAt: null,
       confirmedAt: null,
       by: 'authcap',
+      amount: '12.5',
     });
   });
 
@@ -65,6 +66,7 @@ describe('capturing.submitted / preconfirmed', () => {
       preconfirmedAt: at(7),
       confirmedAt: null,
       by: 'authcap',
+      amount: '12.5',
     });
   });
 
@@ -79,6 +81,7 @@ describe('capturing.submitted / preconfirmed', () => {
       preconfirmedAt: null,
       confirmedAt: null,
       by: 'authcap',
+      amount: '12.5',
     });
   });
 

@@ -119,6 +119,7 @@ describe('openRefund', () => {
       ...fields,
       stage: 'prechecking',
       nonce: null,
+      fromBlock: null,
       attempts: 0,
       validBefore: null,
       transactionHash: null,
@@ -331,19 +332,24 @@ describe('submitted', () => {
     expect(after.nonce).toBe(NONCE);
   });
 
-  it(`EXPIRED after ${REFUND_MAX_ATTEMPTS} attempts → failed (final) with chain_unavailable: nothing moved`, () => {
+  it(`EXPIRED after ${REFUND_MAX_ATTEMPTS} attempts → awaitingExpiry: failed only once a final block shows the nonce unused`, () => {
     const before: RefundRecord = { ...toSubmitted(), attempts: REFUND_MAX_ATTEMPTS };
     const after = stepRefund(before, { type: 'EXPIRED', at: at(9) });
-    expect(after).toEqual({
-      ...before,
-      stage: 'failed',
-      transactionHash: null,
-      failure: { code: 'chain_unavailable', message: `the refund was not mined in ${REFUND_MAX_ATTEMPTS} attempts; nothing moved`, at: at(9) },
-      failedAt: at(9),
+    const why = { code: 'chain_unavailable' as const, message: `the refund was not mined in ${REFUND_MAX_ATTEMPTS} attempts; nothing moved`, at: at(9) };
+    expect(after).toEqual({ ...before, stage: 'awaitingExpiry', lastError: why });
+    expect(isRefundFinal(after)).toBe(false);
+    // A reorg could still bring the last attempt back until a final block is past its window.
+    const dead = stepRefund(after, { type: 'NONCE_STATE', at: at(10), onchain: { status: 'unused' } });
+    expect(dead).toMatchObject({ stage: 'failed', failure: why, failedAt: at(10), transactionHash: null });
+    const landed = stepRefund(after, {
+      type: 'NONCE_STATE',
+      at: at(10),
+      onchain: { status: 'used', transactionHash: OTHER_TX, blockNumber: '200', blockHash: BLOCK_HASH },
     });
+    expect(landed).toMatchObject({ stage: 'submitted', transactionHash: OTHER_TX });
   });
 
-  it(`signs ${REFUND_MAX_ATTEMPTS} attempts with the same nonce, then fails`, () => {
+  it(`signs ${REFUND_MAX_ATTEMPTS} attempts with the same nonce, then waits for the last one's window to close for good`, () => {
     let record = open();
     for (let n = 1; n <= REFUND_MAX_ATTEMPTS; n += 1) {
       record = step(
@@ -354,8 +360,10 @@ describe('submitted', () => {
       );
       expect(record.attempts).toBe(n);
       expect(record.nonce).toBe(NONCE);
-      expect(record.stage).toBe(n < REFUND_MAX_ATTEMPTS ? 'prechecking' : 'failed');
+      expect(record.stage).toBe(n < REFUND_MAX_ATTEMPTS ? 'prechecking' : 'awaitingExpiry');
     }
+    record = stepRefund(record, { type: 'NONCE_STATE', at: at(99), onchain: { status: 'unused' } });
+    expect(record.stage).toBe('failed');
     expect(record.failure?.code).toBe('chain_unavailable');
   });
 });

@@ -87,8 +87,10 @@ describe('refundId / parseRefundId', () => {
     expect(parseRefundId(refundId('order-1', RUN_ID, 3))?.authorizationId).toBe(resourceId('order-1', RUN_ID));
   });
 
-  it('accepts an upper-case run id', () => {
-    expect(parseRefundId(refundId('order-1', RUN_ID.toUpperCase(), 1))?.authorizationRunId).toBe(RUN_ID.toUpperCase());
+  it('reads an upper-case run id in its canonical lower case (one ledger per authorization, whatever the spelling)', () => {
+    const parsed = parseRefundId(refundId('order-1', RUN_ID.toUpperCase(), 1));
+    expect(parsed?.authorizationRunId).toBe(RUN_ID.toLowerCase());
+    expect(parsed?.authorizationId).toBe(resourceId('order-1', RUN_ID.toLowerCase()));
   });
 
   const encoded = Buffer.from('order-42', 'utf8').toString('base64url');
