@@ -23,6 +23,8 @@ export function refundNonce(authorizationRunId: string, sequence: number): Hex {
 
 /** Without a record of where a refund was first signed, how far back its nonce's log is looked for. */
 const LOG_LOOKBACK = 100_000n;
+/** A reorg can put an attempt lower than the block it was signed at: its log is looked for this far below. */
+const REORG_MARGIN = 256n;
 
 export function createRefundActivities(ctx: ChainContext) {
   const readNonceState = createNonceStateActivity(ctx);
@@ -66,7 +68,7 @@ export function createRefundActivities(ctx: ChainContext) {
     const maxFeePerGas = (block.baseFeePerGas ?? 0n) * 2n + PRIORITY_FEE_ALLOWANCE;
     const facts = {
       chainTime: block.timestamp.toString(),
-      blockNumber: (block.number ?? 0n).toString(),
+      blockNumber: (block.number !== null && block.number > REORG_MARGIN ? block.number - REORG_MARGIN : 0n).toString(),
       onchain,
       merchantBalance: merchantBalance.toString(),
       merchantGasBalance: merchantGasBalance.toString(),

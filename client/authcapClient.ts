@@ -626,15 +626,12 @@ export class AuthcapClient {
 }
 
 /**
- * An update the server let go of without applying it: one a task carried but did not answer, one whose
- * task failed, or one aborted as the workflow closed (asked again, it meets the closed workflow).
+ * An update the server let go of without applying it: one a task carried but did not answer, or one
+ * whose task failed (the server drops that task's effects). Never an aborted one: the server aborts
+ * accepted updates too, and asking again (a new update id) would apply it twice.
  */
 function isUpdateNotProcessed(err: unknown): boolean {
-  return (
-    err instanceof AuthcapError &&
-    err.code === 'internal_error' &&
-    /wasn't processed by worker|workflow update was aborted|unexpected workflow task failure/i.test(err.message)
-  );
+  return err instanceof AuthcapError && err.code === 'internal_error' && /wasn't processed by worker|unexpected workflow task failure/i.test(err.message);
 }
 
 /**

@@ -93,7 +93,6 @@ export class Refunds {
     const captured = parseAmount(resource.amountCaptured);
     const capturedAt = resource.capture?.confirmedAt ?? new Date().toISOString();
     const refundableUntil = new Date(Date.parse(capturedAt) + refundWindowDays() * 86_400_000).toISOString();
-    if (Date.now() >= Date.parse(refundableUntil)) throw new AuthcapError('invalid_state', `refunds for this authorization closed at ${refundableUntil}`);
     // Decided here, before anything starts: no refunds workflow exists for a request that could never fit.
     if (amountMinor !== null && amountMinor > captured) {
       throw new AuthcapError('refund_exceeds_captured', `a refund of ${request.amount} is more than was captured, ${resource.amountCaptured}`);
@@ -104,6 +103,8 @@ export class Refunds {
       requestKey: digest(options.idempotencyKey ?? randomUUID()),
       requestFingerprint: digest(JSON.stringify([amountMinor === null ? null : amountMinor.toString(), reason])),
     };
+    // Past the window nothing new starts; a retry of a refund accepted in time still gets that refund.
+    if (Date.now() >= Date.parse(refundableUntil)) return this.follow(runId, await this.answerFromClosedLedger(runId, command, refundableUntil), 0);
     const input: RefundsWorkflowInput = {
       authorizationRunId: runId,
       orderId: resource.orderId,
@@ -206,7 +207,7 @@ export class Refunds {
   }
 
   /** The refunds of this authorization have ended (all refunded, or the window closed): say which. */
-  private async answerFromClosedLedger(runId: string, command: RefundCommand): Promise<RefundRecord> {
+  private async answerFromClosedLedger(runId: string, command: RefundCommand, closedAt?: string): Promise<RefundRecord> {
     const ledger = await this.ledger(runId);
     const earlier = ledger?.refunds.find((r) => r.requestKey === command.requestKey);
     if (earlier) {
@@ -217,7 +218,8 @@ export class Refunds {
     if (ledger && BigInt(ledger.amountRefundedMinor) >= BigInt(ledger.amountCapturedMinor)) {
       throw new AuthcapError('refund_exceeds_captured', 'nothing is left to refund: everything captured has been refunded');
     }
-    throw new AuthcapError('invalid_state', `refunds for this authorization closed${ledger?.refundableUntil ? ` at ${ledger.refundableUntil}` : ''}`);
+    const until = ledger?.refundableUntil || closedAt;
+    throw new AuthcapError('invalid_state', `refunds for this authorization closed${until ? ` at ${until}` : ''}`);
   }
 
   /** Until the refund is final or the wait ends, from the ledger's memo (no workflow task). */

@@ -45,7 +45,7 @@ export interface CaptureFailure {
 export interface RefundPrecheckFacts {
   /** Timestamp (unix seconds) of the pending block. */
   chainTime: string;
-  /** The pending block's number: no attempt signed now can be in an older block. */
+  /** A block no attempt signed now can land below, reorgs included (the pending block's number, less a margin). */
   blockNumber?: string;
   /** The refund's own nonce, as the token's logs tell it (used: an earlier attempt landed). */
   onchain: OnchainNonceFacts;

@@ -9,6 +9,7 @@
 //                                  │                    │  after the last attempt, awaitingExpiry)
 //                                  └─NOT_SENT→ awaitingExpiry ←─REVERTED─┘
 //                                                 └─NONCE_STATE→ failed (unused once the window closed) | submitted (it landed after all)
+//   prechecking, refused once an attempt was signed → awaitingExpiry too: that attempt may still land.
 import { and, assign, setup, transition } from 'xstate';
 import type { RefundAttempt } from '../domain/activityContract.js';
 import type { ErrorCode, RecordedError } from '../domain/errors.js';
@@ -88,6 +89,7 @@ export const refundMachine = setup({
       event.type === 'PRECHECKED' && BigInt(event.attempt.facts.merchantGasBalance) >= BigInt(event.attempt.facts.requiredGas),
     simulationSucceeded: ({ event }) => event.type === 'PRECHECKED' && event.attempt.simulationFailure === null,
     attemptsRemain: ({ context }) => context.attempts < REFUND_MAX_ATTEMPTS,
+    anEarlierAttemptWasSigned: ({ context }) => context.attempts > 0 && context.validBefore !== null,
     nonceWasUsed: ({ event }) => event.type === 'NONCE_STATE' && landed(event.onchain),
   },
   actions: {
@@ -118,6 +120,19 @@ export const refundMachine = setup({
     recordPrepareFailure: assign(({ event }) => {
       const e = event as EventOf<'PREPARE_FAILED'>;
       return { failure: recorded(e.failure.code, e.failure.message, e.at), failedAt: e.at, transactionHash: null };
+    }),
+    recordRefusalAfterAttempt: assign({
+      lastError: ({ context, event }) => {
+        const e = event as EventOf<'PRECHECKED'>;
+        const failure = refundPrecheckFailure(context, e.attempt);
+        return recorded(failure.code, failure.message, e.at);
+      },
+    }),
+    recordPrepareFailureAfterAttempt: assign({
+      lastError: ({ event }) => {
+        const e = event as EventOf<'PREPARE_FAILED'>;
+        return recorded(e.failure.code, e.failure.message, e.at);
+      },
     }),
     recordSubmission: assign({ transactionHash: ({ event }) => (event as EventOf<'SUBMITTED'>).transactionHash }),
     recordInclusion: assign(({ event }) => {
@@ -166,10 +181,16 @@ export const refundMachine = setup({
             target: 'submitting',
             actions: 'recordAttempt',
           },
+          // Refused after an earlier attempt was signed (judged unmined at the head): that attempt can
+          // still land until a block at depth is past its window, so the refund fails only then.
+          { guard: 'anEarlierAttemptWasSigned', target: 'awaitingExpiry', actions: 'recordRefusalAfterAttempt' },
           // Nothing signed left the worker: the refund failed and moved nothing.
           { target: 'failed', actions: 'recordPrecheckFailure' },
         ],
-        PREPARE_FAILED: { target: 'failed', actions: 'recordPrepareFailure' },
+        PREPARE_FAILED: [
+          { guard: 'anEarlierAttemptWasSigned', target: 'awaitingExpiry', actions: 'recordPrepareFailureAfterAttempt' },
+          { target: 'failed', actions: 'recordPrepareFailure' },
+        ],
       },
     },
     submitting: {

@@ -349,6 +349,18 @@ describe('submitted', () => {
     expect(landed).toMatchObject({ stage: 'submitted', transactionHash: OTHER_TX });
   });
 
+  it('refused at the next precheck after an unmined attempt → awaitingExpiry (that attempt may still land), failed only with the nonce unused at depth', () => {
+    const expired = stepRefund(toSubmitted(), { type: 'EXPIRED', at: at(9) });
+    const refused = stepRefund(expired, { type: 'PRECHECKED', at: at(10), attempt: attempt({ paused: true }) });
+    const why = { code: 'token_policy_blocked' as const, message: 'the token is paused', at: at(10) };
+    expect(refused).toEqual({ ...expired, stage: 'awaitingExpiry', lastError: why });
+    expect(refused.validBefore).toBe(VALID_BEFORE);
+    expect(stepRefund(refused, { type: 'NONCE_STATE', at: at(11), onchain: { status: 'unused' } })).toMatchObject({ stage: 'failed', failure: why });
+    expect(stepRefund(refused, { type: 'NONCE_STATE', at: at(11), onchain: used(OUR_TX) })).toMatchObject({ stage: 'submitted', transactionHash: OUR_TX });
+    const unprepared = stepRefund(expired, { type: 'PREPARE_FAILED', at: at(10), failure: { code: 'internal_error', message: 'no key' } });
+    expect(unprepared).toMatchObject({ stage: 'awaitingExpiry', lastError: { code: 'internal_error', message: 'no key', at: at(10) }, failure: null });
+  });
+
   it(`signs ${REFUND_MAX_ATTEMPTS} attempts with the same nonce, then waits for the last one's window to close for good`, () => {
     let record = open();
     for (let n = 1; n <= REFUND_MAX_ATTEMPTS; n += 1) {
