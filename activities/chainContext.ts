@@ -44,6 +44,12 @@ export interface ChainConfig {
   maxValiditySeconds?: number;
   /** Events after which a resting authorization workflow continues as new (AUTHCAP_HISTORY_LIMIT). */
   historyLimit?: number;
+  /**
+   * How long one signed refund attempt is valid (AUTHCAP_REFUND_VALIDITY_SECONDS, default 300): an
+   * attempt not mined by then is signed again under the same nonce; one that reverted is reported
+   * failed once this window has closed with its nonce unused.
+   */
+  refundValiditySeconds?: number;
 }
 
 export type Confirmations = number | 'safe' | 'finalized';
@@ -52,6 +58,7 @@ export type Confirmations = number | 'safe' | 'finalized';
 export const DEFAULT_MAX_VALIDITY_SECONDS = 7 * 24 * 3600;
 /** Well under Temporal's 51,200-event limit (and its 10,240 warning), so replays stay cheap. */
 export const DEFAULT_HISTORY_LIMIT = 2_000;
+export const DEFAULT_REFUND_VALIDITY_SECONDS = 300;
 
 /** Fees are re-read at most this often: about a block on a fast chain. */
 const FEES_FRESH_MS = 1_000;
@@ -83,6 +90,7 @@ export interface ChainContext {
   reconcileIntervalSeconds: number;
   maxValiditySeconds: number;
   historyLimit: number;
+  refundValiditySeconds: number;
 }
 
 export async function createChainContext(config: ChainConfig): Promise<ChainContext> {
@@ -138,5 +146,6 @@ export async function createChainContext(config: ChainConfig): Promise<ChainCont
     reconcileIntervalSeconds: config.reconcileIntervalSeconds ?? 0,
     maxValiditySeconds: config.maxValiditySeconds ?? DEFAULT_MAX_VALIDITY_SECONDS,
     historyLimit: config.historyLimit ?? DEFAULT_HISTORY_LIMIT,
+    refundValiditySeconds: config.refundValiditySeconds ?? DEFAULT_REFUND_VALIDITY_SECONDS,
   };
 }

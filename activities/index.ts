@@ -13,6 +13,7 @@ import { createDraftActivity } from './draft.js';
 import { createNonceStateActivity } from './nonceState.js';
 import { createPrecheckActivity } from './precheck.js';
 import { createVerifyActivity } from './verify.js';
+import { createRefundActivities } from './refund.js';
 import { createEventActivities, type EventDependencies } from './events.js';
 import type { EventActivities } from '../domain/activityContract.js';
 
@@ -42,6 +43,7 @@ export function createActivities(ctx: ChainContext, deps: ActivityDependencies):
     precheckCapture: createPrecheckActivity(ctx),
     readNonceState: createNonceStateActivity(ctx),
     ...createCaptureActivities(ctx),
+    ...createRefundActivities(ctx),
   });
 }
 

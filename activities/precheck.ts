@@ -5,7 +5,7 @@ import type { ChainContext } from './chainContext.js';
 
 /** Generous gas for one receive/transferWithAuthorization (a fresh nonce slot and two balances). */
 export const CAPTURE_GAS_LIMIT = 150_000n;
-const PRIORITY_FEE_ALLOWANCE = 2_000_000_000n;
+export const PRIORITY_FEE_ALLOWANCE = 2_000_000_000n;
 
 export function createPrecheckActivity(ctx: ChainContext) {
   /** Reads the `pending` (preconfirmed) view, the freshest state a capture will meet. */

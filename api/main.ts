@@ -4,18 +4,22 @@
 //   RPC_URL (for /readyz and the checkout pages' token symbol), AUTHCAP_CODEC_KEYS (payload encryption,
 //   required unless AUTHCAP_CODEC=off), AUTHCAP_PUBLIC_URL (where payers reach the checkout pages;
 //   default this API's own URL), AUTHCAP_CHECKOUT_SECRET (checkout link secret; default a file
-//   checkout-secret in the state dir), AUTHCAP_MERCHANT_NAME (the name payers see).
+//   checkout-secret in the state dir), AUTHCAP_MERCHANT_NAME (the name payers see),
+//   AUTHCAP_REFUND_WINDOW_DAYS (how long after its capture an authorization accepts refunds, 30).
 import { join } from 'node:path';
 import { requireCodec } from '../runtime/codec.js';
 import { loadTemporalSettings } from '../runtime/temporal.js';
 import { ApiKeyStore } from '../client/apiKeys.js';
 import { AuthcapClient } from '../client/authcapClient.js';
+import { refundWindowDays } from '../client/refunds.js';
 import { createApiServer, listen } from './server.js';
 import { cpuProfileOnSignal } from '../runtime/cpuProfiler.js';
 
 cpuProfileOnSignal('api');
 
 requireCodec();
+// A malformed setting stops the start, not every refund later.
+refundWindowDays();
 const stateDir = process.env.AUTHCAP_STATE_DIR ?? '.authcap';
 const forbiddenPayers = [
   ...(process.env.TOKEN_ADDRESS ? [{ address: process.env.TOKEN_ADDRESS, why: 'the token contract' }] : []),

@@ -18,7 +18,8 @@ const bodies: Record<string, (s: Schemas) => z.ZodType> = {
   'POST /v1/authorizations/:id/signature': (s) => s.signatureBody,
   'POST /v1/authorizations/:id/cancel': (s) => s.cancelBody,
   'POST /v1/authorizations/:id/void': (s) => s.voidBody,
-  'POST /v1/authorizations/:id/capture': (s) => s.emptyBody,
+  'POST /v1/authorizations/:id/capture': (s) => s.captureBody,
+  'POST /v1/authorizations/:id/refunds': (s) => s.refundBody,
   'POST /checkout/:id/signature': (s) => s.signatureBody,
   'POST /v1/webhook_endpoints': () => eventSchemas.endpointBody,
   'POST /checkout/:id/cancel': (s) => s.cancelBody,
@@ -34,7 +35,12 @@ const summaries: Record<string, string> = {
   'GET /v1/authorizations': 'List authorizations by order, payer or state, newest first, with paging.',
   'GET /v1/authorizations/:id': 'The authorization as it stands.',
   'POST /v1/authorizations/:id/signature': "Store the payer's signature over the drafted typed data.",
-  'POST /v1/authorizations/:id/capture': 'Capture now (200 captured, 202 still capturing after the wait).',
+  'POST /v1/authorizations/:id/capture':
+    'Capture now, all or `amount` of it (a partial capture gives the rest back as a refund); 200 captured, 202 still capturing after the wait.',
+  'POST /v1/authorizations/:id/refunds':
+    'Give money back from a captured authorization (201 with the refund once final, succeeded or failed; 202 pending after the wait). Never more than was captured.',
+  'GET /v1/authorizations/:id/refunds': "The authorization's refunds, oldest first (a partial capture's release first).",
+  'GET /v1/refunds/:id': 'One refund.',
   'POST /v1/authorizations/:id/cancel': "Relay the payer's CancelAuthorization signature.",
   'POST /v1/authorizations/:id/void': 'Void offchain: nothing is ever submitted afterwards.',
   'POST /v1/webhook_endpoints': 'Register a URL for signed event deliveries; the signing secret is in this answer only.',
@@ -48,6 +54,42 @@ const summaries: Record<string, string> = {
   'POST /checkout/:id/signature': "The payer's signature over the draft's typedData, from the checkout page.",
   'POST /checkout/:id/cancel': "The payer's CancelAuthorization signature, from the cancel page.",
   'GET /checkout-assets/:file': "The checkout pages' bundled script and style (content-hashed names).",
+};
+
+const refundContent = { 'application/json': { schema: { $ref: '#/components/schemas/Refund' } } };
+const responses: Record<string, Record<string, unknown>> = {
+  'POST /v1/authorizations/:id/refunds': {
+    '201': { description: 'The refund, final within the wait: succeeded, or failed with `failure` (nothing moved).', content: refundContent },
+    '202': { description: 'The refund, still pending after the wait: follow it with GET /v1/refunds/{id}.', content: refundContent },
+  },
+  'GET /v1/refunds/:id': { '200': { description: 'The refund.', content: refundContent } },
+  'GET /v1/authorizations/:id/refunds': {
+    '200': {
+      description: "The authorization's refunds, oldest first.",
+      content: { 'application/json': { schema: { type: 'object', properties: { data: { type: 'array', items: { $ref: '#/components/schemas/Refund' } } } } } },
+    },
+  },
+};
+
+/** A refund as every answer and event carries it (domain/refunds.ts `Refund`). */
+const refundSchema = {
+  type: 'object',
+  required: ['id', 'authorizationId', 'orderId', 'amount', 'reason', 'state', 'transactionHash', 'failure', 'createdAt', 'succeededAt'],
+  properties: {
+    id: { type: 'string', description: 'ref_…' },
+    authorizationId: { type: 'string' },
+    orderId: { type: 'string' },
+    amount: { type: 'string', description: 'Decimal token amount.' },
+    reason: { type: ['string', 'null'], description: '`partial_capture` for what a partial capture gave back.' },
+    state: { type: 'string', enum: ['pending', 'succeeded', 'failed'] },
+    transactionHash: { type: ['string', 'null'] },
+    failure: {
+      type: ['object', 'null'],
+      properties: { code: { type: 'string', enum: Object.keys(errorCodes) }, message: { type: 'string' } },
+    },
+    createdAt: { type: 'string', format: 'date-time' },
+    succeededAt: { type: ['string', 'null'], format: 'date-time' },
+  },
 };
 
 export function openApiDocument(routes: RouteInfo[], schemas: Schemas): Record<string, unknown> {
@@ -85,7 +127,7 @@ export function openApiDocument(routes: RouteInfo[], schemas: Schemas): Record<s
         ...(parameters.length ? { parameters } : {}),
         ...(body ? { requestBody: { required: true, content: { 'application/json': { schema: jsonSchema(body(schemas)) } } } } : {}),
         responses: {
-          '200': { description: 'OK' },
+          ...(responses[key] ?? { '200': { description: 'OK' } }),
           default: { description: 'An error', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
         },
       },
@@ -99,6 +141,7 @@ export function openApiDocument(routes: RouteInfo[], schemas: Schemas): Record<s
     components: {
       securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'An API key: `authcap keys create --role order-service|operator`.' } },
       schemas: {
+        Refund: refundSchema,
         Error: {
           type: 'object',
           properties: {

@@ -23,6 +23,8 @@ export interface RouteContext {
   body: unknown;
   target: RequestTarget;
   caller: Caller | undefined;
+  /** The caller's Idempotency-Key, scoped to its API key (`<key id>:<key>`), when it sent one. */
+  idempotencyKey?: string;
 }
 
 export type RouteHandler = (context: RouteContext) => Promise<JsonResponse>;
@@ -147,8 +149,14 @@ export class Router {
     }
     // GET and DELETE name their resource in the path: a body is neither needed nor read.
     const body = method === 'GET' || method === 'DELETE' ? undefined : await readJson(req);
-    const context: RouteContext = { params, body, target, caller };
     const idempotencyKey = header(req, 'idempotency-key');
+    const context: RouteContext = {
+      params,
+      body,
+      target,
+      caller,
+      ...(idempotencyKey !== undefined && caller ? { idempotencyKey: `${caller.id}:${idempotencyKey}` } : {}),
+    };
     // Public routes keep no answers: an anonymous key space would let one caller pre-empt another's
     // key, and what they do (sign a draft, cancel) is refused the second time by the workflow anyway.
     if (method !== 'POST' || idempotencyKey === undefined || !this.options.idempotency || !caller) {

@@ -145,6 +145,26 @@ export function createSchemas(options: SchemaOptions = {}) {
       })
       .strict(),
     emptyBody: z.object({}).strict(),
+    captureBody: z
+      .object({
+        amount: amountSchema
+          .optional()
+          .describe(
+            'What to capture and keep, at most the authorized amount; the rest goes back to the payer as a refund (reason partial_capture). Absent: all of it.',
+          ),
+      })
+      .strict(),
+    refundBody: z
+      .object({
+        amount: amountSchema.optional().describe('What to give back; absent: all that is left of the capture.'),
+        reason: z
+          .string()
+          .max(500)
+          .refine((value) => value.trim() !== 'partial_capture', 'partial_capture is kept for what a partial capture gives back')
+          .optional()
+          .describe("Why, for the merchant's records."),
+      })
+      .strict(),
     listQuery: z
       .object({
         orderId: orderIdSchema.optional(),

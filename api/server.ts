@@ -127,9 +127,27 @@ export function createApiRouter(options: ApiOptions, listenUrl: () => string | u
     })
     .on('POST', '/v1/authorizations/:id/capture', ORDER_SERVICE, async ({ params, body, target }) => {
       noQuery(target.query);
-      parseWith(schemas.emptyBody, body, 'the body');
-      const outcome = await client.capture(idOf(params), { waitMs: options.captureWaitMs });
+      const { amount } = parseWith(schemas.captureBody, body, 'the body');
+      const outcome = await client.capture(idOf(params), { waitMs: options.captureWaitMs, amount });
       return resource(outcome.settled ? 200 : 202, outcome.authorization);
+    })
+    .on('POST', '/v1/authorizations/:id/refunds', ORDER_SERVICE, async ({ params, body, target, idempotencyKey }) => {
+      noQuery(target.query);
+      const request = parseWith(schemas.refundBody, body, 'the body');
+      // The Idempotency-Key is also the refund's own: a retry after a 202 (which the idempotency
+      // store does not keep) finds the same refund instead of making a second one.
+      const outcome = await client.refund(idOf(params), request, { waitMs: options.captureWaitMs, idempotencyKey });
+      return ok(outcome.settled ? 201 : 202, outcome.refund);
+    })
+    .on('GET', '/v1/authorizations/:id/refunds', ANY_ROLE, async ({ params, target }) => {
+      noQuery(target.query);
+      return ok(200, { data: await client.listRefunds(idOf(params)) });
+    })
+    .on('GET', '/v1/refunds/:id', ANY_ROLE, async ({ params, target }) => {
+      noQuery(target.query);
+      const id = params.id!;
+      if (id.length > 400) throw new AuthcapError('not_found', 'no refund with that id');
+      return ok(200, await client.getRefund(id));
     })
     .on('POST', '/v1/authorizations/:id/cancel', ORDER_SERVICE, async ({ params, body, target }) => {
       noQuery(target.query);

@@ -95,9 +95,10 @@ export class AuthcapApi {
    * capture is final (or 202 past the API's own wait); after a 202 the caller long-polls
    * GET …?wait=30&state=<the state it has>, which answers the moment the state changes.
    */
-  async capture(id: string): Promise<{ ms: number; body: any }> {
+  async capture(id: string, amount?: string): Promise<{ ms: number; body: any }> {
     const started = performance.now();
-    let res = await this.call('POST', `/v1/authorizations/${id}/capture`);
+    // With `amount` (less than authorized) a partial capture: `captured` once the rest is back with the payer.
+    let res = await this.call('POST', `/v1/authorizations/${id}/capture`, amount === undefined ? undefined : { amount });
     if (res.status !== 200 && res.status !== 202) throw new Error(`capture answered ${res.status}: ${JSON.stringify(res.body)}`);
     while (res.body.state !== 'captured') {
       if (['canceled', 'voided', 'expired', 'rejected'].includes(res.body.state)) throw new Error(`authorization ${id} ended ${res.body.state}`);

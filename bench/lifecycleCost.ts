@@ -169,11 +169,25 @@ async function runsOf(client: Client, workflowId: string, runId: string | undefi
   return runs;
 }
 
-/** The authorization's workflow and every workflow it started as a child, by workflow type. */
-async function lifecycleFigures(client: Client, resourceId: string, into: Map<string, TemporalFigures>): Promise<void> {
-  const parsed = parseResourceId(resourceId);
-  if (!parsed) throw new Error(`not a resource id: ${resourceId}`);
-  const todo: { workflowId: string; runId: string }[] = [{ workflowId: parsed.workflowId, runId: parsed.runId }];
+/** A workflow whose cost is counted: its first run (undefined: its first, found by describe). */
+export interface WorkflowRoot {
+  workflowId: string;
+  runId?: string;
+}
+
+/** A workflow and every workflow it started as a child, by workflow type. */
+async function treeFigures(client: Client, root: WorkflowRoot, into: Map<string, TemporalFigures>): Promise<void> {
+  let runId = root.runId;
+  if (runId === undefined) {
+    // The raw call: the handle's describe would decode the memo, which the codec encrypted.
+    const described = await client.workflowService.describeWorkflowExecution({
+      namespace: client.options.namespace,
+      execution: { workflowId: root.workflowId },
+    });
+    const info = described.workflowExecutionInfo;
+    runId = info?.firstRunId || info?.execution?.runId || '';
+  }
+  const todo: { workflowId: string; runId: string }[] = [{ workflowId: root.workflowId, runId }];
   const seen = new Set<string>();
   for (let w = todo.pop(); w; w = todo.pop()) {
     if (seen.has(w.workflowId)) continue;
@@ -205,11 +219,30 @@ export async function temporalPerLifecycle(options: {
   lifecycles: number;
   window: { startMs: number; endMs: number };
 }): Promise<TemporalPerLifecycle> {
+  const roots = options.sampledIds.map((id) => {
+    const parsed = parseResourceId(id);
+    if (!parsed) throw new Error(`not a resource id: ${id}`);
+    return { workflowId: parsed.workflowId, runId: parsed.runId };
+  });
+  return temporalPerUnit({ ...options, sampledRoots: roots, units: options.lifecycles });
+}
+
+/**
+ * The same for any unit of work (a refund, say): the workflows it starts (`sampledRoots`, each with
+ * the children it starts), averaged over the sample, plus the relayer's events in the window ÷ `units`.
+ */
+export async function temporalPerUnit(options: {
+  address: string;
+  namespace: string;
+  sampledRoots: WorkflowRoot[];
+  units: number;
+  window: { startMs: number; endMs: number };
+}): Promise<TemporalPerLifecycle> {
   const connection = await Connection.connect({ address: options.address });
   try {
     const client = new Client({ connection, namespace: options.namespace });
     const own = new Map<string, TemporalFigures>();
-    await pool(options.sampledIds, 4, (id) => lifecycleFigures(client, id, own));
+    await pool(options.sampledRoots, 4, (root) => treeFigures(client, root, own));
     const relayer = emptyFigures();
     const { startMs, endMs } = options.window;
     for await (const run of client.workflow.list({ query: `WorkflowType = '${RELAYER_TYPE}'` })) {
@@ -221,11 +254,11 @@ export async function temporalPerLifecycle(options: {
       );
     }
     const byWorkflow: Record<string, TemporalFigures> = {};
-    for (const [type, f] of own) byWorkflow[type] = scaled(f, options.sampledIds.length);
-    byWorkflow[RELAYER_TYPE] = scaled(relayer, options.lifecycles);
+    for (const [type, f] of own) byWorkflow[type] = scaled(f, options.sampledRoots.length);
+    byWorkflow[RELAYER_TYPE] = scaled(relayer, options.units);
     // The total is the sum of the rounded rows, so the table adds up as printed.
     const total = sum(Object.values(byWorkflow));
-    return { sampled: options.sampledIds.length, byWorkflow, total: scaled(total, 1) };
+    return { sampled: options.sampledRoots.length, byWorkflow, total: scaled(total, 1) };
   } finally {
     await connection.close();
   }

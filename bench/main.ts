@@ -3,6 +3,7 @@
 // on, the API's own capture wait, callers waiting with GET ?wait after a 202, as the README recommends). Speed is measured here, never by tests.
 //   baseline A  a bare viem script: sign, send receiveWithAuthorization, poll receipt and depth at 20 ms
 //   baseline B  x402's exact-scheme facilitator (@x402/evm): verify and settle a TransferWithAuthorization
+//   refunds     against a bare viem transfer(payer, amount) from a key holding the token (bench/refundFlows.ts)
 // Writes bench/results/<time>.json, latest.json, latest.md and latest.svg; exits 1 if the run's
 // exactly-once audit fails.
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
@@ -33,6 +34,7 @@ import { temporalCostOf } from './temporalCost.js';
 import { spread, temporalPerLifecycle } from './lifecycleCost.js';
 import { captureBurstWithKeys } from './keysComparison.js';
 import { rpcCallsByMethod } from './workerCounters.js';
+import { runRefundRows } from './refundFlows.js';
 
 const quick = process.argv.includes('--quick');
 // --profile: V8 CPU profiles of the worker and the API over the highest-concurrency row (SIGUSR2,
@@ -54,6 +56,7 @@ const plan = quick
       burstCallers: 100,
       open: 1_000,
       idleSeconds: 20,
+      refunds: { sequential: 20, partial: 10, concurrent: [10, 40] as [number, number] },
     }
   : {
       sequential: 50,
@@ -69,6 +72,7 @@ const plan = quick
       burstCallers: 100,
       open: 10_000,
       idleSeconds: 60,
+      refunds: { sequential: 50, partial: 30, concurrent: [10, 100] as [number, number] },
     };
 const openOverride = process.env.BENCH_OPEN ? Number(process.env.BENCH_OPEN) : undefined;
 if (openOverride !== undefined) plan.open = openOverride;
@@ -365,6 +369,12 @@ async function run(stack: Stack, temporalMetricsUrl: string): Promise<BenchResul
   await sleep(5_000);
   idle.push(await measureIdle(plan.creates + more, plan.idleSeconds));
 
+  // Refunds and partial captures (issue 18) against their floor: a plain transfer from a key holding
+  // the token. Last, so every row before is measured as it was before refunds existed (a worker that
+  // has carried refunds holds more in its cache and heap when it idles).
+  const refundRun = await runRefundRows({ dev, api, chain, sampler, metricsUrl, temporalMetricsUrl, bare, floorKey: await fundedKey(), payerAt }, plan.refunds);
+  captureHashes.push(...refundRun.captureHashes);
+
   p = phase('exactly-once audit', 1);
   const exactlyOnce = await auditExactlyOnce({
     rpcUrl: dev.rpcUrl,
@@ -373,10 +383,11 @@ async function run(stack: Stack, temporalMetricsUrl: string): Promise<BenchResul
     authcapCaptureHashes: captureHashes,
     merchantNonceBefore,
     merchant: dev.merchantAddress,
+    refunds: refundRun.refunds,
   });
   p.done(
     exactlyOnce.ok
-      ? `ok: ${exactlyOnce.authcapCaptures} captures, ${exactlyOnce.merchantTransactions} merchant transactions, no nonce used twice`
+      ? `ok: ${exactlyOnce.authcapCaptures} captures, ${exactlyOnce.refunds?.refunds ?? 0} refunds, ${exactlyOnce.merchantTransactions} merchant transactions, no nonce used twice`
       : `FAILED: ${JSON.stringify(exactlyOnce)}`,
   );
 
@@ -425,6 +436,7 @@ async function run(stack: Stack, temporalMetricsUrl: string): Promise<BenchResul
     captureBurst,
     idle,
     exactlyOnce,
+    refunds: refundRun.results,
   };
   return { ...results, keys: [], targets: [] };
 }

@@ -8,6 +8,7 @@ import * as vegaLite from 'vega-lite';
 import type { BenchResults, Target } from './results.js';
 import { ACTION_RULES, type TemporalFigures } from './lifecycleCost.js';
 import { whereItGoesMarkdown } from './whereItGoes.js';
+import { refundAuditLine, refundsMarkdown } from './refundReport.js';
 
 const dir = fileURLToPath(new URL('./results/', import.meta.url));
 
@@ -154,6 +155,7 @@ export function markdownOf(r: BenchResults): string {
     '',
     costMarkdown(r),
     whereItGoesMarkdown(r),
+    r.refunds ? refundsMarkdown(r.refunds) : '',
     '**Targets (issue 9)**',
     '',
     markdownTable([['target', 'wanted', 'got', 'met'], ...r.targets.map((t) => [t.name, t.target, t.got, t.met ? 'yes' : '**no**'])]),
@@ -185,7 +187,7 @@ export function markdownOf(r: BenchResults): string {
     '',
     `Overload answers (503/429) the callers waited out and retried, as clients do: ${r.apiRetries ?? 0}.`,
     '',
-    `Exactly-once audit: ${r.exactlyOnce.ok ? 'passed' : '**FAILED**'}: ${r.exactlyOnce.authcapCaptures} authcap captures, ${r.exactlyOnce.merchantTransactions} merchant transactions, ${r.exactlyOnce.duplicateNonces} nonces used twice, ${r.exactlyOnce.authcapCapturesWithoutLog} captures without a log.`,
+    `Exactly-once audit: ${r.exactlyOnce.ok ? 'passed' : '**FAILED**'}: ${r.exactlyOnce.authcapCaptures} authcap captures${r.exactlyOnce.refunds ? ` and ${r.exactlyOnce.refunds.refunds} refunds` : ''}, ${r.exactlyOnce.merchantTransactions} merchant transactions, ${r.exactlyOnce.duplicateNonces} nonces used twice, ${r.exactlyOnce.authcapCapturesWithoutLog} captures without a log.${refundAuditLine(r.exactlyOnce.refunds)}`,
   ];
   return `${lines.join('\n')}\n`;
 }

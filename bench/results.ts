@@ -7,6 +7,7 @@ import type { Distribution } from './stats.js';
 import type { UsageByProcess } from './processUsage.js';
 import type { ExactlyOnceFindings } from './exactlyOnce.js';
 import type { KeysRun } from './keysComparison.js';
+import type { RefundResults } from './refundFlows.js';
 
 export interface RpcCost {
   byMethod: Record<string, number>;
@@ -79,6 +80,8 @@ export interface BenchResults {
   /** The capture burst on a stack with one merchant key and on one with four. */
   keys: KeysRun[];
   targets: Target[];
+  /** Refunds and partial captures against their floor (issue 18); absent in runs from before them. */
+  refunds?: RefundResults;
   /** With --profile: where the worker's and the API's CPU went in the highest-concurrency row (self time; the profiler's own overhead is in this run's CPU figures). */
   profile?: Record<string, ProfileSummary>;
 }

@@ -38,6 +38,9 @@ import {
   type DraftReady,
 } from '../workflows/messages.js';
 import { parseResourceId, resourceId, workflowIdForOrder } from './ids.js';
+import { formatAmount } from '../domain/amount.js';
+import { RELEASE_MEMO_KEY, type Refund, type RefundRecord } from '../domain/refunds.js';
+import { Refunds, type RefundOptions, type RefundOutcome, type RefundRequest } from './refunds.js';
 import { authorizationBusy, toAuthcapError } from './temporalErrors.js';
 import { closeWhenSettled, serverCall, workerCall, withDeadline } from './temporalCalls.js';
 import { tracingPluginFromEnv } from '../runtime/tracing.js';
@@ -267,25 +270,69 @@ export class AuthcapClient {
    * workflow task, so reads stay fast under load and answer while every worker is down.
    */
   async getAuthorization(id: string): Promise<AuthorizationResource> {
+    const { resource, firstRunId } = await this.readAuthorization(id);
+    if (resource.state !== 'captured') return resource;
+    // Refunds after the capture live in the authorization's refunds workflow: only a captured
+    // authorization can have one, so only its reads pay for the look.
+    const refunded = await this.refunds.amountRefunded(firstRunId);
+    return refunded > 0n ? { ...resource, amountRefunded: formatAmount(refunded) } : resource;
+  }
+
+  /** The authorization's own record (its memo), and a partial capture's release beside it. */
+  private async readAuthorization(id: string): Promise<{ resource: AuthorizationResource; release: RefundRecord | null; firstRunId: string }> {
     const parsed = this.parse(id);
     const latest = await serverCall(this.temporal, () => this.temporal.workflow.getHandle(parsed.workflowId).describe());
     let run = firstRunIdOf(latest) === parsed.runId ? latest : undefined;
+    let described = latest;
     if (!run) {
       const first = await serverCall(this.temporal, () => this.temporal.workflow.getHandle(parsed.workflowId, parsed.runId).describe());
+      described = first;
       // An older attempt that never rolled over is its own last run; one that did needs a query.
       if (first.status.name !== 'CONTINUED_AS_NEW') run = first;
     }
+    // The attempt as the server names it (whatever run of it, in whatever spelling, the id gave):
+    // refunds are kept, and their nonces derived, by this one name.
+    const firstRunId = firstRunIdOf(described);
     const view = run?.memo?.[VIEW_MEMO_KEY] as AuthorizationView | undefined;
-    if (view) return { id, ...view };
+    if (view) return { resource: withAmounts({ id, ...view }), release: (run?.memo?.[RELEASE_MEMO_KEY] as RefundRecord | undefined) ?? null, firstRunId };
     const handle = this.handle(id);
-    return {
-      id,
-      ...(await workerCall(
-        this.temporal,
-        () => this.ping(),
-        () => handle.query(statusQuery),
-      )),
-    };
+    const queried = await workerCall(
+      this.temporal,
+      () => this.ping(),
+      () => handle.query(statusQuery),
+    );
+    return { resource: withAmounts({ id, ...queried }), release: null, firstRunId };
+  }
+
+  private refundsApi?: Refunds;
+
+  private get refunds(): Refunds {
+    return (this.refundsApi ??= new Refunds({
+      temporal: this.temporal,
+      taskQueue: this.taskQueue,
+      ping: () => this.ping(),
+      readAuthorization: (id) => this.readAuthorization(id),
+    }));
+  }
+
+  /**
+   * Gives money back from a captured authorization (all that is left when no amount is given), from
+   * the merchant key that received the capture. Resolves once the refund is final (succeeded, or
+   * failed with nothing moved), or after `waitMs` with it pending (`settled: false`).
+   */
+  refund(authorizationId: string, request: RefundRequest = {}, options: RefundOptions = {}): Promise<RefundOutcome> {
+    this.parse(authorizationId);
+    return this.refunds.refund(authorizationId, request, options);
+  }
+
+  /** The authorization's refunds, oldest first (a partial capture's release first). */
+  listRefunds(authorizationId: string): Promise<Refund[]> {
+    this.parse(authorizationId);
+    return this.refunds.listRefunds(authorizationId);
+  }
+
+  getRefund(refundId: string): Promise<Refund> {
+    return this.refunds.getRefund(refundId);
   }
 
   /**
@@ -355,21 +402,36 @@ export class AuthcapClient {
    * Captures now. Waits up to `waitMs` for the capture to reach the confirmation depth; past that it
    * returns `settled: false` and the capture carries on in the workflow.
    */
-  async capture(id: string, options: { waitMs?: number } = {}): Promise<CaptureOutcome> {
+  async capture(id: string, options: { waitMs?: number; amount?: string | number } = {}): Promise<CaptureOutcome> {
     const handle = this.handle(id);
+    // A partial capture keeps `amount` and gives the rest back; the workflow checks it against what was authorized.
+    const command = options.amount === undefined ? {} : { amount: parseAmount(options.amount).toString() };
     try {
       this.refusals.screen(id, 'capture');
       return await this.budgeted(id, 'capture', () =>
-        this.boundedCommand(id, handle, 'capture', () => handle.startUpdate(captureUpdate, { waitForStage: WorkflowUpdateStage.ACCEPTED }), options.waitMs),
+        this.boundedCommand(
+          id,
+          handle,
+          'capture',
+          () => handle.startUpdate(captureUpdate, { args: [command], waitForStage: WorkflowUpdateStage.ACCEPTED }),
+          options.waitMs,
+        ),
       );
     } catch (err) {
       // Capturing what is captured, or already being captured, is the same request arriving again
       // (a retry after a timeout, a second worker of the order service): answer with where it stands.
       if (!(err instanceof AuthcapError) || err.code !== 'invalid_state') throw err;
       const current = await this.getAuthorization(id);
-      if (current.state === 'captured') return { authorization: current, settled: true };
-      if (current.state === 'capturing') return { authorization: current, settled: false };
-      throw err;
+      if (current.state !== 'captured' && current.state !== 'capturing') throw err;
+      // The same request again, unless it asked to keep another amount than the capture under way.
+      const kept = current.capture?.amount ?? current.amount;
+      if (command.amount !== undefined && kept !== formatAmount(BigInt(command.amount))) {
+        throw new AuthcapError(
+          'invalid_state',
+          `cannot capture ${formatAmount(BigInt(command.amount))}: the authorization is ${current.state}, keeping ${kept}`,
+        );
+      }
+      return { authorization: current, settled: current.state === 'captured' };
     }
   }
 
@@ -409,7 +471,7 @@ export class AuthcapClient {
     });
     try {
       const view = await this.call(() => Promise.race([update.result(), timedOut]));
-      if (view) return { authorization: { id, ...view }, settled: true };
+      if (view) return { authorization: withAmounts({ id, ...view }), settled: true };
       return { authorization: await this.getAuthorization(id), settled: false };
     } finally {
       clearTimeout(timer);
@@ -563,8 +625,23 @@ export class AuthcapClient {
   }
 }
 
+/**
+ * An update the server let go of without applying it: one a task carried but did not answer, or one
+ * whose task failed (the server drops that task's effects). Never an aborted one: the server aborts
+ * accepted updates too, and asking again (a new update id) would apply it twice.
+ */
 function isUpdateNotProcessed(err: unknown): boolean {
-  return err instanceof AuthcapError && err.code === 'internal_error' && /wasn't processed by worker/.test(err.message);
+  return err instanceof AuthcapError && err.code === 'internal_error' && /wasn't processed by worker|unexpected workflow task failure/i.test(err.message);
+}
+
+/**
+ * Views recorded before refunds existed carry no amountCaptured / amountRefunded: they are derived,
+ * so every resource has them.
+ */
+function withAmounts(resource: AuthorizationResource): AuthorizationResource {
+  if (resource.amountCaptured !== undefined && resource.amountRefunded !== undefined) return resource;
+  const captured = resource.state === 'captured' ? (resource.capture?.amount ?? resource.amount) : '0';
+  return { ...resource, amountCaptured: resource.amountCaptured ?? captured, amountRefunded: resource.amountRefunded ?? '0' };
 }
 
 /** How long a create waits for a final authorization's workflow to close (normally one workflow task). */
@@ -609,6 +686,9 @@ function summaryOf(execution: proto.api.workflow.v1.IWorkflowExecutionInfo, firs
 }
 
 export type { AuthorizationResource, AuthorizationView };
+export type { Refund } from '../domain/refunds.js';
+export type { RefundOptions, RefundOutcome, RefundRequest } from './refunds.js';
+export { AuthcapError } from '../domain/errors.js';
 export type { AuthcapEvent, EventType, WebhookEndpoint } from '../domain/events.js';
 export type { EventPage, ListEventsRequest } from './eventFeed.js';
 export type { CreateWebhookEndpointRequest, CreatedWebhookEndpoint } from './webhookEndpoints.js';

@@ -3,7 +3,8 @@
 //   authcap list [--order ID] [--state STATE] [--payer ADDRESS] [--limit N] [--page-token T]
 //   authcap history <id | --order ID>
 //   authcap void <id | --order ID> --reason TEXT [--by NAME]
-//   authcap capture <id | --order ID>
+//   authcap capture <id | --order ID> [--amount A]
+//   authcap refund <id | --order ID> [--amount A] --reason TEXT | refunds <id | --order ID>
 //   authcap keys create --role order-service|operator [--label L] | keys list | keys revoke <key id>
 //   authcap events [--after ID] [--type T] [--order ID] [--limit N] [--follow]
 //   authcap webhooks create --url URL [--events a,b|*] [--label L] | webhooks list | webhooks delete <id>
@@ -20,6 +21,7 @@ import { requireCodec } from '../runtime/codec.js';
 import { apiRoles, ApiKeyStore, type ApiRole } from './apiKeys.js';
 import { AuthcapClient, type AuthorizationSummary } from './authcapClient.js';
 import { eventsCommand, webhooksCommand } from './cliEvents.js';
+import { refundCommand, refundsCommand } from './cliRefunds.js';
 import { temporalSetupCommand } from './cliSetup.js';
 
 const usage = `usage:
@@ -27,7 +29,9 @@ const usage = `usage:
   authcap list [--order ID] [--state STATE] [--payer ADDRESS] [--limit N] [--page-token T] [--json]
   authcap history <id | --order ID> [--json]
   authcap void <id | --order ID> --reason TEXT [--by NAME] [--json]
-  authcap capture <id | --order ID> [--json]
+  authcap capture <id | --order ID> [--amount A] [--json]   (--amount: capture less; the rest goes back to the payer)
+  authcap refund <id | --order ID> [--amount A] --reason TEXT [--json]   (no --amount: all that is left)
+  authcap refunds <id | --order ID> [--json]
   authcap keys create --role order-service|operator [--label TEXT] [--json]
   authcap keys list [--json]
   authcap keys revoke <key id>
@@ -51,6 +55,8 @@ function resourceTable(a: AuthorizationResource): string {
     ['order', a.orderId],
     ['state', a.state],
     ['amount', a.amount],
+    ['captured', a.amountCaptured],
+    ['refunded', a.amountRefunded],
     ['payer', a.authorization?.from],
     ['valid before', a.authorization ? new Date(Number(a.authorization.validBefore) * 1000).toISOString() : null],
     ['capture tx', a.capture?.transactionHash],
@@ -141,6 +147,7 @@ export async function main(argv: string[], out: Out = console.log, err: Out = co
         events: { type: 'string' },
         wait: { type: 'string' },
         'retention-days': { type: 'string' },
+        amount: { type: 'string' },
       },
     });
   } catch (e) {
@@ -156,7 +163,7 @@ export async function main(argv: string[], out: Out = console.log, err: Out = co
   try {
     if (command === 'keys') return keysCommand(values, positionals, out);
     if (command === 'temporal-setup') return await temporalSetupCommand(values, out);
-    if (!['get', 'list', 'history', 'void', 'capture', 'events', 'webhooks'].includes(command)) {
+    if (!['get', 'list', 'history', 'void', 'capture', 'refund', 'refunds', 'events', 'webhooks'].includes(command)) {
       err(`unknown command ${command}\n${usage}`);
       return 2;
     }
@@ -211,8 +218,12 @@ export async function main(argv: string[], out: Out = console.log, err: Out = co
           show(voided, `voided ${voided.id} (order ${voided.orderId}): ${voided.void?.reason}`);
           return 0;
         }
+        case 'refund':
+          return await refundCommand(client, await id(), values, out);
+        case 'refunds':
+          return await refundsCommand(client, await id(), values, out);
         default: {
-          const outcome = await client.capture(await id());
+          const outcome = await client.capture(await id(), { amount: values.amount });
           show(outcome.authorization, resourceTable(outcome.authorization));
           return outcome.settled ? 0 : 3;
         }

@@ -9,15 +9,24 @@ import type { AuthcapClient } from './authcapClient.js';
 type Out = (line: string) => void;
 type Values = Record<string, string | boolean | undefined>;
 
-const eventRow = (e: AuthcapEvent) => [
-  e.createdAt,
-  e.id,
-  e.type,
-  e.orderId,
-  e.data.object.state,
-  e.data.object.amount,
-  e.data.reason ? `${e.data.reason.code}: ${e.data.reason.message}` : (e.data.object.capture?.transactionHash ?? ''),
-];
+const eventRow = (e: AuthcapEvent) => {
+  if (e.type.startsWith('refund.')) {
+    // A refund's line: its own state and amount, and why it failed or the transaction that proves it.
+    const refund = (e as Extract<AuthcapEvent, { type: `refund.${string}` }>).data.object;
+    const detail = refund.failure ? `${refund.failure.code}: ${refund.failure.message}` : (refund.transactionHash ?? '');
+    return [e.createdAt, e.id, e.type, e.orderId, refund.state, refund.amount, detail];
+  }
+  const { data } = e as Extract<AuthcapEvent, { type: `authorization.${string}` }>;
+  return [
+    e.createdAt,
+    e.id,
+    e.type,
+    e.orderId,
+    data.object.state,
+    data.object.amount,
+    data.reason ? `${data.reason.code}: ${data.reason.message}` : (data.object.capture?.transactionHash ?? ''),
+  ];
+};
 
 function eventsTable(events: AuthcapEvent[]): string {
   const t = new Table({ head: ['created', 'id', 'type', 'order', 'state', 'amount', 'reason / transaction'], style: { head: [], border: [] } });

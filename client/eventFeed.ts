@@ -7,8 +7,8 @@ import type { Client } from '@temporalio/client';
 import { decodeMapFromPayloads } from '@temporalio/common/lib/internal-non-workflow/codec-helpers.js';
 import { AuthcapError } from '../domain/errors.js';
 import {
-  EVENTS_MEMO_KEY,
   EVENT_STREAM_WORKFLOW_TYPE,
+  eventsFromMemo,
   eventStreamWorkflowId,
   eventTypes,
   parseEventId,
@@ -143,7 +143,7 @@ async function locate(temporal: Client, id: string): Promise<{ recordedAt: strin
       throw err;
     },
   );
-  const found = (description.memo?.[EVENTS_MEMO_KEY] as RecordedEvent[] | undefined)?.find((e) => e.id === id);
+  const found = eventsFromMemo(description.memo).find((e) => e.id === id);
   if (!found) throw new AuthcapError('not_found', `no event ${id}`);
   return { recordedAt: found.recordedAt, id };
 }
@@ -166,7 +166,7 @@ async function streams(temporal: Client, clauses: string[], cap: number): Promis
     for (const execution of page.executions ?? []) {
       if (++count > cap) return undefined;
       const memo = await decodeMapFromPayloads(converter, execution.memo?.fields as never);
-      out.push(...((memo?.[EVENTS_MEMO_KEY] as RecordedEvent[] | undefined) ?? []));
+      out.push(...eventsFromMemo(memo));
     }
     nextPageToken = page.nextPageToken && page.nextPageToken.length > 0 ? page.nextPageToken : undefined;
   } while (nextPageToken);

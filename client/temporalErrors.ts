@@ -18,7 +18,9 @@ export function toAuthcapError(err: unknown): AuthcapError {
   // workflow, which a burst at one authorization reaches. Nothing was applied: retry shortly.
   const code = (err as { code?: number })?.code ?? (err as { cause?: { code?: number } })?.cause?.code;
   if (code === 8) return authorizationBusy();
-  const message = String((err as Error)?.message ?? err);
+  // The client names only its own step ("Workflow Update failed"); the server's reason is in the cause.
+  const detail = (err as { cause?: { details?: unknown } })?.cause?.details;
+  const message = [String((err as Error)?.message ?? err), typeof detail === 'string' ? detail : ''].filter(Boolean).join(': ');
   if (/workflow execution already completed/i.test(message)) {
     return new AuthcapError('invalid_state', 'the authorization is already in a final state');
   }

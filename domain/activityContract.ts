@@ -3,7 +3,7 @@
 import type { DeliveryOutcome, EventType, RecordedEvent } from './events.js';
 import type { Address, Hex } from 'viem';
 import type { AuthorizationMessage, AuthorizationPrimaryType, TokenDomain } from './eip3009.js';
-import type { CaptureFailure, CapturePrecheckFacts, OnchainConsumption, OnchainNonceFacts, SignatureCheck } from './facts.js';
+import type { CaptureFailure, CapturePrecheckFacts, OnchainConsumption, OnchainNonceFacts, RefundPrecheckFacts, SignatureCheck } from './facts.js';
 import type { RelayRequest } from './relay.js';
 
 export interface DraftResult {
@@ -70,7 +70,7 @@ export interface WorkerPolicy {
   historyLimit: number;
 }
 
-export interface AuthorizationActivities {
+export interface AuthorizationActivities extends RefundActivities {
   workerPolicy(): Promise<WorkerPolicy>;
   /** Builds the typed data to sign: token domain read from the chain, fresh random nonce, window. */
   draftAuthorization(request: { payer: Address; value: string; primaryType: AuthorizationPrimaryType; validForSeconds?: number }): Promise<DraftResult>;
@@ -109,6 +109,42 @@ export interface AuthorizationActivities {
   awaitCaptureConfirmation(request: CaptureRequest & { transactionHash: Hex; blockHash: Hex }): Promise<CaptureConfirmation>;
   /** What the token's logs say about the nonce right now. */
   readNonceState(request: NonceStateRequest): Promise<OnchainNonceFacts>;
+}
+
+/** One attempt of a refund: what the merchant key will sign, and for whom. */
+export interface RefundAttemptRequest {
+  merchant: Address;
+  payer: Address;
+  amountMinor: string;
+  /** The refund's place: its EIP-3009 nonce is derived from these, the same for every attempt. */
+  authorizationRunId: string;
+  sequence: number;
+  /** Where the refund's first attempt was signed: a log of its nonce is no older. */
+  fromBlock?: string;
+}
+
+/**
+ * What a refund attempt found, and what it prepared: the facts of the `pending` view, and (when
+ * the nonce is unused) the merchant's signed TransferWithAuthorization and its simulation. Nothing
+ * signed leaves the worker unless the refund machine decides to send it.
+ */
+export interface RefundAttempt {
+  nonce: Hex;
+  facts: RefundPrecheckFacts;
+  /** The signed call (a CaptureRequest: the capture waits follow it the same way). */
+  prepared: { request: CaptureRequest; transaction: PreparedTransaction } | null;
+  /** Why simulating the signed call at `pending` reverted, when it did. */
+  simulationFailure: CaptureFailure | null;
+}
+
+export interface RefundActivities {
+  /** Reads the pending view for a refund and signs its attempt (short validity), simulating it. */
+  prepareRefund(request: RefundAttemptRequest): Promise<RefundAttempt>;
+  /**
+   * Waits until the chain's time has passed `validBefore` (a signed attempt can no longer land),
+   * then says what became of the nonce: unused (nothing moved), or the log that used it.
+   */
+  awaitAuthorizationExpiry(request: NonceStateRequest & { validBefore: string }): Promise<OnchainNonceFacts>;
 }
 
 /** Events and webhooks (activities/events.ts): the worker's Temporal client does the I/O. */

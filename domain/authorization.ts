@@ -64,6 +64,12 @@ export interface CaptureRecord {
   confirmedAt: string | null;
   /** Who consumed the nonce: authcap's own submission, or someone else seen onchain. */
   by: 'authcap' | 'onchain';
+  /**
+   * What the merchant kept (decimal token amount): the authorized amount, or less after a partial
+   * capture, whose difference went back to the payer as a refund (reason `partial_capture`).
+   * Absent in records made before partial captures: the authorized amount.
+   */
+  amount?: string;
 }
 
 export interface CancellationRecord {
@@ -100,6 +106,14 @@ export interface AuthorizationView {
   primaryType: AuthorizationPrimaryType;
   /** Decimal token amount, e.g. "12.5". */
   amount: string;
+  /** What the merchant captured and kept ("0" until captured). */
+  amountCaptured: string;
+  /**
+   * What refunds have given back of the captured amount ("0" until one succeeds). The workflow's own
+   * view always says "0": refunds after the capture are kept by its refunds workflow, and the
+   * client adds their sum when it reads a captured authorization.
+   */
+  amountRefunded: string;
   authorization: AuthorizationMessage | null;
   domain: TokenDomain | null;
   typedData: TypedDataPayload<AuthorizationPrimaryType, AuthorizationMessage> | null;

@@ -37,6 +37,16 @@ export const errorCodes = {
    */
   contract_wallet_unsupported: 422,
   capture_reverted: 422,
+  /** A partial capture's amount is larger than the payer authorized. */
+  capture_exceeds_authorized: 422,
+  /** A refund (with the refunds already made or under way) would give back more than was captured. */
+  refund_exceeds_captured: 422,
+  /** The authorization already has MAX_REFUNDS_PER_AUTHORIZATION refunds. */
+  refund_limit_reached: 422,
+  /** The merchant key that received the capture holds too little of the token to give it back. */
+  insufficient_merchant_balance: 422,
+  /** The refund transaction reverted onchain for a reason the token did not name. */
+  refund_reverted: 422,
   /** A webhook URL whose host is (or resolves to) an address authcap must not call: loopback, private, link-local, metadata. */
   webhook_url_not_allowed: 422,
   chain_unavailable: 503,

@@ -4,6 +4,7 @@
 import { finalStates, type AuthorizationResource, type AuthorizationState } from './authorization.js';
 import type { RecordedError } from './errors.js';
 import { resourceId } from './ids.js';
+import { publicRefund, type Refund, type RefundedAuthorization, type RefundRecord } from './refunds.js';
 
 export const eventTypes = [
   'authorization.drafted',
@@ -16,8 +17,17 @@ export const eventTypes = [
   'authorization.expired',
   'authorization.rejected',
   'authorization.reorged',
+  'refund.created',
+  'refund.succeeded',
+  'refund.failed',
 ] as const;
 export type EventType = (typeof eventTypes)[number];
+export type RefundEventType = Extract<EventType, `refund.${string}`>;
+export type AuthorizationEventType = Exclude<EventType, RefundEventType>;
+
+export function isRefundEventType(type: string): type is RefundEventType {
+  return type.startsWith('refund.');
+}
 
 /** The event that tells an authorization ended in `state` (a final state, each with its own type). */
 export const finalEventType = (state: AuthorizationState) => `authorization.${state}` as EventType;
@@ -25,13 +35,17 @@ export const finalEventType = (state: AuthorizationState) => `authorization.${st
 /** After one of these nothing more happens to the authorization: its event stream may end. */
 export const finalEventTypes: readonly EventType[] = finalStates.map(finalEventType);
 
-export interface AuthcapEvent {
+interface EventEnvelope {
   /** Stable across retries, replays and worker crashes: receivers de-duplicate by it. */
   id: string;
-  type: EventType;
   /** When the transition happened (workflow time). */
   createdAt: string;
   orderId: string;
+}
+
+/** Something happened to an authorization: `object` is the authorization. */
+export interface AuthorizationEvent extends EventEnvelope {
+  type: AuthorizationEventType;
   data: {
     /** The authorization as it was right after the transition. */
     object: AuthorizationResource;
@@ -40,12 +54,32 @@ export interface AuthcapEvent {
   };
 }
 
+/**
+ * Something happened to a refund: `object` is the refund, and `authorization` the authorization it
+ * gives money back for, as it stood right after (its state, `amountCaptured` and `amountRefunded`).
+ */
+export interface RefundEvent extends EventEnvelope {
+  type: RefundEventType;
+  data: {
+    object: Refund;
+    authorization: RefundedAuthorization;
+  };
+}
+
+export type AuthcapEvent = AuthorizationEvent | RefundEvent;
+
+/** How workflows record a refund event: the record as kept; publicEvent turns it into a Refund. */
+export interface RecordedRefundEventData {
+  object: RefundRecord;
+  authorization: RefundedAuthorization;
+}
+
 /** An event as its stream keeps it: `recordedAt` orders the events feed across authorizations. */
-export interface RecordedEvent extends AuthcapEvent {
-  /** Position in its authorization's stream, from 1. */
+export type RecordedEvent = AuthcapEvent & {
+  /** Position in its stream, from 1. */
   sequence: number;
   recordedAt: string;
-}
+};
 
 /** `evt_<first run id>_<sequence>`: deterministic, so a replayed transition names the same event. */
 export function eventId(firstRunId: string, sequence: number): string {
@@ -64,9 +98,21 @@ export function parseEventId(id: string): { firstRunId: string; sequence: number
  */
 export function publicEvent(event: AuthcapEvent | RecordedEvent): AuthcapEvent {
   const { sequence: _sequence, recordedAt: _recordedAt, ...rest } = event as RecordedEvent;
+  if (rest.type.startsWith('refund.')) {
+    // A refund event names its refund and authorization by the records it carries (the refunds
+    // workflow's own run id, in the event id, names no resource).
+    const data = rest.data as unknown as RecordedRefundEventData;
+    const record = data.object as RefundRecord | Refund;
+    const refund = 'sequence' in record ? publicRefund(record) : record;
+    return { ...rest, data: { object: refund, authorization: { ...data.authorization, id: refund.authorizationId } } } as RefundEvent;
+  }
   const attempt = parseEventId(event.id);
   if (!attempt) return rest;
-  return { ...rest, data: { ...rest.data, object: { ...rest.data.object, id: resourceId(event.orderId, attempt.firstRunId) } } };
+  const authorizationEvent = rest as AuthorizationEvent;
+  return {
+    ...authorizationEvent,
+    data: { ...authorizationEvent.data, object: { ...authorizationEvent.data.object, id: resourceId(event.orderId, attempt.firstRunId) } },
+  };
 }
 
 /** One event stream per authorization attempt (its first run id), whatever its runs. */
@@ -80,6 +126,21 @@ export const WEBHOOK_ENDPOINTS_WORKFLOW_TYPE = 'webhookEndpointsWorkflow';
 export const WEBHOOK_ENDPOINTS_WORKFLOW_ID = 'webhook-endpoints';
 /** Memo keys of the stream (its events) and of the registry (endpoints without their secrets). */
 export const EVENTS_MEMO_KEY = 'events';
+/**
+ * A stream keeps each event under a memo key of its own: a memo update rewrites only the keys it
+ * names, so recording an event (or a delivery) costs that event, not every event so far. Streams
+ * from before kept one array under EVENTS_MEMO_KEY; readers take both.
+ */
+export const eventMemoKey = (sequence: number) => `event-${String(sequence).padStart(4, '0')}`;
+const EVENT_MEMO_KEY = /^event-\d{4,}$/;
+
+/** Every event a stream's (decoded) memo holds, in order. */
+export function eventsFromMemo(memo: Record<string, unknown> | undefined): RecordedEvent[] {
+  const byId = new Map<string, RecordedEvent>();
+  for (const e of (memo?.[EVENTS_MEMO_KEY] as RecordedEvent[] | undefined) ?? []) byId.set(e.id, e);
+  for (const [key, value] of Object.entries(memo ?? {})) if (EVENT_MEMO_KEY.test(key)) byId.set((value as RecordedEvent).id, value as RecordedEvent);
+  return [...byId.values()].sort((a, b) => a.sequence - b.sequence);
+}
 export const ENDPOINTS_MEMO_KEY = 'endpoints';
 
 /** A webhook endpoint as callers see it: never the secret, except once when it is created. */

@@ -40,3 +40,20 @@ export interface CaptureFailure {
   code: ErrorCode;
   message: string;
 }
+
+/** The chain as the `pending` view shows it just before a refund is signed and sent. */
+export interface RefundPrecheckFacts {
+  /** Timestamp (unix seconds) of the pending block. */
+  chainTime: string;
+  /** A block no attempt signed now can land below, reorgs included (the pending block's number, less a margin). */
+  blockNumber?: string;
+  /** The refund's own nonce, as the token's logs tell it (used: an earlier attempt landed). */
+  onchain: OnchainNonceFacts;
+  /** The merchant key's token balance: what it can give back. */
+  merchantBalance: string;
+  merchantGasBalance: string;
+  requiredGas: string;
+  paused: boolean;
+  merchantBlacklisted: boolean;
+  payerBlacklisted: boolean;
+}

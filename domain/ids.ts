@@ -18,7 +18,9 @@ export function parseResourceId(id: string): { orderId: string; workflowId: stri
   const dot = body.lastIndexOf('.');
   if (dot <= 0) return undefined;
   const orderId = Buffer.from(body.slice(0, dot), 'base64url').toString('utf8');
-  const runId = body.slice(dot + 1);
-  if (!orderId || !/^[0-9a-f-]{36}$/i.test(runId)) return undefined;
+  // Run ids are lower-case UUIDs; Temporal also finds a run named in upper case, so the id is read
+  // in its one canonical spelling (nothing keyed by it may exist twice under two spellings).
+  const runId = body.slice(dot + 1).toLowerCase();
+  if (!orderId || !/^[0-9a-f-]{36}$/.test(runId)) return undefined;
   return { orderId, workflowId: workflowIdForOrder(orderId), runId };
 }

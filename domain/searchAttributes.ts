@@ -18,6 +18,13 @@ export const EventTypesAttribute = defineSearchAttributeKey('EventTypes', Search
 export const EventsStartedAtAttribute = defineSearchAttributeKey('EventsStartedAt', SearchAttributeType.DATETIME);
 export const EventsUpdatedAtAttribute = defineSearchAttributeKey('EventsUpdatedAt', SearchAttributeType.DATETIME);
 
+/**
+ * An authorization's refunds workflow: what it has given back (minor units) and the states of its
+ * refunds, so operators find refunded authorizations (`AmountRefundedMinor > 0`, `RefundStates = 'failed'`).
+ */
+export const AmountRefundedMinorAttribute = defineSearchAttributeKey('AmountRefundedMinor', SearchAttributeType.INT);
+export const RefundStatesAttribute = defineSearchAttributeKey('RefundStates', SearchAttributeType.KEYWORD_LIST);
+
 export const searchAttributeKeys = [
   OrderIdAttribute,
   PayerAttribute,
@@ -28,6 +35,8 @@ export const searchAttributeKeys = [
   EventTypesAttribute,
   EventsStartedAtAttribute,
   EventsUpdatedAtAttribute,
+  AmountRefundedMinorAttribute,
+  RefundStatesAttribute,
 ] as const;
 
 /** `Name=Type` pairs in the form `temporal server start-dev --search-attribute` takes. */

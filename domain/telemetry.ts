@@ -18,10 +18,20 @@ export interface CaptureTiming {
   capturedMs: number;
 }
 
+export interface RefundOutcome {
+  orderId: string;
+  outcome: 'succeeded' | 'failed';
+  /** Refund asked for → succeeded or failed. */
+  ms: number;
+  /** Why it failed (a stable error code). */
+  code?: string;
+}
+
 export interface AuthcapSinks extends Sinks {
   telemetry: {
     transition(info: TransitionInfo): void;
     captureConfirmed(timing: CaptureTiming): void;
+    refundSettled(outcome: RefundOutcome): void;
     relayerQueue(depth: { queued: number; inflight: number }): void;
   };
 }

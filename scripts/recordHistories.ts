@@ -34,7 +34,11 @@ const wanted: [string, string][] = [
   ['event-stream', `WorkflowType = 'authorizationEventsWorkflow' AND ExecutionStatus = 'Completed'`],
   ['event-stream-running', `WorkflowType = 'authorizationEventsWorkflow' AND ExecutionStatus = 'Running'`],
   ['webhook-endpoints', `WorkflowType = 'webhookEndpointsWorkflow'`],
+  ['refunds', `WorkflowType = 'refundsWorkflow' AND ExecutionStatus = 'Completed'`],
+  ['refunds-running', `WorkflowType = 'refundsWorkflow' AND ExecutionStatus = 'Running'`],
 ];
+/** Captured authorizations whose memo holds a partial capture's release (no search attribute names them). */
+const partialCaptures = `WorkflowType = 'authorizationWorkflow' AND AuthorizationState = 'captured' AND ExecutionStatus = 'Completed'`;
 let written = 0;
 for (const [name, query] of wanted) {
   let n = 0;
@@ -47,6 +51,17 @@ for (const [name, query] of wanted) {
     if (++n >= 2) break;
   }
   if (n === 0) console.warn(`recordHistories: no ${name} execution found`);
+}
+{
+  let n = 0;
+  for await (const execution of client.workflow.list({ query: partialCaptures, pageSize: 100 })) {
+    if (!execution.memo?.release) continue;
+    const history = await client.workflow.getHandle(execution.workflowId, execution.runId).fetchHistory();
+    writeFileSync(join(out, `partial-captured-${n}.binpb`), proto.temporal.api.history.v1.History.encode(history as never).finish());
+    written += 1;
+    if (++n >= 2) break;
+  }
+  if (n === 0) console.warn('recordHistories: no partial-captured execution found');
 }
 console.log(`recordHistories: wrote ${written} histories to ${out}`);
 await connection.close();

@@ -22,6 +22,7 @@ export function chainConfigFromEnv(env: NodeJS.ProcessEnv = process.env): ChainC
     reconcileIntervalSeconds: reconcileInterval(env),
     maxValiditySeconds: positiveInt(env.AUTHCAP_MAX_VALIDITY_SECONDS, 7 * 24 * 3600, 'AUTHCAP_MAX_VALIDITY_SECONDS'),
     historyLimit: positiveInt(env.AUTHCAP_HISTORY_LIMIT, 2_000, 'AUTHCAP_HISTORY_LIMIT'),
+    refundValiditySeconds: positiveInt(env.AUTHCAP_REFUND_VALIDITY_SECONDS, 300, 'AUTHCAP_REFUND_VALIDITY_SECONDS'),
   };
 }
 

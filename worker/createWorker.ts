@@ -81,7 +81,14 @@ export async function createAuthcapWorker(options: AuthcapWorkerOptions): Promis
     ...workflowCode(options.workflowBundle),
   });
   const watcher = options.watcher
-    ? startWatcher({ client, publicClient: chain.publicClient, tokenAddress: chain.tokenAddress, ...options.watcher, log: (line) => console.warn(line) })
+    ? startWatcher({
+        client,
+        publicClient: chain.publicClient,
+        tokenAddress: chain.tokenAddress,
+        ignoreAuthorizers: chain.merchants,
+        ...options.watcher,
+        log: (line) => console.warn(line),
+      })
     : undefined;
   const metrics = options.metricsPort !== undefined ? await startMetricsServer(options.metricsPort, '127.0.0.1', options.taskFailures, chain.heads) : undefined;
   // Subscribed from the start, so /readyz tells a dead WebSocket before the first capture is slow.

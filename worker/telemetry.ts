@@ -33,6 +33,21 @@ const captureSeconds = new Histogram({
   registers: [registry],
 });
 
+const refunds = new Counter({
+  name: 'authcap_refunds_total',
+  help: 'Refunds that ended, by outcome and, for failures, the reason code (partial-capture releases not included).',
+  labelNames: ['outcome', 'code'] as const,
+  registers: [registry],
+});
+
+const refundSeconds = new Histogram({
+  name: 'authcap_refund_seconds',
+  help: 'Refund latency, asked for → succeeded (confirmation depth) or failed.',
+  labelNames: ['outcome'] as const,
+  buckets: [0.25, 0.5, 0.75, 1, 1.5, 2, 3, 5, 10, 30, 60, 300, 900],
+  registers: [registry],
+});
+
 const relayerQueue = new Gauge({
   name: 'authcap_relayer_queue_depth',
   help: 'Transactions waiting in the merchant relayer, and in flight (sent, not yet mined).',
@@ -55,6 +70,13 @@ export function telemetrySinks(): InjectedSinks<AuthcapSinks> {
         fn: (_info, timing) => {
           if (timing.preconfirmedMs !== null) captureSeconds.observe({ stage: 'preconfirmed' }, timing.preconfirmedMs / 1000);
           captureSeconds.observe({ stage: 'captured' }, timing.capturedMs / 1000);
+        },
+        callDuringReplay: false,
+      },
+      refundSettled: {
+        fn: (_info, outcome) => {
+          refunds.inc({ outcome: outcome.outcome, code: outcome.code ?? '' });
+          refundSeconds.observe({ outcome: outcome.outcome }, outcome.ms / 1000);
         },
         callDuringReplay: false,
       },

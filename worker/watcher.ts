@@ -21,6 +21,11 @@ export interface WatcherOptions {
   wsUrl?: string;
   cursorFile: string;
   pollIntervalMs?: number;
+  /**
+   * Authorizers whose logs name no authorization: the merchant keys, whose own EIP-3009 transfers are
+   * refunds, followed by the workflow that sent them. Skipping them saves a visibility query each.
+   */
+  ignoreAuthorizers?: readonly string[];
   log?: (line: string) => void;
 }
 
@@ -39,6 +44,7 @@ const topics = [[authorizationUsedTopic, authorizationCanceledTopic]] as const;
 
 export function startWatcher(options: WatcherOptions): Watcher {
   const log = options.log ?? (() => undefined);
+  const ignored = new Set((options.ignoreAuthorizers ?? []).map((a) => a.toLowerCase()));
   const reader = new LogReader(options.publicClient);
   const seen = new Set<string>();
   const handled: string[] = [];
@@ -59,6 +65,7 @@ export function startWatcher(options: WatcherOptions): Watcher {
     handled.push(entry.transactionHash ?? '');
     if (handled.length > 10_000) handled.splice(0, handled.length - 10_000);
     const payer = `0x${entry.topics[1]!.slice(26)}`.toLowerCase();
+    if (ignored.has(payer)) return;
     const nonce = entry.topics[2]!.toLowerCase();
     const query = `WorkflowType = '${WORKFLOW_TYPE}' AND ${AuthorizationNonceAttribute.name} = "${nonceSearchKey(payer, nonce)}" AND ExecutionStatus = 'Running'`;
     for await (const execution of options.client.workflow.list({ query })) {

@@ -44,3 +44,14 @@ export function shortReads(patchId: string = LOCAL_READS_PATCH): typeof reads {
 
 /** Patch id: histories recorded before the relay request (an idempotent signal) ran as a local activity. */
 export const LOCAL_RELAY_REQUEST_PATCH = 'relay-request-runs-as-local-activity';
+
+/**
+ * A refund's attempt (pending reads, the merchant's signature, a simulation): a local activity, like
+ * the capture's short reads. Refunds are newer than every patch above, so they need none.
+ */
+export const refundReads = proxyLocalActivities<AuthorizationActivities>({
+  startToCloseTimeout: '30 seconds',
+  scheduleToCloseTimeout: '1 minute',
+  localRetryThreshold: '2 seconds',
+  retry: { initialInterval: '200 milliseconds', maximumInterval: '5 seconds', nonRetryableErrorTypes },
+});

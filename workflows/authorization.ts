@@ -18,7 +18,18 @@ import {
   type VoidRequest,
 } from './messages.js';
 import { claimNonce } from './nonceClaim.js';
-import { asCommand, cancel, capture, expireAtDeadline, failure, failureOf, reconcile, submitSignature, type ChainWindow } from './procedures.js';
+import {
+  asCommand,
+  cancel,
+  capture,
+  completePartialCapture,
+  expireAtDeadline,
+  failure,
+  failureOf,
+  reconcile,
+  submitSignature,
+  type ChainWindow,
+} from './procedures.js';
 import { createRelayClient } from './relayClient.js';
 import { startEventPublisher, type EventPublisher } from './eventPublisher.js';
 import { screenSignature } from './signatureScreen.js';
@@ -74,10 +85,11 @@ export async function authorizationWorkflow(input: AuthorizationWorkflowInput): 
       screenSignature(lifecycle, 'signature', request);
     },
   });
-  setHandler(captureUpdate, () => counted(lifecycle, 'capture', () => capture(lifecycle, relay, window), commandEnded), {
-    validator: () => {
+  setHandler(captureUpdate, (request) => counted(lifecycle, 'capture', () => capture(lifecycle, relay, window, request?.amount), commandEnded), {
+    validator: (request) => {
       lifecycle.assertCan({ type: 'CAPTURE_REQUESTED' }, 'capture');
       lifecycle.assertWithinBudget('capture');
+      assertCaptureAmount(lifecycle.context.value, request?.amount);
     },
   });
   setHandler(cancelUpdate, ({ signature }) => counted(lifecycle, 'cancel', () => cancel(lifecycle, relay, signature), commandEnded), {
@@ -144,6 +156,12 @@ export async function authorizationWorkflow(input: AuthorizationWorkflowInput): 
   rollsOverWhileWaiting = patched('roll-over-after-commands');
   const validBefore = lifecycle.context.authorization ? Number(lifecycle.context.authorization.validBefore) * 1000 : Date.now();
   while (!lifecycle.isFinal) {
+    // The chain settled a partial capture that no command is following (its own gave up, or a
+    // deadline or watcher check found the nonce used): the rest goes back to the payer first.
+    if (lifecycle.matches({ capturing: 'releasing' })) {
+      await completePartialCapture(lifecycle, relay);
+      continue;
+    }
     const untilDeadline = validBefore - Date.now();
     if (untilDeadline <= 0) {
       await untilSettled(() => expireAtDeadline(lifecycle, () => condition(() => lifecycle.isResting), window));
@@ -157,13 +175,21 @@ export async function authorizationWorkflow(input: AuthorizationWorkflowInput): 
     if (rollOverDue && !lifecycle.isFinal) await rollOver(input.orderId, lifecycle, policy, window, events, resumed);
     checkRequested = false;
     if (!lifecycle.isFinal && lifecycle.isResting && Date.now() < validBefore) await untilSettled(() => reconcile(lifecycle, window), 1);
-    else if (settled && !lifecycle.isFinal) await condition(() => lifecycle.isResting || lifecycle.isFinal);
+    else if (settled && !lifecycle.isFinal) await condition(() => lifecycle.isResting || lifecycle.isFinal || lifecycle.matches({ capturing: 'releasing' }));
     if (shouldRollOver(lifecycle, policy)) await rollOver(input.orderId, lifecycle, policy, window, events, resumed);
   }
 
   // The last events (the final state's among them) are with the stream before this run ends.
   await condition(() => allHandlersFinished() && events.isDrained());
   return lifecycle.view();
+}
+
+/** A partial capture keeps at least one minor unit and at most what the payer authorized. */
+function assertCaptureAmount(value: string, amount: unknown): void {
+  if (amount === undefined) return;
+  if (typeof amount !== 'string' || !/^[1-9]\d{0,77}$/.test(amount))
+    throw failure('validation_error', 'the capture amount must be a positive whole number of minor units');
+  if (BigInt(amount) > BigInt(value)) throw failure('capture_exceeds_authorized', 'the capture amount is larger than the payer authorized');
 }
 
 /** Runs a command; a failure that leaves the authorization open counts against its attempt budget. */

@@ -20,24 +20,31 @@ export interface EventPublisher {
 
 export function startEventPublisher(lifecycle: Lifecycle): EventPublisher {
   lifecycle.recordEvents = patched(EVENTS_PATCH);
+  if (!lifecycle.recordEvents) return { isDrained: () => lifecycle.outbox.length === 0 };
+  return startOutboxPublisher(lifecycle.outbox, lifecycle.context.orderId);
+}
+
+/**
+ * Hands what is put in `outbox` to this workflow's event stream (`events-<its first run id>`), in
+ * order, one batch at a time. Any workflow that emits events uses it (the refunds workflow too).
+ */
+export function startOutboxPublisher(outbox: AuthcapEvent[], orderId: string): EventPublisher {
   let sending = false;
-  if (lifecycle.recordEvents) {
-    const info = workflowInfo();
-    const stream = { orderId: lifecycle.context.orderId, firstRunId: info.firstExecutionRunId };
-    // A continued run's stream was started by an earlier run (one that emitted events, at least).
-    let started = info.continuedFromExecutionRunId !== undefined;
-    void (async () => {
-      for (;;) {
-        await condition(() => lifecycle.outbox.length > 0);
-        sending = true;
-        const batch = lifecycle.outbox.slice();
-        started = await handOver(stream, batch, started);
-        lifecycle.outbox.splice(0, batch.length);
-        sending = false;
-      }
-    })();
-  }
-  return { isDrained: () => lifecycle.outbox.length === 0 && !sending };
+  const info = workflowInfo();
+  const stream = { orderId, firstRunId: info.firstExecutionRunId };
+  // A continued run's stream was started by an earlier run (one that emitted events, at least).
+  let started = info.continuedFromExecutionRunId !== undefined;
+  void (async () => {
+    for (;;) {
+      await condition(() => outbox.length > 0);
+      sending = true;
+      const batch = outbox.slice();
+      started = await handOver(stream, batch, started);
+      outbox.splice(0, batch.length);
+      sending = false;
+    }
+  })();
+  return { isDrained: () => outbox.length === 0 && !sending };
 }
 
 type Stream = { orderId: string; firstRunId: string };

@@ -5,7 +5,7 @@
 // delivery with exponential backoff for up to 3 days.
 import {
   condition,
-  continueAsNew,
+  makeContinueAsNewFunc,
   defineSignal,
   log,
   patched,
@@ -17,18 +17,16 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { EventActivities } from '../domain/activityContract.js';
-import {
-  EVENTS_MEMO_KEY,
-  finalEventTypes,
-  parseEventId,
-  type AuthcapEvent,
-  type DeliveryOutcome,
-  type EventType,
-  type RecordedEvent,
-} from '../domain/events.js';
+import { eventMemoKey, finalEventTypes, parseEventId, type AuthcapEvent, type DeliveryOutcome, type EventType, type RecordedEvent } from '../domain/events.js';
 import { EventTypesAttribute, EventsStartedAtAttribute, EventsUpdatedAtAttribute } from '../domain/searchAttributes.js';
 
 export const eventsSignal = defineSignal<[AuthcapEvent[]]>('events');
+
+/**
+ * No more events will come: sent by a workflow whose events have no final type of their own (the
+ * refunds workflow, when it closes). The stream ends once every delivery has ended.
+ */
+export const eventsEndSignal = defineSignal('eventsEnd');
 
 /** Patch id: histories recorded when a batch rewrote the memo twice. */
 export const ONE_MEMO_PER_BATCH_PATCH = 'events-memo-once-per-batch';
@@ -83,10 +81,17 @@ export async function authorizationEventsWorkflow(input: EventStreamInput): Prom
   };
   accept(input.initial ?? []);
   setHandler(eventsSignal, accept);
+  let endRequested = false;
+  setHandler(eventsEndSignal, () => {
+    endRequested = true;
+  });
 
-  const publish = () => upsertMemo({ [EVENTS_MEMO_KEY]: events, deliveries: summaries });
+  // Each event under its own key (written once, when recorded) and the delivery summaries: a memo
+  // update rewrites only the keys it names, so a long stream does not rewrite its past at each step.
+  const memoOf = (recorded: RecordedEvent[]) => ({ ...Object.fromEntries(recorded.map((e) => [eventMemoKey(e.sequence), e])), deliveries: summaries });
+  const publish = (recorded: RecordedEvent[] = []) => upsertMemo(memoOf(recorded));
   const summaryOf = (endpointId: string) => (summaries[endpointId] ??= { delivered: 0, skipped: 0, failed: 0, pending: 0, last: null });
-  const ended = () => events.length > 0 && finalEventTypes.includes(events[events.length - 1]!.type);
+  const ended = () => endRequested || (events.length > 0 && finalEventTypes.includes(events[events.length - 1]!.type));
   const busy = () => [...queues.values()].some((queue) => queue.length > 0);
 
   const deliverAll = async (endpointId: string, queue: RecordedEvent[]) => {
@@ -123,7 +128,7 @@ export async function authorizationEventsWorkflow(input: EventStreamInput): Prom
     ]);
     // The memo is rewritten whole: once per batch, after the subscribers are known, is enough (the
     // lookup is a local activity: the feed sees the batch in the same workflow task either way).
-    if (!patched(ONE_MEMO_PER_BATCH_PATCH)) publish();
+    if (!patched(ONE_MEMO_PER_BATCH_PATCH)) publish(recorded);
     // Endpoints are those subscribed when the event is recorded (an endpoint added later does not
     // receive what came before it; the feed has it).
     const subscribers = await lookups.webhookSubscribers({ types: [...new Set(recorded.map((e) => e.type))] as EventType[] });
@@ -137,7 +142,7 @@ export async function authorizationEventsWorkflow(input: EventStreamInput): Prom
         if (idle) void deliverAll(endpointId, queue);
       }
     }
-    publish();
+    publish(recorded);
   };
 
   for (;;) {
@@ -148,7 +153,8 @@ export async function authorizationEventsWorkflow(input: EventStreamInput): Prom
       continue;
     }
     if (ended() && !busy()) return { events: events.length };
-    await continueAsNew<typeof authorizationEventsWorkflow>({
+    // The next run starts with every event in its memo (the feed reads it), in the same command.
+    await makeContinueAsNewFunc<typeof authorizationEventsWorkflow>({ memo: memoOf(events) })({
       orderId: input.orderId,
       firstRunId: input.firstRunId,
       carried: { events, deliveries: summaries },

@@ -1,6 +1,7 @@
 // One line of an authorization's history, as operators read it (`authcap history`): what happened,
 // who or what caused it, why, and the transaction that proves it.
 import type { AuthorizationState, HistoryActor, HistoryEntry } from '../domain/authorization.js';
+import { formatAmount } from '../domain/amount.js';
 import type { AuthorizationContext, AuthorizationEvent } from './machine.js';
 
 const ACTOR: Record<AuthorizationEvent['type'], HistoryActor> = {
@@ -24,6 +25,7 @@ const ACTOR: Record<AuthorizationEvent['type'], HistoryActor> = {
   DEADLINE_REACHED: 'authcap',
   NONCE_CONSUMED_ONCHAIN: 'chain',
   COMMAND_FAILED: 'authcap',
+  RELEASE_UPDATED: 'chain',
 };
 
 export function historyEntryFor(event: AuthorizationEvent, state: AuthorizationState, before: AuthorizationContext, after: AuthorizationContext): HistoryEntry {
@@ -34,6 +36,12 @@ export function historyEntryFor(event: AuthorizationEvent, state: AuthorizationS
   }
   // A new lastError is the reason this step went the way it did.
   if (after.lastError && after.lastError !== before.lastError) entry.reason = `${after.lastError.code}: ${after.lastError.message}`;
+  if (event.type === 'RELEASE_UPDATED') {
+    // A partial capture ends when what was not kept is back with the payer: that refund proves it.
+    entry.reason = `partial capture: kept ${after.capture?.amount ?? '?'}, returned ${formatAmount(BigInt(event.release.amountMinor))} to the payer`;
+    if (event.release.transactionHash) entry.transactionHash = event.release.transactionHash;
+    return entry;
+  }
   const tx =
     transactionOf(event) ??
     (after.capture !== before.capture ? after.capture?.transactionHash : undefined) ??

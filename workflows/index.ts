@@ -9,6 +9,7 @@ import type * as Relayer from './relayer.js';
 import type * as NonceClaim from './nonceClaim.js';
 import type * as EventStream from './eventStream.js';
 import type * as WebhookEndpoints from './webhookEndpoints.js';
+import type * as Refunds from './refunds.js';
 
 type Fn<T> = T extends (...args: infer A) => infer R ? (...args: A) => R : never;
 
@@ -30,4 +31,8 @@ export const authorizationEventsWorkflow: Fn<typeof EventStream.authorizationEve
 
 export const webhookEndpointsWorkflow: Fn<typeof WebhookEndpoints.webhookEndpointsWorkflow> = async function webhookEndpointsWorkflow(...args) {
   return (await import(/* webpackMode: "eager" */ './webhookEndpoints.js')).webhookEndpointsWorkflow(...args);
+};
+
+export const refundsWorkflow: Fn<typeof Refunds.refundsWorkflow> = async function refundsWorkflow(...args) {
+  return (await import(/* webpackMode: "eager" */ './refunds.js')).refundsWorkflow(...args);
 };

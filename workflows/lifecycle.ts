@@ -9,9 +9,10 @@ import { authorizationTypedData, cancelAuthorizationTypedData } from '../domain/
 import type { CaptureRequest } from '../domain/activityContract.js';
 import { AuthorizationNonceAttribute, AuthorizationStateAttribute, ValidBeforeAttribute } from '../domain/searchAttributes.js';
 import type { AuthcapSinks } from '../domain/telemetry.js';
-import { authorizationMachine, type AuthorizationContext, type AuthorizationEvent, type MachineInput } from './machine.js';
+import { authorizationMachine, keptAmount, type AuthorizationContext, type AuthorizationEvent, type MachineInput } from './machine.js';
 import { historyEntryFor } from './historyEntry.js';
-import { eventId, type AuthcapEvent } from '../domain/events.js';
+import { eventId, type AuthcapEvent, type EventType } from '../domain/events.js';
+import { RELEASE_MEMO_KEY } from '../domain/refunds.js';
 import { eventTypesFor, stageOf } from './events.js';
 import { assertWithinBudget, recordFailure, secondsUntilAllowed, type AttemptBudgetState, type AttemptKind } from './attemptBudget.js';
 import { prepareSignerRecovery } from './signerRecovery.js';
@@ -52,6 +53,8 @@ export class Lifecycle {
   eventSequence = 0;
   /** Failed attempts per command: what the update validators' budget reads. */
   private attempts: AttemptBudgetState = {};
+  /** A partial capture's release is being carried (by the capture command or the main loop): not twice. */
+  releaseDriven = false;
   /** Events not yet handed to the authorization's event stream (workflows/eventPublisher.ts drains it). */
   readonly outbox: AuthcapEvent[] = [];
 
@@ -133,22 +136,51 @@ export class Lifecycle {
     }
     if (command.type === 'CAPTURE_CONFIRMED') this.reportCaptureTiming();
     this.publish();
-    if (this.recordEvents) this.recordEventsFor(stageOf(before.value), stageOf(this.snapshot.value), event);
+    if (this.recordEvents) this.recordEventsFor(stageOf(before.value), stageOf(this.snapshot.value), event, before.context);
   }
 
   /** Each event is numbered in the workflow's own state, so a replay names it the same way. */
-  private recordEventsFor(from: string, to: string, event: AuthorizationEvent): void {
-    for (const type of eventTypesFor(from, to, event.type)) {
+  private recordEventsFor(from: string, to: string, event: AuthorizationEvent, before: AuthorizationContext): void {
+    // A partial capture's release is a refund: it is announced when it starts and when it succeeds,
+    // before the capture it completes.
+    const release = this.context.release;
+    const releaseEvents: EventType[] =
+      event.type === 'RELEASE_UPDATED' && release
+        ? [...(!before.release ? (['refund.created'] as const) : []), ...(release.stage === 'succeeded' ? (['refund.succeeded'] as const) : [])]
+        : [];
+    for (const type of [...releaseEvents, ...eventTypesFor(from, to, event.type)]) {
       this.eventSequence += 1;
       const lastError = this.context.lastError;
-      this.outbox.push({
-        id: eventId(workflowInfo().firstExecutionRunId, this.eventSequence),
-        type,
-        createdAt: event.at,
-        orderId: this.context.orderId,
-        // The resource id is added by publicEvent when the event leaves Temporal (ids are built outside the sandbox).
-        data: { object: { id: '', ...this.view() }, ...(type === 'authorization.capture_failed' && lastError ? { reason: lastError } : {}) },
-      });
+      const id = eventId(workflowInfo().firstExecutionRunId, this.eventSequence);
+      // The resource id is added by publicEvent when the event leaves Temporal (ids are built outside the sandbox).
+      const object = { id: '', ...this.view() };
+      this.outbox.push(
+        type.startsWith('refund.')
+          ? ({
+              id,
+              type,
+              createdAt: event.at,
+              orderId: this.context.orderId,
+              data: {
+                object: release,
+                authorization: {
+                  id: '',
+                  orderId: object.orderId,
+                  state: object.state,
+                  amount: object.amount,
+                  amountCaptured: object.amountCaptured,
+                  amountRefunded: object.amountRefunded,
+                },
+              },
+            } as unknown as AuthcapEvent)
+          : ({
+              id,
+              type,
+              createdAt: event.at,
+              orderId: this.context.orderId,
+              data: { object, ...(type === 'authorization.capture_failed' && lastError ? { reason: lastError } : {}) },
+            } as AuthcapEvent),
+      );
     }
   }
 
@@ -176,12 +208,18 @@ export class Lifecycle {
   }
 
   describeState(): string {
+    if (this.matches({ capturing: 'releasing' })) return 'capturing: the part not kept is going back to the payer';
     if (this.matches('capturing')) return 'capturing: a capture transaction is in flight';
     if (this.matches('canceling')) return 'canceling: a cancellation is being relayed';
     if (this.matches({ drafted: 'verifyingSignature' })) return 'drafted: a signature is being verified';
     if (this.matches({ stored: 'prechecking' })) return 'stored: a capture is being prechecked';
     if (this.matches({ stored: 'verifyingCancellation' })) return 'stored: a cancellation signature is being verified';
     return this.state;
+  }
+
+  /** A partial capture's release as it stands: the refunds procedure resumes it from here. */
+  get release() {
+    return this.context.release ?? null;
   }
 
   captureRequest(): CaptureRequest {
@@ -209,6 +247,8 @@ export class Lifecycle {
       state: this.state,
       primaryType: c.primaryType,
       amount: formatAmount(BigInt(c.value)),
+      amountCaptured: this.state === 'captured' ? (c.capture?.amount ?? formatAmount(BigInt(keptAmount(c)))) : '0',
+      amountRefunded: '0',
       authorization: c.authorization,
       domain: c.domain,
       typedData: c.domain && c.authorization && this.state === 'drafted' ? authorizationTypedData(c.domain, c.primaryType, c.authorization) : null,
@@ -228,7 +268,12 @@ export class Lifecycle {
   /** The view in the memo: GET reads it with one describe call, whether or not a worker is up. */
   private publish(): void {
     // The first run id names the attempt in resource ids; visibility lists do not carry it, the memo does.
-    upsertMemo({ [VIEW_MEMO_KEY]: this.view(), [FIRST_RUN_MEMO_KEY]: workflowInfo().firstExecutionRunId });
+    upsertMemo({
+      [VIEW_MEMO_KEY]: this.view(),
+      [FIRST_RUN_MEMO_KEY]: workflowInfo().firstExecutionRunId,
+      // A partial capture's release, listed among the authorization's refunds (absent when there is none).
+      ...(this.context.release ? { [RELEASE_MEMO_KEY]: this.context.release } : {}),
+    });
   }
 
   private reportCaptureTiming(): void {

@@ -6,6 +6,8 @@ import type { AuthorizationMessage, AuthorizationPrimaryType, TokenDomain } from
 import type { CancellationRecord, CaptureRecord, VoidRecord } from '../domain/authorization.js';
 import type { ErrorCode, RecordedError } from '../domain/errors.js';
 import type { CapturePrecheckFacts, CaptureFailure, OnchainConsumption, OnchainNonceFacts, SignatureCheck } from '../domain/facts.js';
+import { formatAmount } from '../domain/amount.js';
+import type { RefundRecord } from '../domain/refunds.js';
 import { precheckFailure } from './precheckFailure.js';
 
 export interface AuthorizationContext {
@@ -20,6 +22,14 @@ export interface AuthorizationContext {
   cancellation: CancellationRecord | null;
   void: VoidRecord | null;
   lastError: RecordedError | null;
+  /**
+   * What the capture in flight (or the last one asked for) keeps, in minor units: less than `value`
+   * for a partial capture, whose difference goes back to the payer. Null: all of it. Absent in
+   * snapshots from before partial captures.
+   */
+  captureAmount?: string | null;
+  /** A partial capture's release: the refund of what was captured but not kept (sequence 0). */
+  release?: RefundRecord | null;
 }
 
 export interface MachineInput {
@@ -35,7 +45,8 @@ export type AuthorizationEvent =
   | { type: 'PRESIGNED_CHECKED'; at: string; domain: TokenDomain; authorization: AuthorizationMessage; signature: Hex; check: SignatureCheck }
   | { type: 'SIGNATURE_SUBMITTED'; at: string }
   | { type: 'SIGNATURE_CHECKED'; at: string; signature: Hex; check: SignatureCheck }
-  | { type: 'CAPTURE_REQUESTED'; at: string }
+  /** `amount`: what to keep, in minor units (a partial capture); absent: all of it. */
+  | { type: 'CAPTURE_REQUESTED'; at: string; amount?: string }
   | { type: 'PRECHECKED'; at: string; facts: CapturePrecheckFacts }
   | { type: 'CAPTURE_SUBMITTED'; at: string; transactionHash: Hex }
   | { type: 'CAPTURE_PRECONFIRMED'; at: string; blockNumber: string; blockHash: Hex }
@@ -51,7 +62,9 @@ export type AuthorizationEvent =
   | { type: 'DEADLINE_REACHED'; at: string; onchain: OnchainNonceFacts }
   | { type: 'NONCE_CONSUMED_ONCHAIN'; at: string; onchain: OnchainNonceFacts }
   /** An activity of the command in flight failed for good: the command ends, the authorization rests. */
-  | { type: 'COMMAND_FAILED'; at: string; failure: CaptureFailure };
+  | { type: 'COMMAND_FAILED'; at: string; failure: CaptureFailure }
+  /** A partial capture's release moved on (the refund machine's record); once it succeeded, the capture is complete. */
+  | { type: 'RELEASE_UPDATED'; at: string; release: RefundRecord };
 
 type EventOf<T extends AuthorizationEvent['type']> = Extract<AuthorizationEvent, { type: T }>;
 
@@ -68,7 +81,37 @@ const onchainOutcome = [
   { guard: 'nonceWasUsedOnchain', target: '#authorization.captured', actions: 'recordOnchainCapture' },
   { guard: 'nonceWasCanceledOnchain', target: '#authorization.canceled', actions: 'recordOnchainCancellation' },
 ] as const;
+const partialCaptureSettledOnchain = {
+  guard: and(['nonceWasUsedOnchain', 'captureIsPartial']),
+  target: '#authorization.capturing.releasing',
+  actions: 'recordPartialOnchainCapture',
+} as const;
 const onchainOutcomeOr = (fallback: 'expired') => [...onchainOutcome, { target: `#authorization.${fallback}`, actions: 'recordExpiry' }] as const;
+
+/** The capture the chain shows: ours (times kept) when the log is our transaction's, else someone else's. */
+function onchainCapture(context: AuthorizationContext, event: AuthorizationEvent, keptMinor: string): CaptureRecord {
+  const facts = onchainFacts(event) as OnchainConsumption;
+  const ours = context.capture?.transactionHash === facts.transactionHash;
+  return {
+    transactionHash: facts.transactionHash,
+    blockNumber: facts.blockNumber,
+    blockHash: facts.blockHash,
+    submittedAt: ours ? (context.capture?.submittedAt ?? null) : null,
+    preconfirmedAt: ours ? (context.capture?.preconfirmedAt ?? event.at) : event.at,
+    confirmedAt: event.at,
+    by: ours ? 'authcap' : 'onchain',
+    amount: formatAmount(BigInt(keptMinor)),
+  };
+}
+
+/** What the merchant keeps, in minor units: the capture's amount when one was asked for, else all. */
+export function keptAmount(context: Pick<AuthorizationContext, 'value' | 'captureAmount'>): string {
+  return context.captureAmount ?? context.value;
+}
+
+function isPartial(context: Pick<AuthorizationContext, 'value' | 'captureAmount'>): boolean {
+  return context.captureAmount !== undefined && context.captureAmount !== null && BigInt(context.captureAmount) < BigInt(context.value);
+}
 
 export const authorizationMachine = setup({
   types: {
@@ -92,6 +135,8 @@ export const authorizationMachine = setup({
       event.type === 'PRECHECKED' && context.authorization !== null && BigInt(event.facts.chainTime) >= BigInt(context.authorization.validBefore),
     captureFailedBecauseExpired: ({ event }) => event.type === 'CAPTURE_FAILED' && event.failure.code === 'authorization_expired',
     nonceWasUsedOnchain: ({ event }) => onchainFacts(event)?.status === 'used',
+    captureIsPartial: ({ context }) => isPartial(context),
+    releaseSucceeded: ({ event }) => event.type === 'RELEASE_UPDATED' && event.release.stage === 'succeeded',
     nonceWasCanceledOnchain: ({ event }) => onchainFacts(event)?.status === 'canceled',
   },
   actions: {
@@ -108,6 +153,15 @@ export const authorizationMachine = setup({
         return recorded(e.check.code ?? 'invalid_signature', e.check.reason ?? 'the pre-signed authorization was refused', e.at);
       },
     }),
+    recordCaptureAmount: assign({
+      captureAmount: ({ event }) => (event as EventOf<'CAPTURE_REQUESTED'>).amount ?? null,
+    }),
+    recordRelease: assign(({ context, event }) => {
+      const release = (event as EventOf<'RELEASE_UPDATED'>).release;
+      // While the release retries (the token paused, say), its last trouble is the authorization's.
+      const trouble = release.failure ?? release.lastError;
+      return { release, lastError: release.stage === 'succeeded' ? null : (trouble ?? context.lastError) };
+    }),
     recordPrecheckFailure: assign({
       lastError: ({ context, event }) => {
         const e = event as EventOf<'PRECHECKED'>;
@@ -117,7 +171,7 @@ export const authorizationMachine = setup({
     }),
     recordSubmission: assign({
       lastError: null,
-      capture: ({ event }) => {
+      capture: ({ context, event }) => {
         const e = event as EventOf<'CAPTURE_SUBMITTED'>;
         return {
           transactionHash: e.transactionHash,
@@ -127,6 +181,7 @@ export const authorizationMachine = setup({
           preconfirmedAt: null,
           confirmedAt: null,
           by: 'authcap' as const,
+          amount: formatAmount(BigInt(keptAmount(context))),
         };
       },
     }),
@@ -150,6 +205,7 @@ export const authorizationMachine = setup({
           preconfirmedAt: context.capture?.preconfirmedAt ?? e.at,
           confirmedAt: e.at,
           by: 'authcap' as const,
+          amount: formatAmount(BigInt(keptAmount(context))),
         };
       },
     }),
@@ -189,21 +245,11 @@ export const authorizationMachine = setup({
         return { reason: e.reason, by: e.by, at: e.at };
       },
     }),
-    recordOnchainCapture: assign({
-      capture: ({ context, event }) => {
-        const facts = onchainFacts(event) as OnchainConsumption;
-        const ours = context.capture?.transactionHash === facts.transactionHash;
-        return {
-          transactionHash: facts.transactionHash,
-          blockNumber: facts.blockNumber,
-          blockHash: facts.blockHash,
-          submittedAt: ours ? (context.capture?.submittedAt ?? null) : null,
-          preconfirmedAt: ours ? (context.capture?.preconfirmedAt ?? event.at) : event.at,
-          confirmedAt: event.at,
-          by: ours ? ('authcap' as const) : ('onchain' as const),
-        };
-      },
-    }),
+    // Consumed outside a capture of ours in flight (from stored, drafted): the merchant got all of it.
+    recordOnchainCapture: assign({ capture: ({ context, event }) => onchainCapture(context, event, context.value) }),
+    // A partial capture's nonce was used (by our transaction, a replacement of it, or after its command
+    // gave up): the merchant keeps what it asked for and the rest goes back.
+    recordPartialOnchainCapture: assign({ capture: ({ context, event }) => onchainCapture(context, event, keptAmount(context)) }),
     recordOnchainCancellation: assign({
       cancellation: ({ context, event }) => {
         const facts = onchainFacts(event) as OnchainConsumption;
@@ -236,6 +282,8 @@ export const authorizationMachine = setup({
     cancellation: null,
     void: null,
     lastError: null,
+    captureAmount: null,
+    release: null,
   }),
   states: {
     drafting: {
@@ -282,7 +330,7 @@ export const authorizationMachine = setup({
       states: {
         idle: {
           on: {
-            CAPTURE_REQUESTED: 'prechecking',
+            CAPTURE_REQUESTED: { target: 'prechecking', actions: 'recordCaptureAmount' },
             CANCEL_REQUESTED: 'verifyingCancellation',
             VOID: { target: '#authorization.voided', actions: 'recordVoid' },
           },
@@ -313,8 +361,10 @@ export const authorizationMachine = setup({
         },
       },
       on: {
-        DEADLINE_REACHED: onchainOutcomeOr('expired'),
-        NONCE_CONSUMED_ONCHAIN: onchainOutcome,
+        // A partial capture asked for stands: should the nonce turn out used (our capture landed after
+        // its command gave up, or someone settled a pre-signed payload), the rest still goes back.
+        DEADLINE_REACHED: [partialCaptureSettledOnchain, ...onchainOutcomeOr('expired')],
+        NONCE_CONSUMED_ONCHAIN: [partialCaptureSettledOnchain, ...onchainOutcome],
       },
     },
     capturing: {
@@ -332,14 +382,31 @@ export const authorizationMachine = setup({
         submitted: { on: { CAPTURE_PRECONFIRMED: { target: 'preconfirmed', actions: 'recordPreconfirmation' } } },
         // A preconfirmed log can still come back `removed: true`: wait for the block again.
         preconfirmed: { on: { CAPTURE_REORGED: { target: 'submitted', actions: 'forgetPreconfirmation' } } },
+        // A partial capture is at depth: the difference goes back to the payer before it is `captured`.
+        // The money has moved, so nothing leaves this state but the release's success: it retries
+        // until then (durably: a crash resumes it), and no capture event applies any more.
+        releasing: {
+          on: {
+            RELEASE_UPDATED: [{ guard: 'releaseSucceeded', target: '#authorization.captured', actions: 'recordRelease' }, { actions: 'recordRelease' }],
+            CAPTURE_CONFIRMED: {},
+            CAPTURE_FAILED: {},
+            NONCE_CONSUMED_ONCHAIN: {},
+          },
+        },
       },
       on: {
-        CAPTURE_CONFIRMED: { target: 'captured', actions: 'recordConfirmation' },
+        CAPTURE_CONFIRMED: [
+          { guard: 'captureIsPartial', target: '.releasing', actions: 'recordConfirmation' },
+          { target: 'captured', actions: 'recordConfirmation' },
+        ],
         CAPTURE_FAILED: [
           { guard: 'captureFailedBecauseExpired', target: 'expired', actions: 'recordCaptureFailure' },
           { target: 'stored', actions: 'recordCaptureFailure' },
         ],
-        NONCE_CONSUMED_ONCHAIN: onchainOutcome,
+        NONCE_CONSUMED_ONCHAIN: [
+          { guard: and(['nonceWasUsedOnchain', 'captureIsPartial']), target: '.releasing', actions: 'recordPartialOnchainCapture' },
+          ...onchainOutcome,
+        ],
       },
     },
     canceling: {

@@ -16,8 +16,19 @@ export const draftReadyUpdate = defineUpdate<DraftReady>('draftReady');
 /** The payer's signature over the drafted typed data. Fails `invalid_signature` and changes nothing. */
 export const submitSignatureUpdate = defineUpdate<AuthorizationView, [{ signature: `0x${string}` }]>('submitSignature');
 
-/** Capture now: precheck, submit, follow to the confirmation depth. Fails with the reason and stays `stored`. */
-export const captureUpdate = defineUpdate<AuthorizationView>('capture');
+/**
+ * What a capture keeps: `amount` in minor units, at most the authorized value (absent: all of it).
+ * Clients from before partial captures send no argument at all: handlers read it as `{}`.
+ */
+export interface CaptureCommand {
+  amount?: string;
+}
+
+/**
+ * Capture now: precheck, submit, follow to the confirmation depth; for a partial capture, then give
+ * the difference back. Fails with the reason and stays `stored`.
+ */
+export const captureUpdate = defineUpdate<AuthorizationView, [CaptureCommand]>('capture');
 
 /** The payer's CancelAuthorization signature: verified, relayed from the merchant key, confirmed by log. */
 export const cancelUpdate = defineUpdate<AuthorizationView, [{ signature: `0x${string}` }]>('cancel');

@@ -1,33 +1,23 @@
 // The multi-step commands: each gathers facts with activities and lets the machine decide each step.
 // Whatever an activity does, a command ends with the authorization resting or final (`asCommand`),
 // and once a capture is on the wire only the chain ends it (`followCapture`).
-import { ActivityFailure, ApplicationFailure, TimeoutFailure, log, sleep } from '@temporalio/workflow';
+import { ApplicationFailure, condition, log, sleep, workflowInfo } from '@temporalio/workflow';
+import { failure, failureOf } from './failures.js';
 import type { Hex } from 'viem';
 import type { CaptureRequest } from '../domain/activityContract.js';
 import type { AuthorizationView } from '../domain/authorization.js';
-import { isErrorCode, type ErrorCode } from '../domain/errors.js';
-import type { CaptureFailure } from '../domain/facts.js';
+import { isErrorCode } from '../domain/errors.js';
 import { shortReads, waits } from './activities.js';
 import type { Relay } from './relayClient.js';
 import type { Lifecycle } from './lifecycle.js';
+import { PARTIAL_CAPTURE_REASON } from '../domain/refunds.js';
+import { keptAmount } from './machine.js';
 
-export function failure(code: ErrorCode, message: string): ApplicationFailure {
-  return ApplicationFailure.create({ type: code, message, nonRetryable: true });
-}
+export { failure, failureOf } from './failures.js';
 
 function lastErrorFailure(lifecycle: Lifecycle): ApplicationFailure {
   const last = lifecycle.context.lastError;
   return last ? failure(last.code, last.message) : failure('invalid_state', `the authorization is ${lifecycle.state}`);
-}
-
-/** What a failed activity means to a caller: its own code when it carries one, else the chain was unreachable. */
-export function failureOf(err: unknown): CaptureFailure {
-  if (err instanceof ApplicationFailure && isErrorCode(err.type)) return { code: err.type, message: err.message };
-  const cause = err instanceof ActivityFailure ? err.cause : err;
-  if (cause instanceof ApplicationFailure && isErrorCode(cause.type)) return { code: cause.type, message: cause.message };
-  if (cause instanceof TimeoutFailure) return { code: 'chain_unavailable', message: 'the chain did not answer in time; try again' };
-  const detail = cause instanceof Error ? cause.message : String(cause);
-  return { code: 'chain_unavailable', message: `the chain call failed: ${detail.split('\n')[0]}` };
 }
 
 /**
@@ -75,8 +65,9 @@ export interface ChainWindow {
   fromBlock?: string;
 }
 
-export async function capture(lifecycle: Lifecycle, relay: Relay, window: ChainWindow): Promise<AuthorizationView> {
-  lifecycle.send({ type: 'CAPTURE_REQUESTED' });
+/** @param amount what to keep, in minor units: less than authorized is a partial capture. */
+export async function capture(lifecycle: Lifecycle, relay: Relay, window: ChainWindow, amount?: string): Promise<AuthorizationView> {
+  lifecycle.send({ type: 'CAPTURE_REQUESTED', ...(amount === undefined ? {} : { amount }) });
   const request = lifecycle.captureRequest();
   const facts = await shortReads().precheckCapture(request);
   const early = settledMeanwhile(lifecycle, 'captured');
@@ -85,6 +76,7 @@ export async function capture(lifecycle: Lifecycle, relay: Relay, window: ChainW
   if (!lifecycle.matches('capturing')) {
     // Consumed onchain by someone else: find out by whom, and settle on the true state.
     if (facts.authorizationUsed) await reconcile(lifecycle, window);
+    await completePartialCapture(lifecycle, relay);
     if (lifecycle.state === 'captured') return lifecycle.view();
     throw lastErrorFailure(lifecycle);
   }
@@ -96,6 +88,7 @@ export async function capture(lifecycle: Lifecycle, relay: Relay, window: ChainW
   }
   if (prepared.status === 'consumed') {
     lifecycle.send({ type: 'NONCE_CONSUMED_ONCHAIN', onchain: prepared.onchain });
+    await completePartialCapture(lifecycle, relay);
     if (lifecycle.state === 'captured') return lifecycle.view();
     throw failure('nonce_already_used', `the nonce was ${prepared.onchain.status} onchain in ${prepared.onchain.transactionHash}`);
   }
@@ -114,8 +107,65 @@ export async function capture(lifecycle: Lifecycle, relay: Relay, window: ChainW
   // The hash is in history before we wait on it: after a crash the workflow follows this transaction.
   lifecycle.send({ type: 'CAPTURE_SUBMITTED', transactionHash: relayed.transactionHash });
   await followCapture(lifecycle, request, relayed.transactionHash, window);
+  await completePartialCapture(lifecycle, relay);
   if (lifecycle.state === 'captured') return lifecycle.view();
   throw lastErrorFailure(lifecycle);
+}
+
+/** Longest pause between rounds of a release that keeps failing (the token paused for days, say). */
+const MAX_RELEASE_PAUSE_MS = 30 * 60_000;
+
+/**
+ * A partial capture moved the whole signed value: the difference goes back to the payer before the
+ * capture counts as done. It is a refund like any other (same machine, same exactly-once nonce), but
+ * it cannot be given up: until it succeeds the payer is over-charged, so it starts over after a pause
+ * whatever failed. Its record is in the machine's context, so a crash resumes it where it was.
+ */
+export async function completePartialCapture(lifecycle: Lifecycle, relay: Relay): Promise<void> {
+  if (!lifecycle.matches({ capturing: 'releasing' })) return;
+  // One driver at a time (the capture command, or the main loop when the chain settled it): the other waits.
+  if (lifecycle.releaseDriven) return void (await condition(() => !lifecycle.matches({ capturing: 'releasing' })));
+  lifecycle.releaseDriven = true;
+  try {
+    await releaseDifference(lifecycle, relay);
+  } finally {
+    lifecycle.releaseDriven = false;
+  }
+}
+
+async function releaseDifference(lifecycle: Lifecycle, relay: Relay): Promise<void> {
+  // Loaded by the few authorizations that need it: the sandbox evaluates every module each workflow imports.
+  const [{ openRefund }, { retryRefund, runRefund }] = await Promise.all([
+    import(/* webpackMode: "eager" */ './refundMachine.js'),
+    import(/* webpackMode: "eager" */ './refundProcedure.js'),
+  ]);
+  const { context } = lifecycle;
+  const authorization = context.authorization!;
+  if (!context.release) {
+    const release = openRefund({
+      sequence: 0,
+      authorizationRunId: workflowInfo().firstExecutionRunId,
+      orderId: context.orderId,
+      payer: authorization.from,
+      merchant: authorization.to,
+      amountMinor: (BigInt(context.value) - BigInt(keptAmount(context))).toString(),
+      reason: PARTIAL_CAPTURE_REASON,
+      createdAt: new Date().toISOString(),
+      requestKey: null,
+      requestFingerprint: null,
+    });
+    lifecycle.send({ type: 'RELEASE_UPDATED', release });
+  }
+  for (let round = 1; lifecycle.matches({ capturing: 'releasing' }); round += 1) {
+    const outcome = await runRefund(lifecycle.context.release!, {
+      relay,
+      onChange: (release) => lifecycle.send({ type: 'RELEASE_UPDATED', release }),
+    });
+    if (outcome.stage === 'succeeded') return;
+    log.warn('the partial capture release failed; starting it over', { orderId: context.orderId, round, code: outcome.failure?.code });
+    await sleep(Math.min(10_000 * 2 ** (round - 1), MAX_RELEASE_PAUSE_MS));
+    lifecycle.send({ type: 'RELEASE_UPDATED', release: retryRefund(outcome) });
+  }
 }
 
 /**

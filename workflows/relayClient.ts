@@ -1,13 +1,13 @@
 // How an authorization workflow sends a transaction: it asks the merchant's relayer and waits for
 // the answer signal. The request id makes asking twice (after a timeout or a replay) harmless.
 import { ApplicationFailure, condition, setHandler, workflowInfo } from '@temporalio/workflow';
-
-const MAX_ASKS = 5;
 import type { Address, Hex } from 'viem';
 import type { PreparedTransaction } from '../domain/activityContract.js';
 import type { RelayResult } from '../domain/relay.js';
-import { LOCAL_RELAY_REQUEST_PATCH, shortReads } from './activities.js';
+import { LOCAL_RELAY_REQUEST_PATCH, reads, shortReads } from './activities.js';
 import { relayResultSignal } from './messages.js';
+
+const MAX_ASKS = 5;
 
 export type Relay = (
   requestId: string,
@@ -15,8 +15,18 @@ export type Relay = (
   consumes: { authorizer: Address; nonce: Hex; sender?: Address },
 ) => Promise<RelayResult>;
 
-/** Registers the answer handler for this workflow and returns its `relay` function. */
-export function createRelayClient(): Relay {
+/**
+ * Registers the answer handler for this workflow and returns its `relay` function.
+ *
+ * `committed: true` asks the relayer from a regular activity, which runs only once the workflow task
+ * that decided the transaction is in history. A local activity runs inside that task: should the task
+ * be thrown away (a worker killed, a task timed out) the relayer has the request all the same, while
+ * the decision is taken again, possibly otherwise. An authorization's transactions are fixed by what
+ * the payer signed, so asking twice asks for the same one; a refund's amount and nonce are decided by
+ * its workflow, which must never send one that its history does not hold.
+ */
+export function createRelayClient(options: { committed?: boolean } = {}): Relay {
+  const requests = options.committed ? () => reads : () => shortReads(LOCAL_RELAY_REQUEST_PATCH);
   const results = new Map<string, RelayResult>();
   setHandler(relayResultSignal, (result) => {
     results.set(result.requestId, result);
@@ -27,7 +37,7 @@ export function createRelayClient(): Relay {
     // must end. If the relayer sends it later after all, reconciliation reads the outcome.
     for (let asked = 0; asked < MAX_ASKS; asked += 1) {
       // A signal-with-start keyed by the request id: asking again is harmless, so it runs locally.
-      await shortReads(LOCAL_RELAY_REQUEST_PATCH).requestRelay({ requestId, replyTo: { workflowId, runId }, ...transaction, ...consumes });
+      await requests().requestRelay({ requestId, replyTo: { workflowId, runId }, ...transaction, ...consumes });
       if (await condition(() => results.has(requestId), '1 minute')) return results.get(requestId)!;
     }
     throw ApplicationFailure.create({ type: 'chain_unavailable', nonRetryable: true, message: `the merchant's relayer did not answer in ${MAX_ASKS} minutes` });

@@ -72,9 +72,21 @@ export async function checkoutSession(resource: AuthorizationResource, context: 
     // Each payload only while it can still be used: signing is for a draft, cancelling for a stored one.
     typedData: resource.state === 'drafted' ? (resource.typedData as TypedDataJson | null) : null,
     cancellationTypedData: resource.state === 'stored' ? (resource.cancellationTypedData as TypedDataJson | null) : null,
-    capture: resource.capture ? { transactionHash: resource.capture.transactionHash, confirmedAt: resource.capture.confirmedAt } : null,
+    capture: resource.capture
+      ? {
+          transactionHash: resource.capture.transactionHash,
+          confirmedAt: resource.capture.confirmedAt,
+          keptMinor: resource.state === 'captured' && resource.capture.amount !== undefined ? minorOf(resource.capture.amount, info.decimals) : null,
+        }
+      : null,
     cancellation: resource.cancellation ? { transactionHash: resource.cancellation.transactionHash, at: resource.cancellation.at } : null,
     updatedAt: last?.at ?? null,
     lastError: resource.lastError ? { code: resource.lastError.code, message: resource.lastError.message } : null,
   };
+}
+
+/** A decimal amount ("15.5") in the token's smallest unit, for the page to format like the others. */
+function minorOf(decimal: string, decimals: number): string {
+  const [whole = '0', fraction = ''] = decimal.split('.');
+  return (BigInt(whole) * 10n ** BigInt(decimals) + BigInt(fraction.padEnd(decimals, '0').slice(0, decimals) || '0')).toString();
 }

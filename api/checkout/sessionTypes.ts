@@ -29,7 +29,8 @@ export interface CheckoutSession {
   typedData: TypedDataJson | null;
   /** What the wallet signs to cancel: only while stored. */
   cancellationTypedData: TypedDataJson | null;
-  capture: { transactionHash: string; confirmedAt: string | null } | null;
+  /** `keptMinor`: what the merchant kept; less than `amountMinor` after a partial capture, whose rest went back. */
+  capture: { transactionHash: string; confirmedAt: string | null; keptMinor: string | null } | null;
   cancellation: { transactionHash: string | null; at: string } | null;
   /** When the authorization last changed state (ISO-8601). */
   updatedAt: string | null;

@@ -100,6 +100,24 @@ describe.skipIf(!hasChromium)(`the checkout page in Chromium${hasChromium ? '' :
     expect(errors).toEqual([]);
   });
 
+  it('a partial capture: the payer is told what was collected and that the rest came back', async () => {
+    const d = await createDraft(payer(2), '20');
+    const wallet = walletFor(payer(2));
+    const { page, errors } = await open(wallet);
+    await page.goto(d.checkoutUrl);
+    await press(page, 'Connect wallet');
+    await press(page, 'Sign authorization');
+    await waitForView(page, 'stored');
+    const captured = await api('POST', `/v1/authorizations/${d.id}/capture`, { amount: '15' });
+    expect([200, 202], JSON.stringify(captured.body)).toContain(captured.status);
+    await waitForView(page, 'captured');
+    const text = (await statusText(page)).replace(/\s+/g, ' ');
+    expect(text).toContain('15.00 USDC was collected');
+    expect(text).toContain('You authorized 20.00 USDC; the other 5.00 USDC went back to your account.');
+    await shot(page, 'partial', 'captured');
+    expect(errors).toEqual([]);
+  });
+
   it('wrong account: says which account must sign, never asks it to sign, and continues once the payer switches', async () => {
     const d = await createDraft(payer(2), '4.2');
     const wallet = walletFor(payer(3));

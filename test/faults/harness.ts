@@ -2,7 +2,7 @@
 // them — a Temporal dev server on a SQLite file, or the Temporal server on PostgreSQL (the postgres
 // suite), anvil with our token behind a JSON-RPC fault proxy, worker processes and API processes —
 // plus the audit every case ends with.
-import { mkdtempSync } from 'node:fs';
+import { createWriteStream, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createPublicClient, createTestClient, createWalletClient, defineChain, http, type Address, type Hex } from 'viem';
@@ -15,6 +15,7 @@ import { freePort, type ManagedProcess } from '../../devstack/process.js';
 import { startTemporalServer } from '../../devstack/temporalServer.js';
 import { startTemporalOnPostgres, type TemporalOnPostgres } from '../../devstack/temporalOnPostgres.js';
 import { deployDevToken, devAccounts } from '../../devstack/token.js';
+import { tokenAbi } from '../../domain/tokenAbi.js';
 import { ensureDevCodecKeys } from '../../runtime/codec.js';
 import { loadTemporalSettings } from '../../runtime/temporal.js';
 import { startFaultProxy, type FaultProxy } from './faultProxy.js';
@@ -41,6 +42,9 @@ export interface World {
   merchant: { address: Address; privateKey: Hex };
   payers: { address: Address; privateKey: Hex }[];
   owner: { address: Address; privateKey: Hex };
+  /** Each payer's token balance when the world started (lowercase address), and the block it was read at. */
+  payerBalancesAtStart: Map<string, bigint>;
+  startBlock: bigint;
   workers: ManagedProcess[];
   /** The first API process; all of them in apis, their URLs in apiUrls. */
   api?: ManagedProcess;
@@ -95,6 +99,28 @@ export async function startWorld(
   const tokenAddress = await deployDevToken({ rpcUrl: anvil.rpcUrl, chain, accounts });
   const proxy = await startFaultProxy(anvil.rpcUrl);
   const transport = http(anvil.rpcUrl);
+  // What each payer holds before authcap does anything: the audit checks each payer's change against it.
+  const startReader = createPublicClient({ chain, transport });
+  const startBlock = await startReader.getBlockNumber();
+  const payerBalancesAtStart = new Map<string, bigint>();
+  for (const p of accounts.payers) {
+    const balance = (await startReader.readContract({
+      address: tokenAddress,
+      abi: tokenAbi,
+      functionName: 'balanceOf',
+      args: [p.address],
+      blockNumber: startBlock,
+    })) as bigint;
+    payerBalancesAtStart.set(p.address.toLowerCase(), balance);
+  }
+  // Every process's output in the state dir (worker-1.log, api-1.log, …): what a failed case is read from.
+  let started = 0;
+  const logTo = (name: string) => {
+    started += 1;
+    const file = createWriteStream(join(stateDir, `${name}-${started}.log`), { flags: 'a' });
+    file.on('error', () => undefined);
+    return (chunk: string) => void file.write(chunk);
+  };
   const env: Record<string, string> = {
     TEMPORAL_ADDRESS: temporal.address,
     TEMPORAL_NAMESPACE: temporal.namespace,
@@ -109,7 +135,7 @@ export async function startWorld(
   };
   const workers: ManagedProcess[] = [];
   const startWorker = async () => {
-    const worker = await startWorkerProcess({ ...env, MERCHANT_PRIVATE_KEY: accounts.merchant.privateKey });
+    const worker = await startWorkerProcess({ ...env, MERCHANT_PRIVATE_KEY: accounts.merchant.privateKey }, logTo('worker'));
     workers.push(worker);
     return worker;
   };
@@ -118,7 +144,7 @@ export async function startWorld(
   const startApiAt = async (port: number) => {
     const keys = ApiKeyStore.open(join(stateDir, 'api-keys.json'), {});
     world.apiKey ??= keys.create('order-service', 'faults').key;
-    return startApiProcess({ ...env, AUTHCAP_API_PORT: String(port), AUTHCAP_MERCHANT_ADDRESS: accounts.merchant.address });
+    return startApiProcess({ ...env, AUTHCAP_API_PORT: String(port), AUTHCAP_MERCHANT_ADDRESS: accounts.merchant.address }, logTo('api'));
   };
   const world: World = {
     stateDir,
@@ -131,6 +157,8 @@ export async function startWorld(
     merchant: accounts.merchant,
     payers: accounts.payers,
     owner: accounts.tokenOwner,
+    payerBalancesAtStart,
+    startBlock,
     workers,
     client,
     apis: [],

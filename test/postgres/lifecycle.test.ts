@@ -3,6 +3,7 @@
 // Temporal server with PostgreSQL persistence and SQL visibility.
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
+import { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Hex } from 'viem';
 import { verifyWebhook } from '../../client/authcapClient.js';
@@ -119,6 +120,59 @@ describe('the lifecycle on the Temporal server with PostgreSQL', () => {
       30_000,
     );
     expect(listed.body.data.map((a: { id: string }) => a.id)).toEqual([id]);
+  });
+
+  it('captures for less and refunds through either API; a refunded authorization is found in SQL visibility', async () => {
+    const { id, orderId } = await storedViaApi(world, 6, '0.05');
+    ids.push(id);
+    const capture = await call(world, 'POST', `/v1/authorizations/${id}/capture`, { amount: '0.04' }, { api: 0 });
+    expect([200, 202]).toContain(capture.status);
+    const captured = await eventually(
+      () => call(world, 'GET', `/v1/authorizations/${id}`, undefined, { api: 1 }),
+      (r) => r.body.state === 'captured',
+      60_000,
+    );
+    expect(captured.body).toMatchObject({ amount: '0.05', amountCaptured: '0.04', amountRefunded: '0', capture: { amount: '0.04' } });
+    // The same key through both APIs is one refund; "the rest" then takes what is left, and nothing more fits.
+    const key = `pg-refund-${orderId}`;
+    const answers = await Promise.all(
+      [0, 1].map((api) => call(world, 'POST', `/v1/authorizations/${id}/refunds`, { amount: '0.01', reason: 'returned' }, { api, idempotencyKey: key })),
+    );
+    // Both at once: one gets the refund, the other the same one (or 409 while the first is in progress).
+    expect(answers.every((r) => r.status === 201 || r.status === 202 || r.status === 409)).toBe(true);
+    const refundId = answers.find((r) => r.status !== 409)!.body.id as string;
+    const rest = await call(world, 'POST', `/v1/authorizations/${id}/refunds`, {}, { api: 1 });
+    expect([201, 202]).toContain(rest.status);
+    const done = await eventually(
+      () => call(world, 'GET', `/v1/authorizations/${id}/refunds`, undefined, { api: 0 }),
+      (r) => r.body.data?.length === 3 && r.body.data.every((x: { state: string }) => x.state === 'succeeded'),
+      60_000,
+    );
+    expect(done.body.data.map((x: { reason: string | null; amount: string }) => [x.reason, x.amount])).toEqual([
+      ['partial_capture', '0.01'],
+      ['returned', '0.01'],
+      [null, '0.03'],
+    ]);
+    expect(done.body.data[1].id).toBe(refundId);
+    const third = await call(world, 'POST', `/v1/authorizations/${id}/refunds`, { amount: '0.000001' });
+    expect(third.status).toBe(422);
+    expect(third.body.error.code).toBe('refund_exceeds_captured');
+    const read = await call(world, 'GET', `/v1/authorizations/${id}`);
+    expect(read.body).toMatchObject({ amountCaptured: '0.04', amountRefunded: '0.04' });
+    // Operators find refunded authorizations by the refunds workflow's search attributes (SQL visibility).
+    const connection = await Connection.connect({ address: world.temporal.address });
+    try {
+      const temporal = new Client({ connection, namespace: world.temporal.namespace });
+      const query = `WorkflowType = 'refundsWorkflow' AND OrderId = '${orderId}' AND AmountRefundedMinor = 40000 AND RefundStates = 'succeeded'`;
+      const found = await eventually(
+        () => temporal.workflow.count(query),
+        (c) => c.count === 1,
+        30_000,
+      );
+      expect(found.count).toBe(1);
+    } finally {
+      await connection.close();
+    }
   });
 
   it("answers the operator CLI's list and history", async () => {

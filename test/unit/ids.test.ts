@@ -38,8 +38,8 @@ describe('resourceId / parseResourceId', () => {
     expect(parseResourceId(resourceId('order-1', otherRun))?.runId).toBe(otherRun);
   });
 
-  it('accepts an upper-case run id', () => {
-    expect(parseResourceId(resourceId('order-1', RUN_ID.toUpperCase()))?.runId).toBe(RUN_ID.toUpperCase());
+  it('reads an upper-case run id in its canonical lower case (nothing keyed by it may exist under two spellings)', () => {
+    expect(parseResourceId(resourceId('order-1', RUN_ID.toUpperCase()))?.runId).toBe(RUN_ID.toLowerCase());
   });
 
   const encoded = Buffer.from('order-42', 'utf8').toString('base64url');

@@ -39,6 +39,7 @@ describe('capturing.submitting', () => {
       preconfirmedAt: null,
       confirmedAt: null,
       by: 'authcap',
+      amount: '12.5',
     });
   });
 
@@ -65,6 +66,7 @@ describe('capturing.submitted / preconfirmed', () => {
       preconfirmedAt: at(7),
       confirmedAt: null,
       by: 'authcap',
+      amount: '12.5',
     });
   });
 
@@ -79,6 +81,7 @@ describe('capturing.submitted / preconfirmed', () => {
       preconfirmedAt: null,
       confirmedAt: null,
       by: 'authcap',
+      amount: '12.5',
     });
   });
 
@@ -111,6 +114,7 @@ describe('capturing.submitted / preconfirmed', () => {
       preconfirmedAt: at(7),
       confirmedAt: at(12),
       by: 'authcap',
+      amount: '12.5',
     });
     expect(snapshot.context.signature).toBe(SIGNATURE);
   });
@@ -183,6 +187,7 @@ describe('NONCE_CONSUMED_ONCHAIN while capturing', () => {
       preconfirmedAt: at(7),
       confirmedAt: at(14),
       by: 'authcap',
+      amount: '12.5',
     });
   });
 
@@ -204,6 +209,7 @@ describe('NONCE_CONSUMED_ONCHAIN while capturing', () => {
         preconfirmedAt: at(14),
         confirmedAt: at(14),
         by: 'onchain',
+        amount: '12.5',
       });
     });
 

@@ -193,6 +193,7 @@ describe('stored: VOID, DEADLINE_REACHED and NONCE_CONSUMED_ONCHAIN (from every 
         preconfirmedAt: at(30),
         confirmedAt: at(30),
         by: 'onchain',
+        amount: '12.5',
       });
       expect(snapshot.context.cancellation).toBeNull();
     });

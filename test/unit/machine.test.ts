@@ -32,7 +32,17 @@ import {
   type Snapshot,
 } from './machineFixtures.js';
 
-const emptyRecords = { domain: null, authorization: null, signature: null, capture: null, cancellation: null, void: null, lastError: null };
+const emptyRecords = {
+  domain: null,
+  authorization: null,
+  signature: null,
+  capture: null,
+  cancellation: null,
+  void: null,
+  lastError: null,
+  captureAmount: null,
+  release: null,
+};
 
 describe('initial state', () => {
   it('starts in drafting with the input copied into an otherwise empty context', () => {
@@ -194,6 +204,7 @@ describe('drafted', () => {
           preconfirmedAt: at(9),
           confirmedAt: at(9),
           by: 'onchain',
+          amount: '12.5',
         });
         expect(snapshot.context.lastError).toBeNull();
       });

@@ -6,6 +6,7 @@ import type { Address, Hex } from 'viem';
 import { authorizationMachine, type AuthorizationEvent, type MachineInput } from '../../workflows/machine.js';
 import type { AuthorizationMessage, TokenDomain } from '../../domain/eip3009.js';
 import type { CapturePrecheckFacts, OnchainConsumption } from '../../domain/facts.js';
+import type { RefundRecord } from '../../domain/refunds.js';
 
 export type Snapshot = SnapshotFrom<typeof authorizationMachine>;
 export type EventType = AuthorizationEvent['type'];
@@ -85,6 +86,48 @@ export const toSubmitted = (): Snapshot => send(toSubmitting(), { type: 'CAPTURE
 export const toPreconfirmed = (): Snapshot => send(toSubmitted(), { type: 'CAPTURE_PRECONFIRMED', at: at(7), blockNumber: '100', blockHash: BLOCK_HASH });
 export const toCanceling = (): Snapshot => send(toVerifyingCancellation(), { type: 'CANCEL_SIGNATURE_CHECKED', at: at(5), check: { valid: true } });
 
+/** A partial capture's release (sequence 0) at the stage given. */
+export const releaseRecord = (stage: RefundRecord['stage'] = 'succeeded'): RefundRecord => ({
+  sequence: 0,
+  authorizationRunId: '00000000-0000-4000-8000-000000000001',
+  orderId: 'order-1',
+  payer: PAYER,
+  merchant: MERCHANT,
+  amountMinor: '2500000',
+  reason: 'partial_capture',
+  stage,
+  nonce: `0x${'ee'.repeat(32)}`,
+  attempts: 1,
+  validBefore: '1700001000',
+  transactionHash: stage === 'prechecking' ? null : OTHER_TX,
+  blockNumber: stage === 'succeeded' ? '102' : null,
+  blockHash: stage === 'succeeded' ? OTHER_BLOCK_HASH : null,
+  failure: null,
+  lastError: null,
+  createdAt: at(8),
+  preconfirmedAt: null,
+  succeededAt: stage === 'succeeded' ? at(9) : null,
+  failedAt: null,
+  requestKey: null,
+  requestFingerprint: null,
+});
+
+/** What a partial capture keeps: 10 of the 12.5 tokens (releaseRecord gives back the other 2.5). */
+export const KEPT = '10000000';
+
+/** The same walk as toPrechecking … toPreconfirmed, for a capture that keeps `amount` only. */
+export const toPartialPrechecking = (amount: string = KEPT, from: Snapshot = toStored()): Snapshot =>
+  send(from, { type: 'CAPTURE_REQUESTED', at: at(4), amount });
+export const toPartialSubmitting = (amount: string = KEPT): Snapshot =>
+  send(toPartialPrechecking(amount), { type: 'PRECHECKED', at: at(5), facts: goodFacts() });
+export const toPartialSubmitted = (amount: string = KEPT): Snapshot =>
+  send(toPartialSubmitting(amount), { type: 'CAPTURE_SUBMITTED', at: at(6), transactionHash: OUR_TX });
+export const toPartialPreconfirmed = (amount: string = KEPT): Snapshot =>
+  send(toPartialSubmitted(amount), { type: 'CAPTURE_PRECONFIRMED', at: at(7), blockNumber: '100', blockHash: BLOCK_HASH });
+/** A partial capture at the confirmation depth: the difference is going back to the payer. */
+export const toReleasing = (amount: string = KEPT): Snapshot =>
+  send(toPartialPreconfirmed(amount), { type: 'CAPTURE_CONFIRMED', at: at(8), transactionHash: OUR_TX, blockNumber: '100', blockHash: BLOCK_HASH });
+
 /**
  * One event of every type, each shaped so that any guard on it would pass (valid checks, a nonce
  * consumed onchain). The mapped type makes the compiler insist every event type is present.
@@ -110,6 +153,7 @@ export const sampleEvents: { [K in EventType]: EventOf<K> } = {
   DEADLINE_REACHED: { type: 'DEADLINE_REACHED', at: at(50), onchain: consumption('used') },
   NONCE_CONSUMED_ONCHAIN: { type: 'NONCE_CONSUMED_ONCHAIN', at: at(50), onchain: consumption('used') },
   COMMAND_FAILED: { type: 'COMMAND_FAILED', at: at(50), failure: { code: 'chain_unavailable', message: 'the node stopped answering' } },
+  RELEASE_UPDATED: { type: 'RELEASE_UPDATED', at: at(50), release: releaseRecord('succeeded') },
 };
 
 export const allEventTypes = Object.keys(sampleEvents) as EventType[];

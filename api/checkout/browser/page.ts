@@ -7,6 +7,17 @@ import { startPage } from './flow.js';
 import { formatTime, shortAddress } from './format.js';
 import { amountOf, merchantOf, para, type Status } from './view.js';
 
+/** What the merchant kept: less than authorized after a partial capture. */
+const collected = (s: CheckoutSession) => (s.capture?.keptMinor ? amountOf({ ...s, amountMinor: s.capture.keptMinor }) : amountOf(s));
+
+/** After a partial capture, the payer is told the rest came back. */
+function returned(s: CheckoutSession): string[] {
+  const kept = s.capture?.keptMinor;
+  if (!kept || s.amountMinor === null || BigInt(kept) >= BigInt(s.amountMinor)) return [];
+  const back = amountOf({ ...s, amountMinor: (BigInt(s.amountMinor) - BigInt(kept)).toString() });
+  return [`You authorized ${amountOf(s)}; the other ${back} went back to your account.`];
+}
+
 const until = (s: CheckoutSession) => (s.validBefore ? formatTime(s.validBefore) : 'its deadline');
 
 function settled(s: CheckoutSession, link: CheckoutLink): Status {
@@ -34,7 +45,14 @@ function settled(s: CheckoutSession, link: CheckoutLink): Status {
         tone: 'success',
         title: 'Paid',
         body: [
-          para([amount], ' was collected by ', [merchant], s.capture?.confirmedAt ? ` on ${formatTime(Date.parse(s.capture.confirmedAt) / 1000)}` : '', '.'),
+          para(
+            [collected(s)],
+            ' was collected by ',
+            [merchant],
+            s.capture?.confirmedAt ? ` on ${formatTime(Date.parse(s.capture.confirmedAt) / 1000)}` : '',
+            '.',
+          ),
+          ...returned(s),
           ...(s.capture
             ? [
                 h(

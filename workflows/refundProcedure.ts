@@ -1,0 +1,165 @@
+// Carrying one refund to its end, in workflow code: activities gather facts, the refund machine
+// decides each step. Used by the refunds workflow (refunds after a capture) and by the authorization's
+// own workflow (a partial capture's release). Node outages only delay a refund: the loop outlives
+// them, and every step resumes from the record after a crash.
+import { ApplicationFailure, log, sleep } from '@temporalio/workflow';
+import type { Hex } from 'viem';
+import type { ActivityOptions } from '@temporalio/common';
+import type { CaptureRequest, PreparedTransaction } from '../domain/activityContract.js';
+import { formatAmount } from '../domain/amount.js';
+import { isErrorCode } from '../domain/errors.js';
+import type { RefundRecord } from '../domain/refunds.js';
+import { refundReads, waits } from './activities.js';
+import { failureOf } from './failures.js';
+import { isRefundFinal, stepRefund, type RefundMachineEvent } from './refundMachine.js';
+import type { Relay } from './relayClient.js';
+
+type Command = RefundMachineEvent extends infer E ? (E extends RefundMachineEvent ? Omit<E, 'at'> : never) : never;
+
+export interface RefundDependencies {
+  relay: Relay;
+  /** Every new version of the record, as soon as the machine made it (publish it, announce it). */
+  onChange(record: RefundRecord, previous: RefundRecord): void;
+}
+
+const now = () => new Date().toISOString();
+/** Pauses after a step failed (the node down, say), doubling to at most 5 minutes: an outage of hours adds a bounded history. */
+const FIRST_PAUSE_MS = 5_000;
+const LONGEST_PAUSE_MS = 5 * 60_000;
+
+/** Runs the refund until it succeeded or failed; returns its final record. */
+export async function runRefund(initial: RefundRecord, deps: RefundDependencies): Promise<RefundRecord> {
+  let record = initial;
+  // The signed call of the attempt in flight. Kept in workflow memory, never in the record: the memo
+  // is shown to operators, and an unused signature is a payment credential. A replay rebuilds it from
+  // the attempt's recorded result.
+  let signed: { request: CaptureRequest; transaction: PreparedTransaction } | undefined;
+  const step = (command: Command) => {
+    const next = stepRefund(record, { ...command, at: now() } as RefundMachineEvent);
+    if (next.stage === record.stage && JSON.stringify(next) === JSON.stringify(record)) return;
+    const previous = record;
+    record = next;
+    deps.onChange(record, previous);
+  };
+  const label = `refund ${record.sequence} of ${record.orderId}: ${formatAmount(BigInt(record.amountMinor))} to ${record.payer}`;
+  const summary = (what: string) => ({ summary: `${label} (${what})` }) as ActivityOptions;
+
+  let failuresInARow = 0;
+  while (!isRefundFinal(record)) {
+    try {
+      switch (record.stage) {
+        case 'prechecking': {
+          const attempt = await refundReads.prepareRefund.executeWithOptions(summary(`attempt ${record.attempts + 1}: precheck and sign`), [
+            {
+              merchant: record.merchant,
+              payer: record.payer,
+              amountMinor: record.amountMinor,
+              authorizationRunId: record.authorizationRunId,
+              sequence: record.sequence,
+              ...(record.fromBlock ? { fromBlock: record.fromBlock } : {}),
+            },
+          ]);
+          signed = attempt.prepared ?? undefined;
+          step({ type: 'PRECHECKED', attempt });
+          break;
+        }
+        case 'submitting': {
+          if (!signed) throw ApplicationFailure.create({ type: 'internal_error', nonRetryable: true, message: 'no signed attempt to send' });
+          const nonce = record.nonce!;
+          let relayed: Awaited<ReturnType<Relay>>;
+          try {
+            // Sent by the key that signed it, through its relayer: one queue of account nonces per key.
+            relayed = await deps.relay(`refund:${record.merchant}:${nonce}:${record.attempts}`, signed.transaction, {
+              authorizer: record.merchant,
+              nonce,
+              sender: record.merchant,
+            });
+          } catch (err) {
+            step({ type: 'NOT_SENT', failure: failureOf(err) });
+            break;
+          }
+          if (relayed.transactionHash) step({ type: 'SUBMITTED', transactionHash: relayed.transactionHash });
+          else step({ type: 'NOT_SENT', failure: relayed.failure ?? { code: 'refund_reverted', message: 'the relayer did not send the refund' } });
+          break;
+        }
+        case 'submitted': {
+          // Inclusion is judged by the AuthorizationUsed(merchant, nonce) log: a fee-bumped replacement
+          // counts, and so does an attempt that landed after a crash.
+          const request = signed?.request ?? followOnly(record);
+          const included = await waits.awaitCaptureInclusion.executeWithOptions(summary('waiting for its block'), [
+            { ...request, transactionHash: record.transactionHash! },
+          ]);
+          if (included.status === 'included') step({ type: 'INCLUDED', ...included });
+          else if (included.status === 'consumed')
+            step({ type: 'REVERTED', failure: { code: 'refund_reverted', message: "the refund's nonce was canceled onchain" } });
+          else if (included.failure.code === 'authorization_expired') step({ type: 'EXPIRED' });
+          else step({ type: 'REVERTED', failure: included.failure });
+          break;
+        }
+        case 'preconfirmed': {
+          const request = signed?.request ?? followOnly(record);
+          const confirmed = await waits.awaitCaptureConfirmation.executeWithOptions(summary('waiting for the confirmation depth'), [
+            { ...request, transactionHash: record.transactionHash!, blockHash: record.blockHash! },
+          ]);
+          if (confirmed.status === 'confirmed') step({ type: 'CONFIRMED', ...confirmed });
+          else step({ type: 'REORGED' });
+          break;
+        }
+        case 'awaitingExpiry': {
+          const onchain = await waits.awaitAuthorizationExpiry.executeWithOptions(summary('waiting for its refused attempt to expire'), [
+            {
+              authorizer: record.merchant,
+              nonce: record.nonce!,
+              validBefore: record.validBefore ?? '0',
+              ...(record.fromBlock ? { fromBlock: record.fromBlock } : {}),
+            },
+          ]);
+          step({ type: 'NONCE_STATE', onchain });
+          break;
+        }
+      }
+    } catch (err) {
+      const failure = failureOf(err);
+      // A refusal retrying cannot change, before anything was signed: the refund fails, nothing moved.
+      if (record.stage === 'prechecking' && isFinalRefusal(err)) {
+        step({ type: 'PREPARE_FAILED', failure });
+        continue;
+      }
+      failuresInARow += 1;
+      log.warn('refund step failed; trying again', { orderId: record.orderId, sequence: record.sequence, stage: record.stage, error: failure.message });
+      await sleep(Math.min(FIRST_PAUSE_MS * 2 ** (failuresInARow - 1), LONGEST_PAUSE_MS));
+      continue;
+    }
+    failuresInARow = 0;
+  }
+  return record;
+}
+
+/**
+ * What the waits need to follow an attempt this run did not sign (it landed before a crash, or an
+ * earlier run sent it): the message's fields they read. Its signature is never needed to follow it.
+ */
+function followOnly(record: RefundRecord): CaptureRequest {
+  return {
+    primaryType: 'TransferWithAuthorization',
+    authorization: {
+      from: record.merchant,
+      to: record.payer,
+      value: record.amountMinor,
+      validAfter: '0',
+      validBefore: record.validBefore ?? String(Number.MAX_SAFE_INTEGER),
+      nonce: record.nonce!,
+    },
+    signature: '0x' as Hex,
+  };
+}
+
+function isFinalRefusal(err: unknown): boolean {
+  const failure = failureOf(err);
+  return isErrorCode(failure.code) && failure.code !== 'chain_unavailable';
+}
+
+/** A failed release starts over (same refund, same nonce: the token still accepts it only once). */
+export function retryRefund(record: RefundRecord): RefundRecord {
+  return { ...record, stage: 'prechecking', lastError: record.failure ?? record.lastError, failure: null, failedAt: null, transactionHash: null };
+}
