@@ -77,6 +77,18 @@ export function refundPrecheckFailure(record: Pick<RefundRecord, 'amountMinor'>,
 
 const landed = (onchain: OnchainNonceFacts) => onchain.status === 'used';
 
+/** Why a precheck refused the refund, as recorded (a failure, or the lastError of an earlier attempt). */
+function precheckRefusal(context: RefundRecord, event: RefundMachineEvent): RecordedError {
+  const e = event as EventOf<'PRECHECKED'>;
+  const failure = refundPrecheckFailure(context, e.attempt);
+  return recorded(failure.code, failure.message, e.at);
+}
+
+function prepareRefusal(event: RefundMachineEvent): RecordedError {
+  const e = event as EventOf<'PREPARE_FAILED'>;
+  return recorded(e.failure.code, e.failure.message, e.at);
+}
+
 export const refundMachine = setup({
   types: { context: {} as RefundRecord, events: {} as RefundMachineEvent },
   guards: {
@@ -112,28 +124,10 @@ export const refundMachine = setup({
         ? {}
         : { ...(e.type === 'PRECHECKED' ? { nonce: e.attempt.nonce } : {}), transactionHash: onchain.transactionHash, blockNumber: null, blockHash: null };
     }),
-    recordPrecheckFailure: assign(({ context, event }) => {
-      const e = event as EventOf<'PRECHECKED'>;
-      const failure = refundPrecheckFailure(context, e.attempt);
-      return { failure: recorded(failure.code, failure.message, e.at), failedAt: e.at, transactionHash: null };
-    }),
-    recordPrepareFailure: assign(({ event }) => {
-      const e = event as EventOf<'PREPARE_FAILED'>;
-      return { failure: recorded(e.failure.code, e.failure.message, e.at), failedAt: e.at, transactionHash: null };
-    }),
-    recordRefusalAfterAttempt: assign({
-      lastError: ({ context, event }) => {
-        const e = event as EventOf<'PRECHECKED'>;
-        const failure = refundPrecheckFailure(context, e.attempt);
-        return recorded(failure.code, failure.message, e.at);
-      },
-    }),
-    recordPrepareFailureAfterAttempt: assign({
-      lastError: ({ event }) => {
-        const e = event as EventOf<'PREPARE_FAILED'>;
-        return recorded(e.failure.code, e.failure.message, e.at);
-      },
-    }),
+    recordPrecheckFailure: assign(({ context, event }) => ({ failure: precheckRefusal(context, event), failedAt: event.at, transactionHash: null })),
+    recordPrepareFailure: assign(({ event }) => ({ failure: prepareRefusal(event), failedAt: event.at, transactionHash: null })),
+    recordRefusalAfterAttempt: assign({ lastError: ({ context, event }) => precheckRefusal(context, event) }),
+    recordPrepareFailureAfterAttempt: assign({ lastError: ({ event }) => prepareRefusal(event) }),
     recordSubmission: assign({ transactionHash: ({ event }) => (event as EventOf<'SUBMITTED'>).transactionHash }),
     recordInclusion: assign(({ event }) => {
       const e = event as EventOf<'INCLUDED'>;

@@ -3,7 +3,17 @@
 // uses), and polls every 20 ms for the receipt and then for the confirmation depth. No durability,
 // no checks, no bookkeeping: the chain's own latency plus one signature.
 import { randomBytes } from 'node:crypto';
-import { createPublicClient, createWalletClient, defineChain, toHex, type Address, type Hex, type PublicClient, type Transport } from 'viem';
+import {
+  createPublicClient,
+  createWalletClient,
+  defineChain,
+  toHex,
+  type Address,
+  type Hex,
+  type PublicClient,
+  type TransactionReceipt,
+  type Transport,
+} from 'viem';
 import { nonceManager, privateKeyToAccount } from 'viem/accounts';
 import { authorizationTypes, type TokenDomain } from '../../domain/eip3009.js';
 import { splitEcdsa } from '../../domain/signature.js';
@@ -42,18 +52,37 @@ export function countingTransport(rpcUrl: string, metrics: RpcMetrics): Transpor
 const POLL_MS = 20;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-export function createBareBaseline(setup: BareSetup): BareBaseline {
+/** A baseline's clients: one key sending, every call counted, polling every 20 ms. */
+export function baselineClients(rpcUrl: string, chainId: number, key: Hex) {
   const metrics = new RpcMetrics();
   const chain = defineChain({
-    id: setup.chainId,
+    id: chainId,
     name: 'bench',
     nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
-    rpcUrls: { default: { http: [setup.rpcUrl] } },
+    rpcUrls: { default: { http: [rpcUrl] } },
   });
-  const transport = countingTransport(setup.rpcUrl, metrics);
-  const account = privateKeyToAccount(setup.submitterKey, { nonceManager });
+  const transport = countingTransport(rpcUrl, metrics);
+  const account = privateKeyToAccount(key, { nonceManager });
   const publicClient = createPublicClient({ chain, transport, pollingInterval: POLL_MS }) as PublicClient;
   const wallet = createWalletClient({ chain, transport, account });
+  return { metrics, account, publicClient, wallet };
+}
+
+/**
+ * Polls for the transaction's receipt, then for the confirmation depth; `onIncluded` is told when
+ * the receipt came. Throws if it reverted.
+ */
+export async function untilSettled(publicClient: PublicClient, hash: Hex, confirmations: number, onIncluded: () => void): Promise<TransactionReceipt> {
+  let receipt: TransactionReceipt | undefined;
+  while (!(receipt = await publicClient.getTransactionReceipt({ hash }).catch(() => undefined))) await sleep(POLL_MS);
+  if (receipt.status !== 'success') throw new Error(`baseline transaction ${hash} reverted`);
+  onIncluded();
+  while ((await publicClient.getBlockNumber({ cacheTime: 0 })) < receipt.blockNumber + BigInt(confirmations)) await sleep(POLL_MS);
+  return receipt;
+}
+
+export function createBareBaseline(setup: BareSetup): BareBaseline {
+  const { metrics, account, publicClient, wallet } = baselineClients(setup.rpcUrl, setup.chainId, setup.submitterKey);
 
   async function capture(payer: { address: Address; privateKey: Hex }, amountMinor: bigint): Promise<BareCapture> {
     const started = performance.now();
@@ -79,11 +108,8 @@ export function createBareBaseline(setup: BareSetup): BareBaseline {
       functionName: 'receiveWithAuthorization',
       args: [message.from, message.to, message.value, message.validAfter, message.validBefore, message.nonce, v, r, s],
     });
-    let receipt: Awaited<ReturnType<typeof publicClient.getTransactionReceipt>> | undefined;
-    while (!(receipt = await publicClient.getTransactionReceipt({ hash }).catch(() => undefined))) await sleep(POLL_MS);
-    if (receipt.status !== 'success') throw new Error(`baseline capture ${hash} reverted`);
-    const preconfirmedMs = performance.now() - started;
-    while ((await publicClient.getBlockNumber({ cacheTime: 0 })) < receipt.blockNumber + BigInt(setup.confirmations)) await sleep(POLL_MS);
+    let preconfirmedMs = 0;
+    await untilSettled(publicClient, hash, setup.confirmations, () => (preconfirmedMs = performance.now() - started));
     return { transactionHash: hash, preconfirmedMs, capturedMs: performance.now() - started };
   }
 

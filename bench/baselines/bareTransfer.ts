@@ -3,11 +3,9 @@
 // then for the confirmation depth, exactly as baseline A does for receiveWithAuthorization. No
 // signature of the merchant's own to check, no durability, no bookkeeping, no guard against sending
 // it twice: the chain's own latency for the cheapest way to move tokens.
-import { createPublicClient, createWalletClient, defineChain, type Address, type Hex, type PublicClient } from 'viem';
-import { nonceManager, privateKeyToAccount } from 'viem/accounts';
-import { RpcMetrics } from '../../activities/rpc/rpcMetrics.js';
+import type { Address, Hex } from 'viem';
 import { tokenAbi } from '../../domain/tokenAbi.js';
-import { countingTransport } from './bareCapture.js';
+import { baselineClients, untilSettled } from './bareCapture.js';
 
 export interface BareTransferSetup {
   rpcUrl: string;
@@ -34,30 +32,14 @@ export interface BareTransferBaseline {
   rpcCalls(): Record<string, number>;
 }
 
-const POLL_MS = 20;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
 export function createTransferBaseline(setup: BareTransferSetup): BareTransferBaseline {
-  const metrics = new RpcMetrics();
-  const chain = defineChain({
-    id: setup.chainId,
-    name: 'bench',
-    nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
-    rpcUrls: { default: { http: [setup.rpcUrl] } },
-  });
-  const transport = countingTransport(setup.rpcUrl, metrics);
-  const account = privateKeyToAccount(setup.senderKey, { nonceManager });
-  const publicClient = createPublicClient({ chain, transport, pollingInterval: POLL_MS }) as PublicClient;
-  const wallet = createWalletClient({ chain, transport, account });
+  const { metrics, account, publicClient, wallet } = baselineClients(setup.rpcUrl, setup.chainId, setup.senderKey);
 
   async function transfer(to: Address, amountMinor: bigint): Promise<BareTransfer> {
     const started = performance.now();
     const hash = await wallet.writeContract({ address: setup.tokenAddress, abi: tokenAbi, functionName: 'transfer', args: [to, amountMinor] });
-    let receipt: Awaited<ReturnType<typeof publicClient.getTransactionReceipt>> | undefined;
-    while (!(receipt = await publicClient.getTransactionReceipt({ hash }).catch(() => undefined))) await sleep(POLL_MS);
-    if (receipt.status !== 'success') throw new Error(`baseline transfer ${hash} reverted`);
-    const includedMs = performance.now() - started;
-    while ((await publicClient.getBlockNumber({ cacheTime: 0 })) < receipt.blockNumber + BigInt(setup.confirmations)) await sleep(POLL_MS);
+    let includedMs = 0;
+    const receipt = await untilSettled(publicClient, hash, setup.confirmations, () => (includedMs = performance.now() - started));
     return { transactionHash: hash, includedMs, settledMs: performance.now() - started, gasUsed: receipt.gasUsed };
   }
 

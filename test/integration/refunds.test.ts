@@ -838,6 +838,43 @@ describe('the typed client (AuthcapClient)', () => {
       await client.close();
     }
   }, 180_000);
+
+  it("past the refund window (the caller's clock 31 days on): a retry of a refund accepted in time gets that refund; a new one is 409 invalid_state and adds nothing", async () => {
+    const d = dev();
+    const client = await AuthcapClient.connect(loadTemporalSettings({ address: d.temporalAddress, namespace: d.temporalNamespace }));
+    const c = refundsClient(client);
+    const temporal = await connectTemporal();
+    try {
+      const world = sharedWorld();
+      const p = await newPayer(world);
+      const captured = await capturedIn(world, p, '3');
+      const key = idempotencyKey('window');
+      const first = await c.refund(captured.id, { amount: '1' }, { idempotencyKey: key, waitMs: 60_000 });
+      expect(first.refund.state).toBe('succeeded');
+      const ledger = temporal.workflow.getHandle(refundsWorkflowId(parseResourceId(captured.id)!.runId));
+      const historyBefore = (await ledger.describe()).historyLength;
+
+      const realNow = Date.now.bind(Date);
+      const later = vi.spyOn(Date, 'now').mockImplementation(() => realNow() + 31 * 86_400_000);
+      let again: Awaited<ReturnType<typeof c.refund>>;
+      let fresh: unknown;
+      try {
+        again = await c.refund(captured.id, { amount: '1' }, { idempotencyKey: key });
+        fresh = await c.refund(captured.id, { amount: '1' }).catch((e: unknown) => e);
+      } finally {
+        later.mockRestore();
+      }
+      expect(again.refund).toEqual(first.refund);
+      expect(fresh).toBeInstanceOf(AuthcapError);
+      expect((fresh as AuthcapError).code).toBe('invalid_state');
+      expect((fresh as AuthcapError).message).toMatch(/refunds for this authorization closed at /);
+      expect((await ledger.describe()).historyLength).toBe(historyBefore);
+      expect((await c.getAuthorization(captured.id)).amountRefunded).toBe('1');
+    } finally {
+      await temporal.connection.close();
+      await client.close();
+    }
+  }, 120_000);
 });
 
 async function awaitWithClient(c: ReturnType<typeof refundsClient>, id: string): Promise<Refund> {

@@ -30,6 +30,11 @@ export async function api<T = any>(method: string, path: string, body?: unknown,
     headers: { 'content-type': 'application/json', ...(key ? { authorization: `Bearer ${key}` } : {}), ...options.headers },
     body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
   });
+  return readApiResult<T>(res);
+}
+
+/** An API answer: its status, its body as JSON (as text when it is not JSON) and its headers. */
+export async function readApiResult<T>(res: Response): Promise<ApiResult<T>> {
   const text = await res.text();
   let parsed: unknown;
   try {

@@ -17,8 +17,9 @@ import type { AuthcapClient } from '../../client/authcapClient.js';
 import type { AuthorizationResource } from '../../domain/authorization.js';
 import { refundNonce } from '../../activities/refund.js';
 import { parseRefundId, type Refund } from '../../domain/refunds.js';
+import { authorizationTypes } from '../../domain/eip3009.js';
 import { tokenAbi } from '../../domain/tokenAbi.js';
-import { chain, dev, newOrderId, walletSign, type ApiResult } from './api.js';
+import { chain, dev, newOrderId, readApiResult, walletSign, type ApiResult } from './api.js';
 import { startIsolatedChain, type IsolatedChain } from './isolatedChain.js';
 import { asTokenOwner, sleep, type DemoKey } from './lifecycle.js';
 import { startOwnApi, type OwnApi } from './ownApi.js';
@@ -139,14 +140,7 @@ export async function call<T = any>(world: World, method: string, path: string, 
     headers,
     body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
   });
-  const text = await res.text();
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    parsed = text;
-  }
-  return { status: res.status, body: parsed as T, headers: res.headers };
+  return readApiResult<T>(res);
 }
 
 export const tokens = (amount: string) => parseUnits(amount, 6);
@@ -513,16 +507,7 @@ export async function moveMerchantTokens(world: World, merchantKey: Hex, to: Add
   };
   const signature = await account.signTypedData({
     domain: { name, version, chainId, verifyingContract: world.tokenAddress },
-    types: {
-      TransferWithAuthorization: [
-        { name: 'from', type: 'address' },
-        { name: 'to', type: 'address' },
-        { name: 'value', type: 'uint256' },
-        { name: 'validAfter', type: 'uint256' },
-        { name: 'validBefore', type: 'uint256' },
-        { name: 'nonce', type: 'bytes32' },
-      ],
-    },
+    types: { TransferWithAuthorization: authorizationTypes.TransferWithAuthorization },
     primaryType: 'TransferWithAuthorization',
     message,
   });
