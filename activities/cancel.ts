@@ -1,6 +1,6 @@
 // Relaying a payer's cancellation: the merchant alone cannot cancel onchain (spec rule 2), but it
 // can submit the payer's CancelAuthorization signature and pay the gas.
-import { encodeFunctionData, parseEventLogs, type Hex } from 'viem';
+import { parseEventLogs, type Hex } from 'viem';
 import type { CancelConfirmation, CancelRequest, PrepareResult } from '../domain/activityContract.js';
 import { cancelAuthorizationTypes, type TokenDomain } from '../domain/eip3009.js';
 import type { SignatureCheck } from '../domain/facts.js';
@@ -10,8 +10,6 @@ import { waitForDepth, waitForReceipt } from './heartbeat.js';
 import { createNonceStateActivity } from './nonceState.js';
 import { cancelFailureFromRevert, isRevert } from './revert.js';
 import { cancelCall } from './tokenCalls.js';
-
-const CANCEL_GAS_LIMIT = 100_000n;
 
 export function createCancelActivities(ctx: ChainContext) {
   const readNonceState = createNonceStateActivity(ctx);
@@ -40,15 +38,7 @@ export function createCancelActivities(ctx: ChainContext) {
       if (isRevert(err)) return { status: 'failed', failure: cancelFailureFromRevert(err) };
       throw err;
     }
-    const c = call(request);
-    return {
-      status: 'ready',
-      transaction: {
-        to: ctx.tokenAddress,
-        data: encodeFunctionData({ abi: c.abi, functionName: c.functionName, args: c.args }),
-        gas: CANCEL_GAS_LIMIT.toString(),
-      },
-    };
+    return { status: 'ready' };
   }
 
   async function awaitCancelConfirmation(request: CancelRequest & { transactionHash: Hex }): Promise<CancelConfirmation> {

@@ -1,9 +1,8 @@
 // Submitting a capture and following it into a block and to the confirmation depth.
-import { encodeFunctionData, type Hex, type TransactionReceipt } from 'viem';
+import type { Hex, TransactionReceipt } from 'viem';
 import type { CaptureConfirmation, CaptureInclusion, CaptureRequest, PrepareResult } from '../domain/activityContract.js';
 import { tokenAbi } from '../domain/tokenAbi.js';
 import type { ChainContext } from './chainContext.js';
-import { CAPTURE_GAS_LIMIT } from './precheck.js';
 import {
   authorizationCanceledTopic,
   authorizationUsedTopic,
@@ -35,8 +34,7 @@ export function createCaptureActivities(ctx: ChainContext) {
       if (onchain.status !== 'unused') return { status: 'consumed', onchain };
       return { status: 'failed', failure: captureFailureFromRevert(err) };
     }
-    const data = encodeFunctionData({ abi: call.abi, functionName: call.functionName, args: call.args });
-    return { status: 'ready', transaction: { to: ctx.tokenAddress, data, gas: CAPTURE_GAS_LIMIT.toString() } };
+    return { status: 'ready' };
   }
 
   /**

@@ -3,7 +3,6 @@
 // so however often an attempt is retried, re-signed or rebroadcast, a refund can only ever pay once,
 // and its AuthorizationUsed(merchant, nonce) log proves it the way a capture's log proves a capture.
 import { ApplicationFailure } from '@temporalio/common';
-import { encodeFunctionData, keccak256, stringToHex, type Hex } from 'viem';
 import type { NonceStateRequest, RefundAttempt, RefundAttemptRequest } from '../domain/activityContract.js';
 import { authorizationMessageValues, authorizationTypes, type AuthorizationMessage } from '../domain/eip3009.js';
 import type { OnchainNonceFacts } from '../domain/facts.js';
@@ -15,11 +14,10 @@ import { CAPTURE_GAS_LIMIT, PRIORITY_FEE_ALLOWANCE } from './precheck.js';
 import { captureFailureFromRevert, isRevert } from './revert.js';
 import { captureCall } from './tokenCalls.js';
 import { readTokenDomain } from './tokenDomain.js';
+import { refundBackingCheck } from './relayCalls.js';
+import { refundNonce } from './refundNonce.js';
 
-/** The refund's EIP-3009 nonce: the same for each of its attempts, different for every refund. */
-export function refundNonce(authorizationRunId: string, sequence: number): Hex {
-  return keccak256(stringToHex(`authcap:refund:${authorizationRunId}:${sequence}`));
-}
+export { refundNonce } from './refundNonce.js';
 
 /** Without a record of where a refund was first signed, how far back its nonce's log is looked for. */
 const LOG_LOOKBACK = 100_000n;
@@ -28,6 +26,7 @@ const REORG_MARGIN = 256n;
 
 export function createRefundActivities(ctx: ChainContext) {
   const readNonceState = createNonceStateActivity(ctx);
+  const backing = refundBackingCheck(ctx);
 
   async function prepareRefund(request: RefundAttemptRequest): Promise<RefundAttempt> {
     const nonce = refundNonce(request.authorizationRunId, request.sequence);
@@ -89,6 +88,14 @@ export function createRefundActivities(ctx: ChainContext) {
       validBefore: String(block.timestamp + BigInt(ctx.refundValiditySeconds)),
       nonce,
     };
+    // The key signs a refund only once its capture backs it (the payer who paid, no more than paid):
+    // the relayer checks the same before it sends.
+    const refused = await backing.check(merchant.address, {
+      authorization,
+      refund: { authorizationRunId: request.authorizationRunId, sequence: request.sequence, captureTransactionHash: request.captureTransactionHash ?? null },
+    });
+    if (refused)
+      return { nonce, facts, prepared: null, simulationFailure: { code: 'relay_refused', message: `the merchant key will not sign this refund: ${refused}` } };
     const signature = await merchant.signTypedData({
       domain: { ...domain, chainId: Number(domain.chainId) },
       types: { TransferWithAuthorization: authorizationTypes.TransferWithAuthorization },
@@ -110,13 +117,7 @@ export function createRefundActivities(ctx: ChainContext) {
         if (landed.status !== 'unused') return { nonce, facts: { ...facts, onchain: landed }, prepared: null, simulationFailure: null };
       }
     }
-    const data = encodeFunctionData({ abi: call.abi, functionName: call.functionName, args: call.args });
-    return {
-      nonce,
-      facts,
-      prepared: { request: captureRequest, transaction: { to: ctx.tokenAddress, data, gas: CAPTURE_GAS_LIMIT.toString() } },
-      simulationFailure,
-    };
+    return { nonce, facts, prepared: { request: captureRequest }, simulationFailure };
   }
 
   /**

@@ -3,12 +3,22 @@
 // never collide across captures or worker processes. A batch stops at its first refusal, so no
 // nonce is ever skipped: a gap would block every later capture.
 import { keccak256, type Address, type Hex, type LocalAccount } from 'viem';
-import type { BroadcastOutcome, InflightReport, InflightTransaction, RelayRequest, RelayerActivities } from '../domain/relay.js';
+import {
+  consumedBy,
+  isTypedRelayRequest,
+  type BroadcastOutcome,
+  type InflightReport,
+  type InflightTransaction,
+  type LegacyRelayRequest,
+  type RelayRequest,
+  type RelayerActivities,
+} from '../domain/relay.js';
 import { tokenAbi } from '../domain/tokenAbi.js';
 import type { ChainContext } from './chainContext.js';
 import { heartbeat, lastHeartbeat } from './heartbeat.js';
 import { revertReasonOf } from './revert.js';
 import { classifyRpcError } from './rpc/rpcErrors.js';
+import { buildRelayTransaction, refundBackingCheck, type BuiltTransaction } from './relayCalls.js';
 
 /** Replacement must pay at least 10% more (geth's rule); 25% clears every client's threshold. */
 const FEE_BUMP_PERCENT = 125n;
@@ -18,6 +28,7 @@ export const MAX_FEE_BUMPS = 5;
 export const SETTLE_DEPTH = 64n;
 
 export function createRelayerActivities(ctx: ChainContext): RelayerActivities {
+  const backing = refundBackingCheck(ctx);
   async function sign(
     account: LocalAccount,
     tx: { to: InflightTransaction['to']; data: Hex; gas: bigint; nonce: number; maxFeePerGas: bigint; maxPriorityFeePerGas: bigint },
@@ -39,26 +50,35 @@ export function createRelayerActivities(ctx: ChainContext): RelayerActivities {
     return ctx.publicClient.getTransactionCount({ address: ctx.accountFor(request?.sender).address, blockTag: 'pending' });
   }
 
-  async function broadcastBatch(request: { startNonce: number; items: RelayRequest[]; sentAt: number; sender?: Address }): Promise<BroadcastOutcome> {
+  async function broadcastBatch(request: {
+    startNonce: number;
+    items: (RelayRequest | LegacyRelayRequest)[];
+    sentAt: number;
+    sender?: Address;
+  }): Promise<BroadcastOutcome> {
     const account = ctx.accountFor(request.sender);
+    const refused: BroadcastOutcome['refused'] = [];
     // A retried attempt rebroadcasts exactly what it signed before, never a second set of transactions.
     let signed = lastHeartbeat<InflightTransaction[]>();
     if (!signed?.length) {
+      // Each call is built and checked before any nonce is given out: a refused one takes none.
+      const built: { item: RelayRequest; transaction: BuiltTransaction }[] = [];
+      for (const item of request.items) {
+        const result = isTypedRelayRequest(item)
+          ? await buildRelayTransaction(ctx, account.address, item.call, backing)
+          : { refused: 'raw calldata is not relayed: the relayer builds every call itself' };
+        if ('refused' in result)
+          refused.push({ requestId: item.requestId, failure: { code: 'relay_refused', message: `the relayer refused: ${result.refused}` } });
+        else built.push({ item: item as RelayRequest, transaction: result.transaction });
+      }
       // The relayer workflow keeps the count (it re-reads the chain whenever nothing of ours is in
       // flight). Should the chain be ahead (another tool used the key), the node answers "nonce too
       // low" below and the batch is signed again from the chain's count.
       const start = request.startNonce;
-      const fees = await ctx.feesPerGas();
+      const fees = built.length > 0 ? await ctx.feesPerGas() : undefined;
       signed = [];
-      for (const [i, item] of request.items.entries()) {
-        const tx = {
-          to: item.to,
-          data: item.data,
-          gas: BigInt(item.gas),
-          nonce: start + i,
-          maxFeePerGas: fees.maxFeePerGas,
-          maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
-        };
+      for (const [i, { item, transaction }] of built.entries()) {
+        const tx = { ...transaction, nonce: start + i, maxFeePerGas: fees!.maxFeePerGas, maxPriorityFeePerGas: fees!.maxPriorityFeePerGas };
         const { raw, hash } = await sign(account, tx);
         signed.push({
           requestId: item.requestId,
@@ -66,19 +86,18 @@ export function createRelayerActivities(ctx: ChainContext): RelayerActivities {
           accountNonce: tx.nonce,
           hash,
           raw,
-          to: item.to,
-          data: item.data,
-          gas: item.gas,
-          maxFeePerGas: fees.maxFeePerGas.toString(),
-          maxPriorityFeePerGas: fees.maxPriorityFeePerGas.toString(),
-          authorizer: item.authorizer,
-          nonce: item.nonce,
+          to: transaction.to,
+          data: transaction.data,
+          gas: transaction.gas.toString(),
+          maxFeePerGas: fees!.maxFeePerGas.toString(),
+          maxPriorityFeePerGas: fees!.maxPriorityFeePerGas.toString(),
+          ...consumedBy(item.call),
           sentAt: request.sentAt,
         });
       }
       heartbeat(signed);
     }
-    const outcome: BroadcastOutcome = { sent: [], refused: [], retry: [], nextAccountNonce: signed[0]?.accountNonce ?? request.startNonce };
+    const outcome: BroadcastOutcome = { sent: [], refused, retry: [], nextAccountNonce: signed[0]?.accountNonce ?? request.startNonce };
     for (const [i, tx] of signed.entries()) {
       try {
         await ctx.publicClient.sendRawTransaction({ serializedTransaction: tx.raw });

@@ -20,6 +20,7 @@ import { parseOrderId } from './requests.js';
 import { serverCall } from './temporalCalls.js';
 import { ScanGate } from './scanGate.js';
 import { quote } from './visibilityQuery.js';
+import { sealedEntries } from '../domain/sealed.js';
 
 export interface ListEventsRequest {
   /** An event id: only events after it. Without one, the feed starts RETENTION_DAYS back. */
@@ -143,7 +144,7 @@ async function locate(temporal: Client, id: string): Promise<{ recordedAt: strin
       throw err;
     },
   );
-  const found = eventsFromMemo(description.memo).find((e) => e.id === id);
+  const found = eventsFromMemo(sealedEntries(description.memo)).find((e) => e.id === id);
   if (!found) throw new AuthcapError('not_found', `no event ${id}`);
   return { recordedAt: found.recordedAt, id };
 }
@@ -165,7 +166,8 @@ async function streams(temporal: Client, clauses: string[], cap: number): Promis
     );
     for (const execution of page.executions ?? []) {
       if (++count > cap) return undefined;
-      const memo = await decodeMapFromPayloads(converter, execution.memo?.fields as never);
+      // A stream's events count only as authcap sealed them: a forged stream's memo reads as empty.
+      const memo = sealedEntries(await decodeMapFromPayloads(converter, execution.memo?.fields as never));
       out.push(...eventsFromMemo(memo));
     }
     nextPageToken = page.nextPageToken && page.nextPageToken.length > 0 ? page.nextPageToken : undefined;

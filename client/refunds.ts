@@ -31,6 +31,7 @@ import { REFUND_ALREADY_REQUESTED, refundUpdate, type RefundCommand, type Refund
 import { resourceId } from './ids.js';
 import { serverCall, workerCall } from './temporalCalls.js';
 import { authorizationBusy } from './temporalErrors.js';
+import { sealedEntries } from '../domain/sealed.js';
 
 export interface RefundRequest {
   /** Decimal token amount, e.g. "3.00"; absent: all that is left of the capture. */
@@ -111,6 +112,7 @@ export class Refunds {
       payer: resource.authorization.from,
       merchant: resource.authorization.to,
       amountCapturedMinor: captured.toString(),
+      captureTransactionHash: resource.capture?.transactionHash ?? null,
       capturedAt,
       refundableUntil,
       authorization: {
@@ -153,7 +155,7 @@ export class Refunds {
   /** The refunds workflow's ledger, from its memo (open or closed); undefined when it never started. */
   private async ledger(authorizationRunId: string): Promise<RefundLedgerView | undefined> {
     const description = await this.describe(authorizationRunId);
-    return ledgerFromMemo(description?.memo);
+    return ledgerFromMemo(sealedEntries(description?.memo));
   }
 
   private async describe(authorizationRunId: string): Promise<WorkflowExecutionDescription | undefined> {

@@ -16,6 +16,7 @@ import { newWebhookSecret } from '../runtime/webhookSignature.js';
 import { checkDestination, systemResolver, webhookAddressPolicyFromEnv, type Resolver, type WebhookAddressPolicy } from '../runtime/webhookAddressPolicy.js';
 import { createWebhookEndpointUpdate, deleteWebhookEndpointUpdate, type webhookEndpointsWorkflow } from '../workflows/webhookEndpoints.js';
 import { serverCall, workerCall } from './temporalCalls.js';
+import { sealedEntries } from '../domain/sealed.js';
 
 export interface CreateWebhookEndpointRequest {
   /** http(s) URL that receives POSTed events. */
@@ -104,7 +105,7 @@ export class WebhookEndpoints {
   async list(): Promise<WebhookEndpoint[]> {
     try {
       const description = await serverCall(this.temporal, () => this.temporal.workflow.getHandle(WEBHOOK_ENDPOINTS_WORKFLOW_ID).describe());
-      return (description.memo?.[ENDPOINTS_MEMO_KEY] as WebhookEndpoint[] | undefined) ?? [];
+      return (sealedEntries(description.memo)?.[ENDPOINTS_MEMO_KEY] as WebhookEndpoint[] | undefined) ?? [];
     } catch (err) {
       if (err instanceof AuthcapError && err.code === 'not_found') return [];
       throw err;

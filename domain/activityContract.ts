@@ -29,7 +29,8 @@ export interface PreparedTransaction {
 }
 
 export type PrepareResult =
-  | { status: 'ready'; transaction: PreparedTransaction }
+  /** The call would succeed: the relayer builds its transaction itself. (Results recorded before typed relay requests carry their calldata.) */
+  | { status: 'ready'; transaction?: PreparedTransaction }
   | { status: 'failed'; failure: CaptureFailure }
   /** The nonce was already consumed onchain, by us earlier or by someone else. */
   | { status: 'consumed'; onchain: OnchainConsumption };
@@ -121,6 +122,8 @@ export interface RefundAttemptRequest {
   sequence: number;
   /** Where the refund's first attempt was signed: a log of its nonce is no older. */
   fromBlock?: string;
+  /** The capture the refund gives back from: the key signs nothing its receipt does not back. */
+  captureTransactionHash?: Hex | null;
 }
 
 /**
@@ -131,8 +134,8 @@ export interface RefundAttemptRequest {
 export interface RefundAttempt {
   nonce: Hex;
   facts: RefundPrecheckFacts;
-  /** The signed call (a CaptureRequest: the capture waits follow it the same way). */
-  prepared: { request: CaptureRequest; transaction: PreparedTransaction } | null;
+  /** The signed call (a CaptureRequest: the capture waits follow it the same way). Attempts recorded before typed relay requests also carry its calldata. */
+  prepared: { request: CaptureRequest; transaction?: PreparedTransaction } | null;
   /** Why simulating the signed call at `pending` reverted, when it did. */
   simulationFailure: CaptureFailure | null;
 }

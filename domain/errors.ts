@@ -37,6 +37,8 @@ export const errorCodes = {
    */
   contract_wallet_unsupported: 422,
   capture_reverted: 422,
+  /** The merchant's relayer refused a call it could not check against what it concerns (it signs nothing else). */
+  relay_refused: 422,
   /** A partial capture's amount is larger than the payer authorized. */
   capture_exceeds_authorized: 422,
   /** A refund (with the refunds already made or under way) would give back more than was captured. */

@@ -50,6 +50,8 @@ export interface RefundRecord {
   validBefore: string | null;
   /** The block its first attempt was signed at: no log of its nonce is older (log reads start here). */
   fromBlock?: string | null;
+  /** The capture it gives back from: the merchant key signs and sends nothing that capture does not back. */
+  captureTransactionHash?: Hex | null;
   transactionHash: Hex | null;
   blockNumber: string | null;
   blockHash: Hex | null;

@@ -1,20 +1,78 @@
-// What capture and cancel workflows ask of the merchant's relayer, and what it answers.
+// What capture, cancel and refund workflows ask of the merchant's relayer, and what it answers.
+// The relayer is no signing service: a request names one of the token's EIP-3009 calls and its
+// typed arguments, and the relayer builds the calldata itself, for the configured token only, after
+// checking the call against what it concerns (activities/relayCalls.ts).
 import type { Address, Hex } from 'viem';
+import type { AuthorizationMessage, AuthorizationPrimaryType } from './eip3009.js';
 import type { CaptureFailure } from './facts.js';
+
+/** The payer's authorization, captured by the merchant key it names as recipient. */
+export interface CaptureCall {
+  kind: 'capture';
+  primaryType: AuthorizationPrimaryType;
+  authorization: AuthorizationMessage;
+  signature: Hex;
+}
+
+/** The payer's CancelAuthorization, relayed (the merchant pays the gas; nothing moves). */
+export interface CancelCall {
+  kind: 'cancel';
+  authorizer: Address;
+  nonce: Hex;
+  signature: Hex;
+}
+
+/**
+ * A refund: the merchant key's own TransferWithAuthorization to the payer, under the nonce derived
+ * from the refund's place, backed by the capture it gives back from (its transaction proves what
+ * the payer paid the merchant).
+ */
+export interface RefundCall {
+  kind: 'refund';
+  authorization: AuthorizationMessage;
+  signature: Hex;
+  refund: RefundBacking;
+}
+
+export interface RefundBacking {
+  authorizationRunId: string;
+  sequence: number;
+  /** The capture's transaction: its Transfer from the payer to the merchant key bounds the refund. */
+  captureTransactionHash: Hex | null;
+}
+
+export type RelayCall = CaptureCall | CancelCall | RefundCall;
 
 export interface RelayRequest {
   /** Idempotency key: the same request sent twice is answered once, with the same transaction. */
   requestId: string;
   /** The workflow waiting for the answer (signal `relayResult`). */
   replyTo: { workflowId: string; runId: string };
+  /** The merchant key that must send it (its relayer); the first key when absent. */
+  sender?: Address;
+  call: RelayCall;
+}
+
+/** Before typed requests: raw calldata. Still found in old histories; never sent any more. */
+export interface LegacyRelayRequest {
+  requestId: string;
+  replyTo: RelayRequest['replyTo'];
   to: Address;
   data: Hex;
   gas: string;
-  /** The authorization this transaction consumes: a dropped one is resubmitted only while it is unused. */
   authorizer: Address;
   nonce: Hex;
-  /** The merchant key that must send it (its relayer); the first key when absent. */
   sender?: Address;
+}
+
+export function isTypedRelayRequest(request: RelayRequest | LegacyRelayRequest): request is RelayRequest {
+  return typeof (request as RelayRequest)?.call?.kind === 'string';
+}
+
+/** The EIP-3009 authorization a call consumes: a dropped transaction is resubmitted only while it is unused. */
+export function consumedBy(call: RelayCall): { authorizer: Address; nonce: Hex } {
+  if (call.kind === 'cancel') return { authorizer: call.authorizer, nonce: call.nonce };
+  return { authorizer: call.authorization.from, nonce: call.authorization.nonce };
 }
 
 export interface RelayResult {
@@ -67,7 +125,8 @@ export interface InflightReport {
 /** Every relayer activity names the merchant key it works for (absent: the first key, as recorded before several keys). */
 export interface RelayerActivities {
   relayerAccountNonce(request?: { sender?: Address }): Promise<number>;
-  broadcastBatch(request: { startNonce: number; items: RelayRequest[]; sentAt: number; sender?: Address }): Promise<BroadcastOutcome>;
+  /** Builds each item's call (refusing any it cannot check), signs the rest with consecutive nonces, broadcasts them in order. */
+  broadcastBatch(request: { startNonce: number; items: (RelayRequest | LegacyRelayRequest)[]; sentAt: number; sender?: Address }): Promise<BroadcastOutcome>;
   inspectInflight(request: { inflight: InflightTransaction[]; now: number; stuckAfterMs: number; sender?: Address }): Promise<InflightReport>;
 }
 

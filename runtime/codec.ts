@@ -6,10 +6,15 @@ import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Payload, PayloadCodec } from '@temporalio/common';
+import { SEAL_MARKER, unsealedInput, type UnsealedReason } from '../domain/sealed.js';
 
 export const ENCRYPTED_ENCODING = 'binary/encrypted';
 const ENCODING_KEY = 'encoding';
 const KEY_ID_KEY = 'encryption-key-id';
+/** Inside the seal: who sealed it. Absent: an authcap process holding the key. */
+const ORIGIN_KEY = 'authcap-origin';
+const OPERATOR_ORIGIN = 'operator';
+const JSON_ENCODING = 'json/plain';
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
 
@@ -22,41 +27,93 @@ export interface CodecKeys {
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
+/**
+ * Seals and opens payloads. `decode` authenticates: a payload it cannot open as sealed by one of its
+ * keys comes out as the unsealed marker (domain/sealed.ts) for the interceptors to refuse, never as
+ * the data it claims to carry. The codec server uses `openForDisplay` and `sealForOperator` instead.
+ */
 export class EncryptionCodec implements PayloadCodec {
   constructor(private readonly keys: CodecKeys) {
     if (!keys.keys.has(keys.active)) throw new Error(`codec: the active key ${keys.active} is not among the keys`);
   }
 
   async encode(payloads: Payload[]): Promise<Payload[]> {
-    const key = this.keys.keys.get(this.keys.active)!;
-    return payloads.map((payload) => {
-      const iv = randomBytes(IV_BYTES);
-      const cipher = createCipheriv('aes-256-gcm', key, iv);
-      // The whole payload (its metadata too) is sealed: the inner encoding says how to read it back.
-      const plain = Buffer.from(JSON.stringify(toJson(payload)), 'utf8');
-      const sealed = Buffer.concat([iv, cipher.update(plain), cipher.final(), cipher.getAuthTag()]);
-      return {
-        metadata: { [ENCODING_KEY]: encoder.encode(ENCRYPTED_ENCODING), [KEY_ID_KEY]: encoder.encode(this.keys.active) },
-        data: sealed,
-      };
-    });
+    return payloads.map((payload) => this.seal(payload));
   }
 
   async decode(payloads: Payload[]): Promise<Payload[]> {
     return payloads.map((payload) => {
-      // Plain payloads (the Temporal UI's JSON signal, older histories) pass through as they are.
-      if (decoder.decode(payload.metadata?.[ENCODING_KEY] ?? new Uint8Array()) !== ENCRYPTED_ENCODING) return payload;
-      const keyId = decoder.decode(payload.metadata?.[KEY_ID_KEY] ?? new Uint8Array());
-      const key = this.keys.keys.get(keyId);
-      if (!key) throw new Error(`codec: no key with id "${keyId}" to decrypt this payload (add it to AUTHCAP_CODEC_KEYS)`);
-      const data = Buffer.from(payload.data ?? new Uint8Array());
-      if (data.length < IV_BYTES + TAG_BYTES) throw new Error('codec: an encrypted payload is too short');
+      const opened = this.open(payload);
+      if ('unsealed' in opened) return jsonPayload(unsealedInput(opened.unsealed));
+      const { inner } = opened;
+      if (decoder.decode(inner.metadata?.[ORIGIN_KEY] ?? new Uint8Array()) !== OPERATOR_ORIGIN) return inner;
+      // An operator's input (the UI's signal, sealed by the codec server) reaches only what an
+      // operator may do: the interceptors see who sealed it.
+      if (decoder.decode(inner.metadata?.[ENCODING_KEY] ?? new Uint8Array()) !== JSON_ENCODING) return jsonPayload(unsealedInput('malformed'));
+      try {
+        return jsonPayload({ [SEAL_MARKER]: OPERATOR_ORIGIN, value: JSON.parse(decoder.decode(inner.data ?? new Uint8Array())) });
+      } catch {
+        return jsonPayload(unsealedInput('malformed'));
+      }
+    });
+  }
+
+  /** The codec server's /decode: what a payload says, for people to read (plain ones as they are). */
+  async openForDisplay(payloads: Payload[]): Promise<Payload[]> {
+    return payloads.map((payload) => {
+      if (!isSealed(payload)) return payload;
+      const opened = this.open(payload);
+      if ('unsealed' in opened) throw new Error(`codec: cannot open this payload (${opened.unsealed})`);
+      return opened.inner;
+    });
+  }
+
+  /** The codec server's /encode: sealed, and marked as an operator's (it can void, nothing more). */
+  async sealForOperator(payloads: Payload[]): Promise<Payload[]> {
+    return payloads.map((payload) => this.seal({ ...payload, metadata: { ...payload.metadata, [ORIGIN_KEY]: encoder.encode(OPERATOR_ORIGIN) } }));
+  }
+
+  private seal(payload: Payload): Payload {
+    const key = this.keys.keys.get(this.keys.active)!;
+    const iv = randomBytes(IV_BYTES);
+    const cipher = createCipheriv('aes-256-gcm', key, iv);
+    // The whole payload (its metadata too) is sealed: the inner encoding says how to read it back.
+    const plain = Buffer.from(JSON.stringify(toJson(payload)), 'utf8');
+    const sealed = Buffer.concat([iv, cipher.update(plain), cipher.final(), cipher.getAuthTag()]);
+    return {
+      metadata: { [ENCODING_KEY]: encoder.encode(ENCRYPTED_ENCODING), [KEY_ID_KEY]: encoder.encode(this.keys.active) },
+      data: sealed,
+    };
+  }
+
+  private open(payload: Payload): { inner: Payload } | { unsealed: UnsealedReason } {
+    if (!isSealed(payload)) return { unsealed: 'plain' };
+    const keyId = decoder.decode(payload.metadata?.[KEY_ID_KEY] ?? new Uint8Array());
+    const key = this.keys.keys.get(keyId);
+    if (!key) {
+      // Loud: a worker missing a key that sealed real payloads must be noticed (add it to AUTHCAP_CODEC_KEYS).
+      console.error(`authcap codec: a payload is sealed with key id "${keyId}", which this process does not hold (AUTHCAP_CODEC_KEYS)`);
+      return { unsealed: 'unknown_key' };
+    }
+    const data = Buffer.from(payload.data ?? new Uint8Array());
+    if (data.length < IV_BYTES + TAG_BYTES) return { unsealed: 'malformed' };
+    try {
       const decipher = createDecipheriv('aes-256-gcm', key, data.subarray(0, IV_BYTES));
       decipher.setAuthTag(data.subarray(data.length - TAG_BYTES));
       const plain = Buffer.concat([decipher.update(data.subarray(IV_BYTES, data.length - TAG_BYTES)), decipher.final()]);
-      return fromJson(JSON.parse(plain.toString('utf8')) as JsonPayload);
-    });
+      return { inner: fromJson(JSON.parse(plain.toString('utf8')) as JsonPayload) };
+    } catch {
+      return { unsealed: 'tampered' };
+    }
   }
+}
+
+function isSealed(payload: Payload): boolean {
+  return decoder.decode(payload.metadata?.[ENCODING_KEY] ?? new Uint8Array()) === ENCRYPTED_ENCODING;
+}
+
+function jsonPayload(value: unknown): Payload {
+  return { metadata: { [ENCODING_KEY]: encoder.encode(JSON_ENCODING) }, data: encoder.encode(JSON.stringify(value)) };
 }
 
 interface JsonPayload {

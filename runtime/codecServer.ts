@@ -6,13 +6,15 @@
 // It runs inside the `npm start` supervisor: no request, however broken, may throw out of it.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { Payload, PayloadCodec } from '@temporalio/common';
+import type { Payload } from '@temporalio/common';
 import { createRemoteJWKSet, jwtVerify, type JWTVerifyGetKey } from 'jose';
+import type { EncryptionCodec } from './codec.js';
 
 export interface CodecServerOptions {
   host?: string;
   port: number;
-  codec: PayloadCodec;
+  /** Opens payloads for people to read; seals an operator's input as an operator's (it can void, nothing more). */
+  codec: Pick<EncryptionCodec, 'openForDisplay' | 'sealForOperator'>;
   /** A shared secret: `Authorization: Bearer <token>` or `<url>/<token>/decode`. */
   token?: string;
   /** Accepts a bearer that is not the shared token, e.g. a JWT access token (see jwtBearerVerifier). */
@@ -153,7 +155,7 @@ export function codecRequestHandler(options: CodecServerOptions) {
     if (type !== 'application/json') return send(415, { error: 'send application/json' });
     try {
       const input = parsePayloads(await readBody(req, limit));
-      const output = match[2] === 'decode' ? await options.codec.decode(input) : await options.codec.encode(input);
+      const output = match[2] === 'decode' ? await options.codec.openForDisplay(input) : await options.codec.sealForOperator(input);
       send(200, { payloads: output.map(toWire) });
     } catch (err) {
       if (req.destroyed && !req.complete) return; // the client went away mid-body: nobody to answer

@@ -15,7 +15,12 @@ execFileSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '
 // The checkout pages' browser code is bundled by the API at start (esbuild): it travels as source.
 cpSync(join(root, 'api/checkout/browser'), join(distDir, 'api/checkout/browser'), { recursive: true });
 const quiet = { trace() {}, debug() {}, info() {}, warn: (m: string) => console.warn(m), error: (m: string) => console.error(m), log() {} };
-const { code } = await bundleWorkflowCode({ workflowsPath: join(distDir, 'workflows/index.js'), logger: quiet as never });
+const { code } = await bundleWorkflowCode({
+  workflowsPath: join(distDir, 'workflows/index.js'),
+  // Every input a workflow acts on must be sealed by the payload codec (workflows/sealedInputs.ts).
+  workflowInterceptorModules: [join(distDir, 'workflows/sealedInputs.js')],
+  logger: quiet as never,
+});
 writeFileSync(join(distDir, 'workflow-bundle.js'), code);
 writeFileSync(buildStamp, `${new Date().toISOString()}\n`);
 process.stderr.write(`authcap: built dist/ in ${((performance.now() - started) / 1000).toFixed(1)} s\n`);

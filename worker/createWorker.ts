@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { Client } from '@temporalio/client';
 import { existsSync } from 'node:fs';
 import { NativeConnection, Worker, type WorkerOptions, type WorkflowBundleOption } from '@temporalio/worker';
-import { relayerWorkflowId, type RelayRequest } from '../domain/relay.js';
+import { relayerWorkflowId, type LegacyRelayRequest, type RelayRequest } from '../domain/relay.js';
 import { relayRequestSignal } from '../workflows/messages.js';
 import type { merchantRelayerWorkflow as RelayerWorkflow } from '../workflows/relayer.js';
 import { startWatcher, type Watcher } from './watcher.js';
@@ -12,12 +12,15 @@ import type { RpcMetrics } from '../activities/rpc/rpcMetrics.js';
 import { createActivities, createChainContext, type ChainConfig } from '../activities/index.js';
 import { rpcCalls, rpcErrors, startMetricsServer, telemetrySinks } from './telemetry.js';
 import { tracingPluginFromEnv } from '../runtime/tracing.js';
+import { sealedActivityInputs } from './sealedActivityInputs.js';
 import type { TaskFailureTracker } from './taskFailures.js';
 import type { TemporalSettings } from '../runtime/temporal.js';
 
 // Run from the build (dist/), this file is JavaScript and the workflows beside it too.
 const compiled = import.meta.url.endsWith('.js');
 export const workflowsPath = fileURLToPath(new URL(`../workflows/index.${compiled ? 'js' : 'ts'}`, import.meta.url));
+/** Bundled with the workflows (scripts/build.ts does the same for dist/): every input must be sealed. */
+export const workflowInterceptorModules = [fileURLToPath(new URL(`../workflows/sealedInputs.${compiled ? 'js' : 'ts'}`, import.meta.url))];
 /** The bundle `npm run build` made (dist/workflow-bundle.js): absent when running from source. */
 const prebuiltBundlePath = fileURLToPath(new URL('../workflow-bundle.js', import.meta.url));
 
@@ -57,7 +60,7 @@ export async function createAuthcapWorker(options: AuthcapWorkerOptions): Promis
   // Signal-with-start: the merchant's relayer exists from the first transaction on, whichever worker
   // process asks first, and Temporal guarantees there is only ever one per merchant key.
   const requestRelay = async (request: RelayRequest) => {
-    await client.workflow.signalWithStart<typeof RelayerWorkflow, [RelayRequest]>('merchantRelayerWorkflow', {
+    await client.workflow.signalWithStart<typeof RelayerWorkflow, [RelayRequest | LegacyRelayRequest]>('merchantRelayerWorkflow', {
       // Each merchant key has its own relayer: the one the transaction must be sent by.
       workflowId: relayerWorkflowId(chain.senderFor(request.sender)),
       taskQueue,
@@ -66,19 +69,22 @@ export async function createAuthcapWorker(options: AuthcapWorkerOptions): Promis
       signalArgs: [request],
     });
   };
+  // A bundle carries its workflow interceptors (built with them); bundling here adds them.
+  const { workflowModules, ...code } = workflowCode(options.workflowBundle);
   const worker = await Worker.create({
     connection,
     namespace,
     taskQueue,
     activities: createActivities(chain, { requestRelay, events: eventBridges(client) }),
     dataConverter: options.temporal.dataConverter,
+    interceptors: { activity: [sealedActivityInputs], ...(workflowModules ? { workflowModules } : {}) },
     sinks: telemetrySinks(),
     // Open authorizations mostly wait on a timer: bound the cache so memory does not grow with them
     // (an evicted one is replayed from its short history when a message or its deadline arrives).
     maxCachedWorkflows: workflowCacheSize(),
     // Workflows in the main thread, so a CPU profile sees them (slower: for profiling only).
     debugMode: process.env.AUTHCAP_PROFILE_WORKFLOWS === '1',
-    ...workflowCode(options.workflowBundle),
+    ...code,
   });
   const watcher = options.watcher
     ? startWatcher({
@@ -127,12 +133,14 @@ export async function createAuthcapWorker(options: AuthcapWorkerOptions): Promis
  * the worker, so a faster start and a smaller process), or bundled here at start from source. Tracing
  * bundles its workflow interceptors with the code, so a worker with tracing on always bundles its own.
  */
-function workflowCode(given?: WorkflowBundleOption): Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath' | 'plugins'> {
+function workflowCode(given?: WorkflowBundleOption): Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath' | 'plugins'> & {
+  workflowModules?: string[];
+} {
   if (given) return { workflowBundle: given };
   const tracing = tracingPluginFromEnv('authcap-worker');
-  if (tracing) return { workflowsPath, plugins: [tracing] };
+  if (tracing) return { workflowsPath, workflowModules: workflowInterceptorModules, plugins: [tracing] };
   if (existsSync(prebuiltBundlePath)) return { workflowBundle: { codePath: prebuiltBundlePath } };
-  return { workflowsPath };
+  return { workflowsPath, workflowModules: workflowInterceptorModules };
 }
 
 export function workflowCacheSize(env: NodeJS.ProcessEnv = process.env): number {

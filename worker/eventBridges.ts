@@ -3,6 +3,7 @@ import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { EventDependencies } from '../activities/events.js';
 import { ENDPOINTS_MEMO_KEY, WEBHOOK_ENDPOINTS_WORKFLOW_ID, type WebhookEndpoint } from '../domain/events.js';
 import { webhookEndpointRecordsQuery } from '../workflows/webhookEndpoints.js';
+import { sealedEntries } from '../domain/sealed.js';
 
 export function eventBridges(client: Client): EventDependencies {
   const registry = () => client.workflow.getHandle(WEBHOOK_ENDPOINTS_WORKFLOW_ID);
@@ -10,7 +11,7 @@ export function eventBridges(client: Client): EventDependencies {
     async listEndpoints() {
       try {
         const description = await registry().describe();
-        return (description.memo?.[ENDPOINTS_MEMO_KEY] as WebhookEndpoint[] | undefined) ?? [];
+        return (sealedEntries(description.memo)?.[ENDPOINTS_MEMO_KEY] as WebhookEndpoint[] | undefined) ?? [];
       } catch (err) {
         if (err instanceof WorkflowNotFoundError) return [];
         throw err;

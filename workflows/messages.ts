@@ -1,7 +1,7 @@
 // The workflow's message surface: what order services, the API, the CLI and the Temporal UI send.
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { AuthorizationView } from '../domain/authorization.js';
-import type { RelayRequest, RelayResult } from '../domain/relay.js';
+import type { LegacyRelayRequest, RelayRequest, RelayResult } from '../domain/relay.js';
 
 export const WORKFLOW_TYPE = 'authorizationWorkflow';
 
@@ -44,8 +44,8 @@ export const voidUpdate = defineUpdate<AuthorizationView, [VoidRequest]>('void')
 /** The same void as a signal, for the Temporal UI's "send signal" with plain JSON `{"reason","by"}`. */
 export const voidSignal = defineSignal<[Partial<VoidRequest>]>('void');
 
-/** To the merchant's relayer: send this transaction from the merchant key. */
-export const relayRequestSignal = defineSignal<[RelayRequest]>('relayRequest');
+/** To the merchant's relayer: send this call (typed: the relayer builds the transaction) from the merchant key. */
+export const relayRequestSignal = defineSignal<[RelayRequest | LegacyRelayRequest]>('relayRequest');
 
 /** From the relayer back to the authorization workflow: the transaction hash, or why not. */
 export const relayResultSignal = defineSignal<[RelayResult]>('relayResult');

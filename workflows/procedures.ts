@@ -99,7 +99,7 @@ export async function capture(lifecycle: Lifecycle, relay: Relay, window: ChainW
   // precheck above reads `pending`, and the token accepts a nonce once.
   const attempt = lifecycle.captureAttempts;
   // Sent by the key it pays: receiveWithAuthorization accepts only its payee as the sender.
-  const relayed = await relay(`capture:${from}:${nonce}:${attempt}`, prepared.transaction, { authorizer: from, nonce, sender: request.authorization.to });
+  const relayed = await relay(`capture:${from}:${nonce}:${attempt}`, { kind: 'capture', ...request }, request.authorization.to);
   if (!relayed.transactionHash) {
     lifecycle.send({ type: 'CAPTURE_FAILED', failure: relayed.failure ?? { code: 'capture_reverted', message: 'the relayer did not send the capture' } });
     throw lastErrorFailure(lifecycle);
@@ -148,6 +148,7 @@ async function releaseDifference(lifecycle: Lifecycle, relay: Relay): Promise<vo
       orderId: context.orderId,
       payer: authorization.from,
       merchant: authorization.to,
+      captureTransactionHash: context.capture?.transactionHash ?? null,
       amountMinor: (BigInt(context.value) - BigInt(keptAmount(context))).toString(),
       reason: PARTIAL_CAPTURE_REASON,
       createdAt: new Date().toISOString(),
@@ -157,7 +158,10 @@ async function releaseDifference(lifecycle: Lifecycle, relay: Relay): Promise<vo
     lifecycle.send({ type: 'RELEASE_UPDATED', release });
   }
   for (let round = 1; lifecycle.matches({ capturing: 'releasing' }); round += 1) {
-    const outcome = await runRefund(lifecycle.context.release!, {
+    // A release opened before refunds named their capture learns it here: the key signs nothing the capture does not back.
+    const release = lifecycle.context.release!;
+    const backed = release.captureTransactionHash ? release : { ...release, captureTransactionHash: context.capture?.transactionHash ?? null };
+    const outcome = await runRefund(backed, {
       relay,
       onChange: (release) => lifecycle.send({ type: 'RELEASE_UPDATED', release }),
     });
@@ -233,7 +237,7 @@ export async function cancel(lifecycle: Lifecycle, relay: Relay, signature: Hex)
     throw lastErrorFailure(lifecycle);
   }
   const attempt = lifecycle.cancelAttempts;
-  const relayed = await relay(`cancel:${request.authorizer}:${request.nonce}:${attempt}`, prepared.transaction, { ...request, sender: authorization!.to });
+  const relayed = await relay(`cancel:${request.authorizer}:${request.nonce}:${attempt}`, { kind: 'cancel', ...request }, authorization!.to);
   if (!relayed.transactionHash) {
     lifecycle.send({ type: 'CANCEL_FAILED', failure: relayed.failure ?? { code: 'capture_reverted', message: 'the relayer did not send the cancellation' } });
     throw lastErrorFailure(lifecycle);

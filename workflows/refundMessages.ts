@@ -1,6 +1,6 @@
 // The refunds workflow's message surface: what the API and the typed client send it.
 import { defineUpdate } from '@temporalio/workflow';
-import type { Address } from 'viem';
+import type { Address, Hex } from 'viem';
 import type { RefundedAuthorization, RefundRecord } from '../domain/refunds.js';
 
 export interface RefundsWorkflowInput {
@@ -11,6 +11,8 @@ export interface RefundsWorkflowInput {
   merchant: Address;
   /** What the merchant captured and kept, in minor units: refunds never sum to more. */
   amountCapturedMinor: string;
+  /** The capture's transaction: each refund's signature and relay are checked against it. */
+  captureTransactionHash?: Hex | null;
   /** When the capture reached its depth (ISO-8601). */
   capturedAt: string;
   /** The end of the refund window (ISO-8601): refunds asked for after it are refused. */

@@ -5,7 +5,7 @@
 import { ApplicationFailure, log, sleep } from '@temporalio/workflow';
 import type { Hex } from 'viem';
 import type { ActivityOptions } from '@temporalio/common';
-import type { CaptureRequest, PreparedTransaction } from '../domain/activityContract.js';
+import type { CaptureRequest } from '../domain/activityContract.js';
 import { formatAmount } from '../domain/amount.js';
 import { isErrorCode } from '../domain/errors.js';
 import type { RefundRecord } from '../domain/refunds.js';
@@ -33,7 +33,7 @@ export async function runRefund(initial: RefundRecord, deps: RefundDependencies)
   // The signed call of the attempt in flight. Kept in workflow memory, never in the record: the memo
   // is shown to operators, and an unused signature is a payment credential. A replay rebuilds it from
   // the attempt's recorded result.
-  let signed: { request: CaptureRequest; transaction: PreparedTransaction } | undefined;
+  let signed: { request: CaptureRequest } | undefined;
   const step = (command: Command) => {
     const next = stepRefund(record, { ...command, at: now() } as RefundMachineEvent);
     if (next.stage === record.stage && JSON.stringify(next) === JSON.stringify(record)) return;
@@ -57,6 +57,7 @@ export async function runRefund(initial: RefundRecord, deps: RefundDependencies)
               authorizationRunId: record.authorizationRunId,
               sequence: record.sequence,
               ...(record.fromBlock ? { fromBlock: record.fromBlock } : {}),
+              ...(record.captureTransactionHash ? { captureTransactionHash: record.captureTransactionHash } : {}),
             },
           ]);
           signed = attempt.prepared ?? undefined;
@@ -69,11 +70,16 @@ export async function runRefund(initial: RefundRecord, deps: RefundDependencies)
           let relayed: Awaited<ReturnType<Relay>>;
           try {
             // Sent by the key that signed it, through its relayer: one queue of account nonces per key.
-            relayed = await deps.relay(`refund:${record.merchant}:${nonce}:${record.attempts}`, signed.transaction, {
-              authorizer: record.merchant,
-              nonce,
-              sender: record.merchant,
-            });
+            const refund = {
+              authorizationRunId: record.authorizationRunId,
+              sequence: record.sequence,
+              captureTransactionHash: record.captureTransactionHash ?? null,
+            };
+            relayed = await deps.relay(
+              `refund:${record.merchant}:${nonce}:${record.attempts}`,
+              { kind: 'refund', authorization: signed.request.authorization, signature: signed.request.signature, refund },
+              record.merchant,
+            );
           } catch (err) {
             step({ type: 'NOT_SENT', failure: failureOf(err) });
             break;

@@ -146,6 +146,7 @@ export async function refundsWorkflow(input: RefundsWorkflowInput): Promise<Refu
         orderId: input.orderId,
         payer: input.payer,
         merchant: input.merchant,
+        captureTransactionHash: input.captureTransactionHash ?? null,
         amountMinor: (command.amountMinor === null ? remaining() : BigInt(command.amountMinor)).toString(),
         reason: command.reason,
         createdAt: now(),

@@ -1,19 +1,15 @@
 // How an authorization workflow sends a transaction: it asks the merchant's relayer and waits for
 // the answer signal. The request id makes asking twice (after a timeout or a replay) harmless.
 import { ApplicationFailure, condition, setHandler, workflowInfo } from '@temporalio/workflow';
-import type { Address, Hex } from 'viem';
-import type { PreparedTransaction } from '../domain/activityContract.js';
-import type { RelayResult } from '../domain/relay.js';
+import type { Address } from 'viem';
+import type { RelayCall, RelayResult } from '../domain/relay.js';
 import { LOCAL_RELAY_REQUEST_PATCH, reads, shortReads } from './activities.js';
 import { relayResultSignal } from './messages.js';
 
 const MAX_ASKS = 5;
 
-export type Relay = (
-  requestId: string,
-  transaction: PreparedTransaction,
-  consumes: { authorizer: Address; nonce: Hex; sender?: Address },
-) => Promise<RelayResult>;
+/** Asks the relayer of `sender` (the merchant key) to send this call: it builds and checks the transaction itself. */
+export type Relay = (requestId: string, call: RelayCall, sender: Address) => Promise<RelayResult>;
 
 /**
  * Registers the answer handler for this workflow and returns its `relay` function.
@@ -31,13 +27,13 @@ export function createRelayClient(options: { committed?: boolean } = {}): Relay 
   setHandler(relayResultSignal, (result) => {
     results.set(result.requestId, result);
   });
-  return async (requestId, transaction, consumes) => {
+  return async (requestId, call, sender) => {
     const { workflowId, runId } = workflowInfo();
     // Asked again each minute (a lost signal, a relayer mid-rollover), and not for ever: a command
     // must end. If the relayer sends it later after all, reconciliation reads the outcome.
     for (let asked = 0; asked < MAX_ASKS; asked += 1) {
       // A signal-with-start keyed by the request id: asking again is harmless, so it runs locally.
-      await requests().requestRelay({ requestId, replyTo: { workflowId, runId }, ...transaction, ...consumes });
+      await requests().requestRelay({ requestId, replyTo: { workflowId, runId }, sender, call });
       if (await condition(() => results.has(requestId), '1 minute')) return results.get(requestId)!;
     }
     throw ApplicationFailure.create({ type: 'chain_unavailable', nonRetryable: true, message: `the merchant's relayer did not answer in ${MAX_ASKS} minutes` });

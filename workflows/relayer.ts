@@ -14,7 +14,15 @@ import {
   sleep,
   workflowInfo,
 } from '@temporalio/workflow';
-import { relayerSender, type InflightTransaction, type RelayRequest, type RelayResult, type RelayerActivities } from '../domain/relay.js';
+import {
+  isTypedRelayRequest,
+  relayerSender,
+  type InflightTransaction,
+  type LegacyRelayRequest,
+  type RelayRequest,
+  type RelayResult,
+  type RelayerActivities,
+} from '../domain/relay.js';
 import type { AuthcapSinks } from '../domain/telemetry.js';
 import { relayRequestSignal, relayResultSignal } from './messages.js';
 
@@ -35,7 +43,7 @@ export interface RelayerState {
   /** Recent answers, so a repeated request gets the same transaction back. */
   answered: [string, RelayResult][];
   /** Requests not yet broadcast when the previous run rolled over (continue-as-new). */
-  queue?: RelayRequest[];
+  queue?: (RelayRequest | LegacyRelayRequest)[];
 }
 
 const BATCH_SIZE = 25;
@@ -45,6 +53,8 @@ const MAINTENANCE_MS = 5_000;
 const MAINTAIN_ON_ITS_OWN_CLOCK = 'relayer-maintains-on-its-own-clock';
 const REMEMBERED_ANSWERS = 2_000;
 const PAUSE_AFTER_FAILURE_MS = 2_000;
+/** Patch id: before it, the relayer queued raw `{to, data}` requests; now it answers them with a refusal. */
+const TYPED_REQUESTS_ONLY = 'relayer-typed-requests-only';
 
 export async function merchantRelayerWorkflow(state: RelayerState = { accountNonce: null, inflight: [], answered: [] }): Promise<void> {
   // One relayer per merchant key: its id names the key it sends with.
@@ -53,11 +63,12 @@ export async function merchantRelayerWorkflow(state: RelayerState = { accountNon
   let inflight = state.inflight;
   const answered = new Map(state.answered);
   // Carried over from the last run: a rollover never drops or stalls a request already accepted.
-  const queue: RelayRequest[] = [...(state.queue ?? [])];
+  const queue: (RelayRequest | LegacyRelayRequest)[] = [...(state.queue ?? [])];
 
-  const reply = async (to: RelayRequest['replyTo'], result: RelayResult) => {
+  const reply = async (to: RelayRequest['replyTo'] | undefined, result: RelayResult) => {
     // A malformed run id would fail the relayer's workflow task (and stall every capture behind it).
-    if (!/^[0-9a-f-]{36}$/i.test(to?.runId ?? '')) return void log.warn('relay result not sent: malformed replyTo', { requestId: result.requestId });
+    if (!to || typeof to.workflowId !== 'string' || !/^[0-9a-f-]{36}$/i.test(to.runId ?? ''))
+      return void log.warn('relay result not sent: malformed replyTo', { requestId: result.requestId });
     try {
       await getExternalWorkflowHandle(to.workflowId, to.runId).signal(relayResultSignal, result);
     } catch (err) {
@@ -66,7 +77,18 @@ export async function merchantRelayerWorkflow(state: RelayerState = { accountNon
     }
   };
 
-  setHandler(relayRequestSignal, (request) => {
+  setHandler(relayRequestSignal, (request: RelayRequest | LegacyRelayRequest) => {
+    // The relayer is no signing service: raw calldata is answered with a refusal, never queued.
+    // (Histories from before the rule queued it; they replay as they ran.)
+    if (!isTypedRelayRequest(request) && patched(TYPED_REQUESTS_ONLY)) {
+      log.warn('relay request refused: raw calldata', { requestId: String(request?.requestId) });
+      if (typeof request?.requestId === 'string')
+        void reply(request.replyTo, {
+          requestId: request.requestId,
+          failure: { code: 'relay_refused', message: 'the relayer sends only typed captures, cancellations and refunds' },
+        });
+      return;
+    }
     const earlier = answered.get(request.requestId);
     if (earlier) return void reply(request.replyTo, earlier);
     if (queue.some((q) => q.requestId === request.requestId)) return;

@@ -1,4 +1,4 @@
-// Void: the merchant (API), an operator (CLI) or the Temporal UI (a plain JSON `void` signal) drops
+// Void: the merchant (API), an operator (CLI) or the Temporal UI (a `void` signal sealed by the codec server's /encode) drops
 // an authorization offchain. It ends `voided`, nothing is ever submitted for it, and its nonce stays
 // unused onchain; commands afterwards are refused as invalid_state.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -6,6 +6,7 @@ import { WorkflowUpdateStage, type Client } from '@temporalio/client';
 import { api, chain, newOrderId, payer, tokenBalance } from '../support/api.js';
 import { expectApiError, expectNoMerchantTransactionFor, markMerchant } from '../support/sideEffects.js';
 import { connectTemporal } from '../support/temporal.js';
+import { operatorSealed, sendRawSignal } from '../support/forgedInputs.js';
 import {
   authorizationState,
   draft,
@@ -112,13 +113,13 @@ describe('void by an operator', () => {
     await expectCaptureRefused(s.id);
   });
 
-  it('a `void` signal with plain JSON (as the Temporal UI sends it) voids the authorization', async () => {
+  it('a `void` signal sealed by the codec server (as the Temporal UI sends it) voids the authorization', async () => {
     const mark = await markMerchant();
     const balance = await tokenBalance(p.address);
     const orderId = newOrderId('lc-void-signal');
     const s = await stored(p, '3', { orderId });
 
-    await temporal.workflow.getHandle(`authorization-${orderId}`).signal('void', { reason: 'duplicate order', by: 'ops' });
+    await sendRawSignal(temporal, `authorization-${orderId}`, 'void', await operatorSealed({ reason: 'duplicate order', by: 'ops' }));
     const voided = await waitForState(s.id, 'voided', 10_000);
     expect(voided.void).toMatchObject({ reason: 'duplicate order', by: 'ops' });
     expect(historyStates(voided)).toEqual(['drafting', 'drafted', 'stored', 'voided']);
@@ -134,7 +135,7 @@ describe('void by an operator', () => {
   it('a `void` signal to a drafted authorization works too, and the CLI then reports it voided', async () => {
     const orderId = newOrderId('lc-void-signal-draft');
     const d = await draft(p, '1', { orderId });
-    await temporal.workflow.getHandle(`authorization-${orderId}`).signal('void', { reason: 'typo in amount', by: 'ops' });
+    await sendRawSignal(temporal, `authorization-${orderId}`, 'void', await operatorSealed({ reason: 'typo in amount', by: 'ops' }));
     const voided = await waitForState(d.id, 'voided', 10_000);
     expect(voided.void).toMatchObject({ reason: 'typo in amount', by: 'ops' });
     expect(await authorizationState(p.address, d.authorization.nonce)).toBe(false);
@@ -147,7 +148,7 @@ describe('void by an operator', () => {
   it('a `void` signal with blank fields still records who and why (the defaults), as the API never stores a blank reason', async () => {
     const orderId = newOrderId('lc-void-signal-blank');
     const d = await draft(p, '1', { orderId });
-    await temporal.workflow.getHandle(`authorization-${orderId}`).signal('void', { reason: '   ', by: '' });
+    await sendRawSignal(temporal, `authorization-${orderId}`, 'void', await operatorSealed({ reason: '   ', by: '' }));
     const voided = await waitForState(d.id, 'voided', 10_000);
     expect(voided.void.reason.trim(), 'void.reason').not.toBe('');
     expect(voided.void.by.trim(), 'void.by').not.toBe('');

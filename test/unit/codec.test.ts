@@ -1,5 +1,6 @@
-// The payload codec on its own: AES-256-GCM with a fresh IV per payload, key ids for rotation,
-// tampering detected, plain payloads (the Temporal UI's JSON) passed through.
+// The payload codec on its own: AES-256-GCM with a fresh IV per payload, key ids for rotation; a
+// payload it cannot open as sealed by its keys (plain, tampered, an unknown key) decodes to the
+// unsealed marker, never to the data it claims; what the codec server seals is marked an operator's.
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -7,6 +8,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { EncryptionCodec, ensureDevCodecKeys, parseCodecKeys, requireCodec } from '../../runtime/codec.js';
+import { isOperatorSealed, isUnsealed } from '../../domain/sealed.js';
 import { startCodecServer } from '../../runtime/codecServer.js';
 
 const key = () => randomBytes(32).toString('base64');
@@ -27,26 +29,42 @@ describe('EncryptionCodec', () => {
     expect(defaultPayloadConverter.fromPayload(back!)).toEqual({ signature: '0xdeadbeef' });
   });
 
-  it('after rotation, old payloads still open; a dropped key is a clear error', async () => {
+  it('after rotation, old payloads still open; one sealed with a key it does not hold is unsealed, never its data', async () => {
     const [old] = await codec.encode([payload('history')]);
     const rotated = new EncryptionCodec(parseCodecKeys(`k3:${key()},${keys}`));
     expect(defaultPayloadConverter.fromPayload((await rotated.decode([old!]))[0]!)).toBe('history');
     const [fresh] = await rotated.encode([payload('new')]);
     expect(new TextDecoder().decode(fresh!.metadata!['encryption-key-id'])).toBe('k3');
     const without = new EncryptionCodec(parseCodecKeys(`k9:${key()}`));
-    await expect(without.decode([old!])).rejects.toThrow(/no key with id "k2"/);
+    const [unknown] = await without.decode([old!]);
+    expect(defaultPayloadConverter.fromPayload(unknown!)).toEqual({ $authcapSeal: 'unsealed', reason: 'unknown_key' });
   });
 
   it('detects tampering', async () => {
     const [sealed] = await codec.encode([payload({ amount: '1' })]);
     const data = Buffer.from(sealed!.data!);
     data[20] = data[20]! ^ 1;
-    await expect(codec.decode([{ ...sealed!, data }])).rejects.toThrow();
+    const [opened] = await codec.decode([{ ...sealed!, data }]);
+    expect(defaultPayloadConverter.fromPayload(opened!)).toEqual({ $authcapSeal: 'unsealed', reason: 'tampered' });
   });
 
-  it('passes plain payloads through (the Temporal UI sends JSON signals)', async () => {
+  it('decodes a plain payload (a client without the key) to the unsealed marker', async () => {
+    const [opened] = await codec.decode([payload({ to: '0xbeef', data: '0xa9059cbb' })]);
+    const value = defaultPayloadConverter.fromPayload(opened!);
+    expect(isUnsealed(value)).toBe(true);
+    expect(value).not.toHaveProperty('to');
+  });
+
+  it("shows plain payloads as they are for people to read, and marks an operator's seal as theirs", async () => {
     const plain = payload({ reason: 'from the UI' });
-    expect(await codec.decode([plain])).toEqual([plain]);
+    expect(await codec.openForDisplay([plain])).toEqual([plain]);
+    const [sealed] = await codec.sealForOperator([plain]);
+    expect(new TextDecoder().decode(sealed!.metadata!.encoding)).toBe('binary/encrypted');
+    const decoded = defaultPayloadConverter.fromPayload((await codec.decode([sealed!]))[0]!);
+    expect(isOperatorSealed(decoded)).toBe(true);
+    expect(decoded).toEqual({ $authcapSeal: 'operator', value: { reason: 'from the UI' } });
+    const shown = defaultPayloadConverter.fromPayload((await codec.openForDisplay([sealed!]))[0]!);
+    expect(shown).toEqual({ reason: 'from the UI' });
   });
 
   it('refuses to run without keys unless AUTHCAP_CODEC=off, and rejects malformed keys', () => {

@@ -1,0 +1,103 @@
+// The only transactions the merchant key sends: the configured token's EIP-3009 calls, built here
+// from typed requests, each checked against what it concerns first. Nothing reaches the key as raw
+// calldata, so whoever can put a request before the relayer can at most ask for a capture to the
+// merchant, a payer's cancellation, or a refund its capture backs: never a transfer of their choosing.
+import { encodeFunctionData, parseEventLogs, type Address, type Hex } from 'viem';
+import type { RelayCall, RefundCall } from '../domain/relay.js';
+import { tokenAbi } from '../domain/tokenAbi.js';
+import type { ChainContext } from './chainContext.js';
+import { CAPTURE_GAS_LIMIT } from './precheck.js';
+import { refundNonce } from './refundNonce.js';
+import { cancelCall, captureCall } from './tokenCalls.js';
+
+const CANCEL_GAS_LIMIT = 100_000n;
+
+export interface BuiltTransaction {
+  to: Address;
+  data: Hex;
+  gas: bigint;
+}
+
+export type BuildResult = { transaction: BuiltTransaction } | { refused: string };
+
+const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
+
+/** The merchant's transaction for a typed call, or why the relayer will not send it. */
+export async function buildRelayTransaction(ctx: ChainContext, sender: Address, call: RelayCall, backing: RefundBackingCheck): Promise<BuildResult> {
+  switch (call?.kind) {
+    case 'capture': {
+      // A capture pays the merchant key that sends it: receive… insists on it, transfer… would not.
+      if (!same(call.authorization.to, sender))
+        return { refused: `a capture must pay the merchant key that sends it (${sender}), not ${call.authorization.to}` };
+      const c = captureCall(call, ctx.tokenAddress);
+      return { transaction: { to: ctx.tokenAddress, data: encodeFunctionData(c), gas: CAPTURE_GAS_LIMIT } };
+    }
+    case 'cancel': {
+      const c = cancelCall(call, ctx.tokenAddress);
+      return { transaction: { to: ctx.tokenAddress, data: encodeFunctionData(c), gas: CANCEL_GAS_LIMIT } };
+    }
+    case 'refund': {
+      const why = await backing.check(sender, call);
+      if (why) return { refused: why };
+      const c = captureCall({ primaryType: 'TransferWithAuthorization', authorization: call.authorization, signature: call.signature }, ctx.tokenAddress);
+      return { transaction: { to: ctx.tokenAddress, data: encodeFunctionData(c), gas: CAPTURE_GAS_LIMIT } };
+    }
+    default:
+      return { refused: 'the relayer sends only captures, cancellations and refunds' };
+  }
+}
+
+export interface RefundBackingCheck {
+  /** Undefined when the refund is backed; otherwise why not. */
+  check(merchant: Address, refund: Pick<RefundCall, 'authorization' | 'refund'>): Promise<string | undefined>;
+}
+
+/**
+ * A refund gives back from one capture: it goes from the merchant key that received the capture to
+ * the payer who paid it, no more than the capture moved, under the nonce of its own place. The
+ * capture's receipt proves the payer and the amount (read once per capture and kept: it is final at
+ * depth). The refunds workflow keeps the sum of an authorization's refunds within the capture.
+ */
+export function refundBackingCheck(ctx: ChainContext): RefundBackingCheck {
+  const captures = new Map<Hex, Promise<{ payer: Address; payee: Address; value: bigint } | undefined>>();
+  const captureOf = (hash: Hex) => {
+    let found = captures.get(hash);
+    if (!found) {
+      found = readCapture(ctx, hash);
+      captures.set(hash, found);
+      // A miss (not mined yet, a node hiccup) is asked again next time; a hit is kept, a few thousand at most.
+      void found.then((capture) => {
+        if (!capture) captures.delete(hash);
+        if (captures.size > 5_000) captures.delete(captures.keys().next().value!);
+      });
+    }
+    return found;
+  };
+  return {
+    async check(merchant, { authorization, refund }) {
+      if (!same(authorization.from, merchant)) return `a refund is sent from the merchant key that signs it (${merchant}), not ${authorization.from}`;
+      if (!same(authorization.nonce, refundNonce(refund.authorizationRunId, refund.sequence)))
+        return `a refund's nonce must be the one derived from its place (${refund.authorizationRunId}, ${refund.sequence})`;
+      if (!refund.captureTransactionHash) return 'a refund must name the capture it gives back from';
+      const capture = await captureOf(refund.captureTransactionHash);
+      if (!capture) return `no capture by ${merchant} in transaction ${refund.captureTransactionHash}`;
+      if (!same(capture.payee, merchant)) return `the capture ${refund.captureTransactionHash} paid ${capture.payee}, not this merchant key`;
+      if (!same(capture.payer, authorization.to)) return `a refund goes back to the payer of its capture (${capture.payer}), not ${authorization.to}`;
+      if (BigInt(authorization.value) > capture.value) return `a refund of ${authorization.value} is more than its capture moved (${capture.value})`;
+      return undefined;
+    },
+  };
+}
+
+/** The payer and amount of a capture, from its receipt: an AuthorizationUsed and the Transfer it made. */
+async function readCapture(ctx: ChainContext, hash: Hex): Promise<{ payer: Address; payee: Address; value: bigint } | undefined> {
+  const receipt = await ctx.publicClient.getTransactionReceipt({ hash }).catch(() => undefined);
+  if (receipt?.status !== 'success') return undefined;
+  const logs = parseEventLogs({ abi: tokenAbi, logs: receipt.logs.filter((l) => same(l.address, ctx.tokenAddress)) });
+  const used = logs.find((l) => l.eventName === 'AuthorizationUsed');
+  if (used?.eventName !== 'AuthorizationUsed') return undefined;
+  const payer = used.args.authorizer;
+  const transfer = logs.find((l) => l.eventName === 'Transfer' && same(l.args.from, payer) && ctx.isMerchant(l.args.to));
+  if (transfer?.eventName !== 'Transfer') return undefined;
+  return { payer, payee: transfer.args.to, value: transfer.args.value };
+}
