@@ -1,4 +1,5 @@
-import { recoverTypedDataAddress, type Hex } from 'viem';
+import { recoverTypedDataAddress, type Hex, type PublicClient } from 'viem';
+import { chainAcceptsSignature } from '../runtime/payerSignature.js';
 import { sameAddress } from '../domain/address.js';
 import {
   authorizationMessageValues,
@@ -8,7 +9,7 @@ import {
   type TokenDomain,
 } from '../domain/eip3009.js';
 import type { SignatureCheck } from '../domain/facts.js';
-import { isEcdsaSignature } from '../domain/signature.js';
+import { isEcdsaSignature, isSignatureFormatError } from '../domain/signature.js';
 import type { ChainContext } from './chainContext.js';
 import { tokenChecksContractWalletSignatures } from './tokenFeatures.js';
 
@@ -35,7 +36,9 @@ export function createVerifyActivity(ctx: ChainContext) {
     if (await signedByPayerKey(typedData, request.authorization.from)) return { valid: true };
     let valid: boolean;
     try {
-      valid = await ctx.publicClient.verifyTypedData({ address: request.authorization.from, ...typedData });
+      // A node that cannot be asked throws (the activity retries), never reads as an invalid signature.
+      const { signature, ...definition } = typedData;
+      valid = await chainAcceptsSignature(ctx.publicClient as PublicClient, request.authorization.from, definition, signature);
     } catch (err) {
       // Malformed signatures (wrong length, bad v) are a caller's mistake, not a chain failure.
       if (isSignatureFormatError(err)) valid = false;
@@ -75,10 +78,4 @@ async function signedByPayerKey(
     // Not recoverable as ECDSA (a v the curve does not know): a wallet's own format.
     return false;
   }
-}
-
-function isSignatureFormatError(err: unknown): boolean {
-  const name = (err as { name?: string })?.name ?? '';
-  const message = (err as Error)?.message ?? '';
-  return /Signature|InvalidLength|Hex|recovery|yParity/i.test(name) || /signature|invalid.*(length|size)|recovery/i.test(message);
 }

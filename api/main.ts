@@ -1,11 +1,13 @@
 // `npm run api`: the HTTP API as its own process, against the configured Temporal.
 //   AUTHCAP_API_PORT (8080), AUTHCAP_STATE_DIR (.authcap: API keys, idempotency answers),
 //   AUTHCAP_KEYS_FILE, AUTHCAP_IDEMPOTENCY_DIR, TOKEN_ADDRESS and AUTHCAP_MERCHANT_ADDRESS (comma-separated with several keys; never a payer),
-//   RPC_URL (for /readyz and the checkout pages' token symbol), AUTHCAP_CODEC_KEYS (payload encryption,
+//   RPC_URL (for /readyz, the checkout pages' token symbol, and to check a contract wallet's signature
+//   before it reaches a workflow), AUTHCAP_CODEC_KEYS (payload encryption,
 //   required unless AUTHCAP_CODEC=off), AUTHCAP_PUBLIC_URL (where payers reach the checkout pages;
 //   default this API's own URL), AUTHCAP_CHECKOUT_SECRET (checkout link secret; default a file
 //   checkout-secret in the state dir), AUTHCAP_MERCHANT_NAME (the name payers see),
-//   AUTHCAP_REFUND_WINDOW_DAYS (how long after its capture an authorization accepts refunds, 30).
+//   AUTHCAP_REFUND_WINDOW_DAYS (how long after its capture an authorization accepts refunds, 30),
+//   AUTHCAP_MAX_WAITS_PER_KEY (100) and AUTHCAP_MAX_WAITS (1000): long polls open at once per key and per process.
 import { join } from 'node:path';
 import { requireCodec } from '../runtime/codec.js';
 import { loadTemporalSettings } from '../runtime/temporal.js';
@@ -13,6 +15,7 @@ import { ApiKeyStore } from '../client/apiKeys.js';
 import { AuthcapClient } from '../client/authcapClient.js';
 import { refundWindowDays } from '../client/refunds.js';
 import { createApiServer, listen } from './server.js';
+import { WaitLimits } from './waitLimits.js';
 import { cpuProfileOnSignal } from '../runtime/cpuProfiler.js';
 
 cpuProfileOnSignal('api');
@@ -20,6 +23,7 @@ cpuProfileOnSignal('api');
 requireCodec();
 // A malformed setting stops the start, not every refund later.
 refundWindowDays();
+const waitLimits = WaitLimits.fromEnv();
 const stateDir = process.env.AUTHCAP_STATE_DIR ?? '.authcap';
 const forbiddenPayers = [
   ...(process.env.TOKEN_ADDRESS ? [{ address: process.env.TOKEN_ADDRESS, why: 'the token contract' }] : []),
@@ -29,7 +33,8 @@ const forbiddenPayers = [
     .filter(Boolean)
     .map((address) => ({ address, why: 'the merchant itself' })),
 ];
-const client = await AuthcapClient.connect(loadTemporalSettings());
+// With the chain at hand, a signature that is not the payer's own is judged before any workflow sees it.
+const client = await AuthcapClient.connect(loadTemporalSettings(), { rpcUrl: process.env.RPC_URL });
 const server = createApiServer({
   client,
   keys: ApiKeyStore.open(ApiKeyStore.defaultFile()),
@@ -39,6 +44,7 @@ const server = createApiServer({
   // One link secret per host: every API process on it accepts the links the others hand out.
   checkout: { stateDir },
   captureWaitMs: process.env.AUTHCAP_CAPTURE_WAIT_MS ? Number(process.env.AUTHCAP_CAPTURE_WAIT_MS) : undefined,
+  waitLimits,
 });
 const url = await listen(server, Number(process.env.AUTHCAP_API_PORT ?? 8080));
 console.log(`authcap API listening on ${url}`);

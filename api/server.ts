@@ -16,6 +16,7 @@ import { RateLimiter } from './rateLimit.js';
 import { Router, type JsonResponse } from './router.js';
 import { createSchemas, parseWith, type SchemaOptions } from './schemas.js';
 import { registerEventRoutes } from './eventRoutes.js';
+import { WaitLimits } from './waitLimits.js';
 
 export interface ApiOptions {
   client: AuthcapClient;
@@ -30,6 +31,8 @@ export interface ApiOptions {
   checkout?: CheckoutOptions;
   /** How long POST …/capture and …/cancel wait for the outcome before answering 202. */
   captureWaitMs?: number;
+  /** Caps on open long polls (GET …?wait=), per key and for this process (default AUTHCAP_MAX_WAITS_PER_KEY, AUTHCAP_MAX_WAITS). */
+  waitLimits?: WaitLimits;
   /** The token and the merchant: never accepted as payer. */
   forbiddenPayers?: SchemaOptions['forbiddenPayers'];
   /** The node /readyz asks for its head block, and the checkout pages read the token's symbol from. */
@@ -50,6 +53,7 @@ export function createApiRouter(options: ApiOptions, listenUrl: () => string | u
   // Every resource /v1 answers with carries the payer's links while the payer has something to do.
   const resource = (status: number, body: AuthorizationResource): JsonResponse => ok(status, checkout.withLinks(body));
   const idempotency = 'claim' in options.idempotency ? options.idempotency : new FileIdempotencyStore(options.idempotency.dir);
+  const waitLimits = options.waitLimits ?? WaitLimits.fromEnv();
   const noQuery = (query: URLSearchParams) => parseWith(schemas.noQuery, Object.fromEntries(query), 'the query');
   const idOf = (params: Record<string, string>) => {
     const id = params.id!;
@@ -112,11 +116,18 @@ export function createApiRouter(options: ApiOptions, listenUrl: () => string | u
       const page = await client.listPage({ ...q, limit: q.limit === undefined ? undefined : Number(q.limit) });
       return ok(200, page);
     })
-    .on('GET', '/v1/authorizations/:id', ANY_ROLE, async ({ params, target }) => {
+    .on('GET', '/v1/authorizations/:id', ANY_ROLE, async ({ params, target, caller }) => {
       const { wait, state } = parseWith(schemas.getQuery, Object.fromEntries(target.query), 'the query');
       // ?wait=N long-polls: the answer comes as soon as the state changes, instead of the caller polling.
       if (wait !== undefined && Number(wait) > 0) {
-        return resource(200, await client.waitForAuthorization(idOf(params), { waitSeconds: Number(wait), state }));
+        const id = idOf(params);
+        // An open wait holds a slot of its key's and of this process's until it answers: past either cap, 429.
+        const release = waitLimits.hold(caller!.id, Number(wait));
+        try {
+          return resource(200, await client.waitForAuthorization(id, { waitSeconds: Number(wait), state }));
+        } finally {
+          release();
+        }
       }
       return resource(200, await client.getAuthorization(idOf(params)));
     })

@@ -14,7 +14,8 @@ import type { temporal as proto } from '@temporalio/proto';
 import type { Address, Hex } from 'viem';
 import { authorizationDigest, cancelDigest } from '../domain/signatureRecovery.js';
 import { RefusalCache, type RefusedKind } from './refusalCache.js';
-import { MAX_WAIT_SECONDS, waitForStateChange } from './stateWatch.js';
+import { historyChanges } from './stateWatch.js';
+import { MAX_WAIT_SECONDS, WatchHub } from './watchHub.js';
 import { parseAddress, parseSignature } from '../domain/address.js';
 import {
   FIRST_RUN_MEMO_KEY,
@@ -48,6 +49,8 @@ import { parseAmount, parseOrderId, parsePresigned, parseState, parseStoredOrder
 import { WebhookEndpoints } from './webhookEndpoints.js';
 import { listEvents, type EventPage, type ListEventsRequest } from './eventFeed.js';
 import { quote } from './visibilityQuery.js';
+import { sealedEntries } from '../domain/sealed.js';
+import { SignatureChecker, type SignatureKind, type SignatureVerdict } from './signatureCheck.js';
 
 export interface CreateAuthorizationRequest {
   orderId: string;
@@ -97,6 +100,15 @@ export interface Readiness {
   worker: ReadinessCheck;
 }
 
+export interface AuthcapClientOptions {
+  /**
+   * A JSON-RPC URL of the token's chain. With it, a payer's signature or cancellation that is not the
+   * payer's own ECDSA signature (a contract wallet's) is checked against the chain before it is sent,
+   * and only a valid one reaches the workflow: a stranger's attempts never spend the payer's budget.
+   */
+  rpcUrl?: string;
+}
+
 export interface CaptureOutcome {
   authorization: AuthorizationResource;
   /** False when the capture was still in flight after the wait: poll `get` for the outcome. */
@@ -107,21 +119,30 @@ export class AuthcapClient {
   /** Attempt budgets the workflows reported spent: a flood is answered from here, not by Temporal. */
   private readonly refusals = new RefusalCache();
 
+  /** Checks payers' signatures before they reach a workflow (with a chain node to ask); absent: the workflow's budget screens them. */
+  private readonly signatures?: SignatureChecker;
+
   constructor(
     private readonly temporal: Client,
     private readonly taskQueue: string,
-  ) {}
+    options: AuthcapClientOptions = {},
+  ) {
+    if (options.rpcUrl) this.signatures = new SignatureChecker(options.rpcUrl);
+  }
 
-  static async connect(settings: TemporalSettings = loadTemporalSettings()): Promise<AuthcapClient> {
+  static async connect(settings: TemporalSettings = loadTemporalSettings(), options: AuthcapClientOptions = {}): Promise<AuthcapClient> {
     const connection = await Connection.connect(settings.connectionOptions);
     const tracing = tracingPluginFromEnv('authcap-client');
     return new AuthcapClient(
       new Client({ connection, namespace: settings.namespace, dataConverter: settings.dataConverter, plugins: tracing ? [tracing] : [] }),
       settings.taskQueue,
+      options,
     );
   }
 
   async close(): Promise<void> {
+    // Open waits' long polls end now rather than hold the close for their deadlines.
+    this.watches?.close();
     await closeWhenSettled(this.temporal);
   }
 
@@ -249,7 +270,11 @@ export class AuthcapClient {
   }
 
   private refuseIfCaptured(orderId: string, run: WorkflowExecutionDescription): void {
-    if (run.typedSearchAttributes.get(AuthorizationStateAttribute) === 'captured') {
+    // The sealed memo says what the run was; search attributes are whatever its starter set. A run
+    // whose input nobody sealed fails at once (workflows/sealedInputs.ts) and charged nobody.
+    const view = sealedEntries(run.memo)?.[VIEW_MEMO_KEY] as AuthorizationView | undefined;
+    const state = view ? view.state : run.status.name === 'FAILED' ? undefined : run.typedSearchAttributes.get(AuthorizationStateAttribute);
+    if (state === 'captured') {
       throw new AuthcapError('order_already_captured', `order ${orderId} was already paid by an earlier authorization; a new one would charge twice`, {
         id: resourceId(orderId, firstRunIdOf(run)),
       });
@@ -293,8 +318,10 @@ export class AuthcapClient {
     // The attempt as the server names it (whatever run of it, in whatever spelling, the id gave):
     // refunds are kept, and their nonces derived, by this one name.
     const firstRunId = firstRunIdOf(described);
-    const view = run?.memo?.[VIEW_MEMO_KEY] as AuthorizationView | undefined;
-    if (view) return { resource: withAmounts({ id, ...view }), release: (run?.memo?.[RELEASE_MEMO_KEY] as RefundRecord | undefined) ?? null, firstRunId };
+    // Only what authcap sealed counts: a workflow started by a client without the codec key has none.
+    const memo = sealedEntries(run?.memo);
+    const view = memo?.[VIEW_MEMO_KEY] as AuthorizationView | undefined;
+    if (view) return { resource: withAmounts({ id, ...view }), release: (memo?.[RELEASE_MEMO_KEY] as RefundRecord | undefined) ?? null, firstRunId };
     const handle = this.handle(id);
     const queried = await workerCall(
       this.temporal,
@@ -338,43 +365,49 @@ export class AuthcapClient {
   /**
    * The authorization once its state differs from `state` (default: its state now), or as it stands
    * after `waitSeconds` (at most 30): wait for a capture, a signature or a cancellation without polling.
+   * Every wait on one authorization in this process shares one watch of it (client/watchHub.ts).
    */
   async waitForAuthorization(id: string, options: { waitSeconds: number; state?: string }): Promise<AuthorizationResource> {
     if (!Number.isFinite(options.waitSeconds) || options.waitSeconds < 0 || options.waitSeconds > MAX_WAIT_SECONDS) {
       throw new AuthcapError('validation_error', `wait must be from 0 to ${MAX_WAIT_SECONDS} seconds`, { field: 'wait' });
     }
-    return waitForStateChange(
-      { read: (target) => this.getAuthorization(target), awaitClose: (target, ms) => this.awaitClose(target, ms) },
-      id,
-      options.waitSeconds,
-      options.state === undefined ? undefined : parseState(options.state),
-    );
+    const knownState = options.state === undefined ? undefined : parseState(options.state);
+    return this.watchHub.wait(id, { waitSeconds: options.waitSeconds, knownState });
   }
 
-  /** Temporal's long poll on the close event of the attempt's current run: no workflow task, no repeated reads. */
-  private async awaitClose(id: string, ms: number): Promise<void> {
-    const { workflowId } = this.parse(id);
-    await withDeadline(this.temporal, ms, () =>
-      this.temporal.workflowService.getWorkflowExecutionHistory({
-        namespace: this.temporal.options.namespace,
-        execution: { workflowId },
-        waitNewEvent: true,
-        // HISTORY_EVENT_FILTER_TYPE_CLOSE_EVENT (the proto package is CommonJS: no named ESM enums).
-        historyEventFilterType: 2,
-        skipArchival: true,
-      }),
-    ).catch(() => undefined);
+  private watches?: WatchHub;
+
+  /** The watches of this client's waits: the memo read as GET reads it, woken by Temporal's history long poll. */
+  private get watchHub(): WatchHub {
+    return (this.watches ??= new WatchHub({
+      read: (target) => this.getAuthorization(target),
+      changes: (target, signal) => historyChanges(this.temporal, target, signal),
+    }));
   }
 
   /** Stores the payer's signature after checking it against the exact draft. */
   async submitSignature(id: string, signature: string): Promise<AuthorizationResource> {
     const parsed = parseSignature(signature) as Hex;
     const handle = this.handle(id);
-    this.refusals.screen(id, 'signature', parsed);
+    const verdict = await this.checkSignature(id, 'signature', parsed);
+    if (!verdict) this.refusals.screen(id, 'signature', parsed);
+    const request = verdict === 'chain' ? { signature: parsed, checkedOnchain: true } : { signature: parsed };
     const view = await this.budgeted(id, 'signature', () =>
-      this.command(handle, 'accept a signature', () => handle.executeUpdate(submitSignatureUpdate, { args: [{ signature: parsed }] })),
+      this.command(handle, 'accept a signature', () => handle.executeUpdate(submitSignatureUpdate, { args: [request] })),
     );
     return { id, ...view };
+  }
+
+  /**
+   * The chain's word on a signature, before it is sent (undefined: this client has no node to ask, or
+   * the authorization is not where the signature could apply, which the workflow then says). A
+   * signature that is not the payer's is refused here, so it never reaches Temporal.
+   */
+  private async checkSignature(id: string, kind: SignatureKind, signature: Hex): Promise<SignatureVerdict | undefined> {
+    if (!this.signatures) return undefined;
+    const { state, domain, primaryType, authorization } = await this.getAuthorization(id);
+    if (!domain || !authorization || state !== (kind === 'signature' ? 'drafted' : 'stored')) return undefined;
+    return this.signatures.check(kind, { domain, primaryType, authorization }, signature);
   }
 
   /** Runs an attempt; a `too_many_attempts` answer is remembered until its cool-down ends. */
@@ -423,13 +456,15 @@ export class AuthcapClient {
       if (!(err instanceof AuthcapError) || err.code !== 'invalid_state') throw err;
       const current = await this.getAuthorization(id);
       if (current.state !== 'captured' && current.state !== 'capturing') throw err;
-      // The same request again, unless it asked to keep another amount than the capture under way.
-      const kept = current.capture?.amount ?? current.amount;
-      if (command.amount !== undefined && kept !== formatAmount(BigInt(command.amount))) {
-        throw new AuthcapError(
-          'invalid_state',
-          `cannot capture ${formatAmount(BigInt(command.amount))}: the authorization is ${current.state}, keeping ${kept}`,
-        );
+      // The same request again, unless it asks to keep another amount than the capture under way or
+      // done (`{}` asks for all of it): then the answer says what is kept, never "capturing" for it.
+      const kept = current.amountCapturing ?? current.capture?.amount ?? current.amount;
+      const asked = command.amount === undefined ? current.amount : formatAmount(BigInt(command.amount));
+      if (parseAmount(asked) !== parseAmount(kept)) {
+        throw new AuthcapError('invalid_state', `cannot capture ${asked}: the authorization is ${current.state}, keeping ${kept}`, {
+          state: current.state,
+          amountKept: kept,
+        });
       }
       return { authorization: current, settled: current.state === 'captured' };
     }
@@ -444,13 +479,15 @@ export class AuthcapClient {
   async cancelWithOutcome(id: string, signature: string, options: { waitMs?: number } = {}): Promise<CaptureOutcome> {
     const parsed = parseSignature(signature) as Hex;
     const handle = this.handle(id);
-    this.refusals.screen(id, 'cancel', parsed);
+    const verdict = await this.checkSignature(id, 'cancel', parsed);
+    if (!verdict) this.refusals.screen(id, 'cancel', parsed);
+    const request = verdict === 'chain' ? { signature: parsed, checkedOnchain: true } : { signature: parsed };
     return this.budgeted(id, 'cancel', () =>
       this.boundedCommand(
         id,
         handle,
         'cancel',
-        () => handle.startUpdate(cancelUpdate, { args: [{ signature: parsed }], waitForStage: WorkflowUpdateStage.ACCEPTED }),
+        () => handle.startUpdate(cancelUpdate, { args: [request], waitForStage: WorkflowUpdateStage.ACCEPTED }),
         options.waitMs,
       ),
     );
@@ -519,7 +556,7 @@ export class AuthcapClient {
     const converter = this.temporal.workflow.options.loadedDataConverter;
     const data = await Promise.all(
       (response.executions ?? []).slice(0, limit).map(async (execution) => {
-        const memo = await decodeMapFromPayloads(converter, execution.memo?.fields as never).catch(() => undefined);
+        const memo = sealedEntries(await decodeMapFromPayloads(converter, execution.memo?.fields as never).catch(() => undefined));
         return summaryOf(execution, memo?.[FIRST_RUN_MEMO_KEY] as string | undefined);
       }),
     );

@@ -207,7 +207,8 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     let apiUrl: string;
     let moreApiUrls: string[] = [];
     let workerMetricsUrl: string | null = null;
-    const client = await AuthcapClient.connect(temporal);
+    // The in-process API checks payers' signatures against the chain, as the API process does.
+    const client = await AuthcapClient.connect(temporal, { rpcUrl: chainConfig.rpcUrl });
     stops.push(() => client.close());
 
     if (options.separateProcesses) {

@@ -106,8 +106,14 @@ export interface AuthorizationView {
   primaryType: AuthorizationPrimaryType;
   /** Decimal token amount, e.g. "12.5". */
   amount: string;
-  /** What the merchant captured and kept ("0" until captured). */
+  /**
+   * What the merchant holds of this authorization: what it kept once `captured`; while a partial
+   * capture's difference is on its way back (`capturing`, after the capture landed), all it captured;
+   * "0" before.
+   */
   amountCaptured: string;
+  /** While `capturing`: what the capture keeps (all of it, or a partial capture's amount); null otherwise. */
+  amountCapturing?: string | null;
   /**
    * What refunds have given back of the captured amount ("0" until one succeeds). The workflow's own
    * view always says "0": refunds after the capture are kept by its refunds workflow, and the

@@ -77,8 +77,12 @@ export interface Refund {
   amount: string;
   reason: string | null;
   state: RefundState;
+  /** The refund's transaction; for a failed refund, its last attempt (reverted or never mined: evidence, and its gas). */
   transactionHash: Hex | null;
+  /** Why it failed (state `failed`, final: nothing moved). */
   failure: { code: RecordedError['code']; message: string } | null;
+  /** While `pending`: what went wrong on the way and is being retried (a partial capture's release blocked by the token, say). */
+  lastError: { code: RecordedError['code']; message: string } | null;
   createdAt: string;
   succeededAt: string | null;
 }
@@ -114,8 +118,10 @@ export function publicRefund(record: RefundRecord): Refund {
     amount: formatAmount(BigInt(record.amountMinor)),
     reason: record.reason,
     state: refundStateOf(record.stage),
-    transactionHash: record.stage === 'failed' ? null : record.transactionHash,
+    transactionHash: record.transactionHash,
     failure: record.failure ? { code: record.failure.code, message: record.failure.message } : null,
+    lastError:
+      record.stage !== 'succeeded' && record.stage !== 'failed' && record.lastError ? { code: record.lastError.code, message: record.lastError.message } : null,
     createdAt: record.createdAt,
     succeededAt: record.succeededAt,
   };

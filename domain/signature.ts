@@ -61,3 +61,10 @@ export function splitEcdsa(signature: Hex): SplitSignature | undefined {
   }
   return { r, s: numberToHex(s, { size: 32 }), v: (27 + yParity) as 27 | 28 };
 }
+
+/** A signature a verifier cannot even parse (bad length, v or recovery): the caller's mistake, not a node failure. */
+export function isSignatureFormatError(err: unknown): boolean {
+  const name = (err as { name?: string })?.name ?? '';
+  const message = (err as Error)?.message ?? '';
+  return /Signature|InvalidLength|Hex|recovery|yParity/i.test(name) || /signature|invalid.*(length|size)|recovery/i.test(message);
+}

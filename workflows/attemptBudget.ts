@@ -5,7 +5,12 @@
 // and its update validators ask it before an attempt is accepted.
 import { ApplicationFailure } from '@temporalio/workflow';
 
-export type AttemptKind = 'signature' | 'cancel' | 'capture';
+/**
+ * `signature` and `cancel` count signatures nobody checked before sending (anyone's); the `checked…`
+ * kinds count those an authenticated caller had the chain accept first (a contract wallet's), which
+ * only the wallet itself can make fail later: a stranger can never spend those.
+ */
+export type AttemptKind = 'signature' | 'cancel' | 'capture' | 'checkedSignature' | 'checkedCancel';
 
 /** Failures each command may have before attempts are spaced by the cool-down. */
 export const FREE_FAILURES = 5;
@@ -37,7 +42,15 @@ const actions: Record<AttemptKind, string> = {
   signature: 'signatures',
   cancel: 'cancellation signatures',
   capture: 'captures',
+  checkedSignature: 'signatures its wallet had vouched for',
+  checkedCancel: 'cancellations its wallet had vouched for',
 };
+
+/** The budget an attempt counts against: a signature the chain vouched for before it was sent has its own. */
+export function signatureAttemptKind(kind: 'signature' | 'cancel', request: unknown): AttemptKind {
+  if ((request as { checkedOnchain?: unknown } | undefined)?.checkedOnchain !== true) return kind;
+  return kind === 'signature' ? 'checkedSignature' : 'checkedCancel';
+}
 
 /** For update validators: refuses (429, Retry-After) while the budget is spent. Nothing enters history. */
 export function assertWithinBudget(state: AttemptBudgetState, kind: AttemptKind, now: number): void {

@@ -33,7 +33,7 @@ import {
 import { createRelayClient } from './relayClient.js';
 import { startEventPublisher, type EventPublisher } from './eventPublisher.js';
 import { screenSignature } from './signatureScreen.js';
-import type { AttemptKind } from './attemptBudget.js';
+import { signatureAttemptKind, type AttemptKind } from './attemptBudget.js';
 
 const now = () => new Date().toISOString();
 
@@ -79,12 +79,16 @@ export async function authorizationWorkflow(input: AuthorizationWorkflowInput): 
   };
   // A refused command leaves no trace: validators decide what they can without the chain (the state,
   // the signer of a plain ECDSA signature, the attempt budget); only what needs the chain is accepted.
-  setHandler(submitSignatureUpdate, ({ signature }) => counted(lifecycle, 'signature', () => submitSignature(lifecycle, signature), commandEnded), {
-    validator: (request) => {
-      lifecycle.assertCan({ type: 'SIGNATURE_SUBMITTED' }, 'accept a signature');
-      screenSignature(lifecycle, 'signature', request);
+  setHandler(
+    submitSignatureUpdate,
+    (request) => counted(lifecycle, signatureAttemptKind('signature', request), () => submitSignature(lifecycle, request.signature), commandEnded),
+    {
+      validator: (request) => {
+        lifecycle.assertCan({ type: 'SIGNATURE_SUBMITTED' }, 'accept a signature');
+        screenSignature(lifecycle, 'signature', request);
+      },
     },
-  });
+  );
   setHandler(captureUpdate, (request) => counted(lifecycle, 'capture', () => capture(lifecycle, relay, window, request?.amount), commandEnded), {
     validator: (request) => {
       lifecycle.assertCan({ type: 'CAPTURE_REQUESTED' }, 'capture');
@@ -92,12 +96,16 @@ export async function authorizationWorkflow(input: AuthorizationWorkflowInput): 
       assertCaptureAmount(lifecycle.context.value, request?.amount);
     },
   });
-  setHandler(cancelUpdate, ({ signature }) => counted(lifecycle, 'cancel', () => cancel(lifecycle, relay, signature), commandEnded), {
-    validator: (request) => {
-      lifecycle.assertCan({ type: 'CANCEL_REQUESTED' }, 'cancel');
-      screenSignature(lifecycle, 'cancel', request);
+  setHandler(
+    cancelUpdate,
+    (request) => counted(lifecycle, signatureAttemptKind('cancel', request), () => cancel(lifecycle, relay, request.signature), commandEnded),
+    {
+      validator: (request) => {
+        lifecycle.assertCan({ type: 'CANCEL_REQUESTED' }, 'cancel');
+        screenSignature(lifecycle, 'cancel', request);
+      },
     },
-  });
+  );
 
   const voidAuthorization = ({ reason, by }: VoidRequest) => {
     lifecycle.send({ type: 'VOID', reason: reason.trim(), by: by?.trim() || 'merchant' });
@@ -192,12 +200,15 @@ function assertCaptureAmount(value: string, amount: unknown): void {
   if (BigInt(amount) > BigInt(value)) throw failure('capture_exceeds_authorized', 'the capture amount is larger than the payer authorized');
 }
 
-/** Runs a command; a failure that leaves the authorization open counts against its attempt budget. */
+/**
+ * Runs a command; a failure that leaves the authorization open counts against its attempt budget,
+ * unless the chain could not be asked at all (a node outage is nobody's failed attempt).
+ */
 async function counted<T>(lifecycle: Lifecycle, kind: AttemptKind, command: () => Promise<T>, ended: () => void): Promise<T> {
   try {
     return await asCommand(lifecycle, command);
   } catch (err) {
-    lifecycle.recordFailedAttempt(kind);
+    if (failureOf(err).code !== 'chain_unavailable') lifecycle.recordFailedAttempt(kind);
     throw err;
   } finally {
     ended();

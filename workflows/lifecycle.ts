@@ -240,6 +240,14 @@ export class Lifecycle {
     };
   }
 
+  /** What the merchant holds: kept once captured; all of it while a partial capture's difference goes back. */
+  private amountCaptured(): string {
+    const c = this.context;
+    if (this.state === 'captured') return c.capture?.amount ?? formatAmount(BigInt(keptAmount(c)));
+    if (this.matches({ capturing: 'releasing' })) return formatAmount(BigInt(c.value));
+    return '0';
+  }
+
   view(): AuthorizationView {
     const c = this.context;
     return {
@@ -247,7 +255,8 @@ export class Lifecycle {
       state: this.state,
       primaryType: c.primaryType,
       amount: formatAmount(BigInt(c.value)),
-      amountCaptured: this.state === 'captured' ? (c.capture?.amount ?? formatAmount(BigInt(keptAmount(c)))) : '0',
+      amountCaptured: this.amountCaptured(),
+      amountCapturing: this.state === 'capturing' ? formatAmount(BigInt(keptAmount(c))) : null,
       amountRefunded: '0',
       authorization: c.authorization,
       domain: c.domain,

@@ -13,8 +13,18 @@ export const statusQuery = defineQuery<AuthorizationView>('status');
 export type DraftReady = AuthorizationView & { firstRunId?: string };
 export const draftReadyUpdate = defineUpdate<DraftReady>('draftReady');
 
+/**
+ * A payer's signature, and whether the (authenticated) caller already had the chain judge it. A
+ * contract wallet's signature checked that way counts against a budget of its own, which strangers
+ * cannot spend (they are refused before sending): only the wallet itself could exhaust it.
+ */
+export interface SignatureCommand {
+  signature: `0x${string}`;
+  checkedOnchain?: boolean;
+}
+
 /** The payer's signature over the drafted typed data. Fails `invalid_signature` and changes nothing. */
-export const submitSignatureUpdate = defineUpdate<AuthorizationView, [{ signature: `0x${string}` }]>('submitSignature');
+export const submitSignatureUpdate = defineUpdate<AuthorizationView, [SignatureCommand]>('submitSignature');
 
 /**
  * What a capture keeps: `amount` in minor units, at most the authorized value (absent: all of it).
@@ -31,7 +41,7 @@ export interface CaptureCommand {
 export const captureUpdate = defineUpdate<AuthorizationView, [CaptureCommand]>('capture');
 
 /** The payer's CancelAuthorization signature: verified, relayed from the merchant key, confirmed by log. */
-export const cancelUpdate = defineUpdate<AuthorizationView, [{ signature: `0x${string}` }]>('cancel');
+export const cancelUpdate = defineUpdate<AuthorizationView, [SignatureCommand]>('cancel');
 
 export interface VoidRequest {
   reason: string;

@@ -1,7 +1,7 @@
 // The multi-step commands: each gathers facts with activities and lets the machine decide each step.
 // Whatever an activity does, a command ends with the authorization resting or final (`asCommand`),
 // and once a capture is on the wire only the chain ends it (`followCapture`).
-import { ApplicationFailure, condition, log, sleep, workflowInfo } from '@temporalio/workflow';
+import { ApplicationFailure, condition, log, patched, sleep, workflowInfo } from '@temporalio/workflow';
 import { failure, failureOf } from './failures.js';
 import type { Hex } from 'viem';
 import type { CaptureRequest } from '../domain/activityContract.js';
@@ -112,6 +112,9 @@ export async function capture(lifecycle: Lifecycle, relay: Relay, window: ChainW
   throw lastErrorFailure(lifecycle);
 }
 
+/** Patch id: before it, a release that failed a round read `failed` until it was started over. */
+const BLOCKED_RELEASE_STAYS_PENDING = 'blocked-release-stays-pending';
+
 /** Longest pause between rounds of a release that keeps failing (the token paused for days, say). */
 const MAX_RELEASE_PAUSE_MS = 30 * 60_000;
 
@@ -163,7 +166,13 @@ async function releaseDifference(lifecycle: Lifecycle, relay: Relay): Promise<vo
     const backed = release.captureTransactionHash ? release : { ...release, captureTransactionHash: context.capture?.transactionHash ?? null };
     const outcome = await runRefund(backed, {
       relay,
-      onChange: (release) => lifecycle.send({ type: 'RELEASE_UPDATED', release }),
+      // A release cannot give up: one that failed this round is pending again (its reason in lastError),
+      // never `failed`, which callers read as final. (Histories from before showed it failed until retried.)
+      onChange: (release) =>
+        lifecycle.send({
+          type: 'RELEASE_UPDATED',
+          release: release.stage === 'failed' && patched(BLOCKED_RELEASE_STAYS_PENDING) ? retryRefund(release) : release,
+        }),
     });
     if (outcome.stage === 'succeeded') return;
     log.warn('the partial capture release failed; starting it over', { orderId: context.orderId, round, code: outcome.failure?.code });

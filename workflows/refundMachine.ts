@@ -154,10 +154,10 @@ export const refundMachine = setup({
       lastError: ({ context, event }) => recorded('chain_unavailable', `the refund was not mined in ${context.attempts} attempts; nothing moved`, event.at),
     }),
     // The window of a refused or reverted attempt closed with its nonce unused: what refused it is why it failed.
+    // Its last transaction stays on the record: evidence of the attempt (and of the gas it cost).
     recordDeadAttempt: assign(({ context, event }) => ({
       failure: context.lastError ?? recorded('refund_reverted', 'the refund transaction did not land', event.at),
       failedAt: event.at,
-      transactionHash: null,
     })),
   },
 }).createMachine({

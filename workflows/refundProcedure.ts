@@ -20,6 +20,20 @@ export interface RefundDependencies {
   relay: Relay;
   /** Every new version of the record, as soon as the machine made it (publish it, announce it). */
   onChange(record: RefundRecord, previous: RefundRecord): void;
+  /**
+   * Whether a refund whose attempt is refused or reverted may be set aside until that attempt's
+   * window has closed (it is returned, still pending; run it again once `expiryDueAt` has passed),
+   * rather than held here for the whole window. Asked only when the case arises.
+   */
+  setAsideWhileExpiring?: () => boolean;
+}
+
+/** Seconds past an attempt's validBefore (chain time) after which its window is worth checking at depth. */
+const EXPIRY_MARGIN_SECONDS = 5;
+
+/** When a refund set aside in awaitingExpiry is due to be carried on (workflow time, ms). */
+export function expiryDueAt(record: Pick<RefundRecord, 'validBefore'>): number {
+  return (Number(record.validBefore ?? '0') + EXPIRY_MARGIN_SECONDS) * 1000;
 }
 
 const now = () => new Date().toISOString();
@@ -27,7 +41,7 @@ const now = () => new Date().toISOString();
 const FIRST_PAUSE_MS = 5_000;
 const LONGEST_PAUSE_MS = 5 * 60_000;
 
-/** Runs the refund until it succeeded or failed; returns its final record. */
+/** Runs the refund until it succeeded or failed (or, if the caller allows it, was set aside while an attempt's window closes); returns its record. */
 export async function runRefund(initial: RefundRecord, deps: RefundDependencies): Promise<RefundRecord> {
   let record = initial;
   // The signed call of the attempt in flight. Kept in workflow memory, never in the record: the memo
@@ -112,6 +126,9 @@ export async function runRefund(initial: RefundRecord, deps: RefundDependencies)
           break;
         }
         case 'awaitingExpiry': {
+          // Its window is still open: nothing can be decided before it closes, so the caller may
+          // carry on with other refunds meanwhile and come back to this one.
+          if (Date.now() < expiryDueAt(record) && deps.setAsideWhileExpiring?.()) return record;
           const onchain = await waits.awaitAuthorizationExpiry.executeWithOptions(summary('waiting for its refused attempt to expire'), [
             {
               authorizer: record.merchant,
@@ -167,5 +184,6 @@ function isFinalRefusal(err: unknown): boolean {
 
 /** A failed release starts over (same refund, same nonce: the token still accepts it only once). */
 export function retryRefund(record: RefundRecord): RefundRecord {
-  return { ...record, stage: 'prechecking', lastError: record.failure ?? record.lastError, failure: null, failedAt: null, transactionHash: null };
+  // The last attempt's transaction stays on the record until a new attempt is signed (evidence, and its gas).
+  return { ...record, stage: 'prechecking', lastError: record.failure ?? record.lastError, failure: null, failedAt: null };
 }

@@ -10,6 +10,7 @@ import {
   makeContinueAsNewFunc,
   getExternalWorkflowHandle,
   log,
+  patched,
   proxySinks,
   setCurrentDetails,
   setHandler,
@@ -37,12 +38,14 @@ import { eventsEndSignal } from './eventStream.js';
 import { failure } from './failures.js';
 import { isRefundFinal, openRefund } from './refundMachine.js';
 import { REFUND_ALREADY_REQUESTED, refundUpdate, type RefundCommand, type RefundsWorkflowInput } from './refundMessages.js';
-import { runRefund } from './refundProcedure.js';
+import { expiryDueAt, runRefund } from './refundProcedure.js';
 import { createRelayClient } from './relayClient.js';
 
 const { telemetry } = proxySinks<AuthcapSinks>();
 
 const HISTORY_LIMIT = 2_000;
+/** Patch id: before it, a refund waiting for a refused attempt's window to close held the next ones back. */
+const SET_ASIDE_WHILE_EXPIRING = 'refunds-set-aside-while-expiring';
 const now = () => new Date().toISOString();
 
 export async function refundsWorkflow(input: RefundsWorkflowInput): Promise<RefundLedgerView> {
@@ -113,9 +116,16 @@ export async function refundsWorkflow(input: RefundsWorkflowInput): Promise<Refu
     refunds[refunds.findIndex((r) => r.sequence === record.sequence)] = record;
   };
 
-  /** Carries an accepted refund to its end (succeeded, or failed with nothing moved). */
-  async function carryOut(record: RefundRecord): Promise<void> {
-    const started = Date.now();
+  // Refunds whose refused or reverted attempt waits for its window to close: the next refunds do not
+  // wait behind them. Each is carried on once its window has closed (expiryDueAt).
+  const settingAside: RefundRecord[] = [];
+  /** When each refund set aside was first carried out (its settle time is measured from there). */
+  const startedAt = new Map<number, number>();
+  const dueAside = () => settingAside.find((r) => Date.now() >= expiryDueAt(r));
+  const nextDue = () => Math.min(...settingAside.map(expiryDueAt)) - Date.now();
+
+  /** Carries an accepted refund to its end (succeeded, or failed with nothing moved), or sets it aside while an attempt's window closes. */
+  async function carryOut(record: RefundRecord, started = Date.now()): Promise<void> {
     const final = await runRefund(record, {
       relay,
       onChange: (next) => {
@@ -124,7 +134,13 @@ export async function refundsWorkflow(input: RefundsWorkflowInput): Promise<Refu
         if (next.stage === 'succeeded') announce('refund.succeeded', next);
         if (next.stage === 'failed') announce('refund.failed', next);
       },
+      setAsideWhileExpiring: () => patched(SET_ASIDE_WHILE_EXPIRING),
     });
+    if (!isRefundFinal(final)) {
+      settingAside.push(final);
+      startedAt.set(final.sequence, started);
+      return;
+    }
     telemetry.refundSettled({
       orderId: input.orderId,
       outcome: final.stage === 'succeeded' ? 'succeeded' : 'failed',
@@ -220,7 +236,16 @@ export async function refundsWorkflow(input: RefundsWorkflowInput): Promise<Refu
   // replay meets them in the order they happened); close when nothing is left to refund or the window
   // has ended; roll over when history grows.
   for (;;) {
-    await condition(() => queue.length > 0 || closable() || rollOver());
+    const woken = () => queue.length > 0 || closable() || rollOver() || dueAside() !== undefined;
+    if (settingAside.length > 0) await condition(woken, Math.max(nextDue(), 1));
+    else await condition(woken);
+    const due = dueAside();
+    if (due) {
+      settingAside.splice(settingAside.indexOf(due), 1);
+      await carryOut(refunds.find((r) => r.sequence === due.sequence) ?? due, startedAt.get(due.sequence));
+      rollOverDue = historyIsLong();
+      continue;
+    }
     const next = queue.shift();
     if (next) {
       await carryOut(next);

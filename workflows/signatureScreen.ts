@@ -1,12 +1,15 @@
 // The update validators' look at a payer's signature, before the update is accepted into history.
 // While the attempt budget lasts, any well-formed signature is accepted and the chain judges it (the
 // verify activity); a failure counts against the budget. Once the budget is spent, only the payer's
-// own plain ECDSA signature passes: nobody can lock a payer out of their own authorization, and
-// anything else (a stranger's key, a contract wallet's signature) is refused without a trace.
+// own plain ECDSA signature passes, and anything else is refused without a trace. A contract
+// wallet's signature that the (authenticated) caller had the chain accept before sending it counts
+// against a budget of its own (client/signatureCheck.ts): strangers, refused by the caller, never
+// reach it, so nobody can lock a payer out, EOA or contract wallet.
 import type { Hex } from 'viem';
 import { failure } from './procedures.js';
 import type { Lifecycle } from './lifecycle.js';
 import { loadedSignerRecovery } from './signerRecovery.js';
+import { signatureAttemptKind } from './attemptBudget.js';
 
 const SIGNATURE = /^0x[0-9a-fA-F]{2,8192}$/;
 
@@ -15,7 +18,8 @@ export function screenSignature(lifecycle: Lifecycle, kind: 'signature' | 'cance
   if (typeof signature !== 'string' || !SIGNATURE.test(signature) || signature.length % 2 !== 0) {
     throw failure('validation_error', 'signature must be 0x-prefixed hex bytes');
   }
-  if (lifecycle.isWithinBudget(kind)) return;
+  const budget = signatureAttemptKind(kind, request);
+  if (lifecycle.isWithinBudget(budget)) return;
   const { domain, authorization, primaryType } = lifecycle.context;
   // assertCan ran first: a draft exists. Without one there is nothing to screen against.
   if (!domain || !authorization) return;
@@ -29,5 +33,5 @@ export function screenSignature(lifecycle: Lifecycle, kind: 'signature' | 'cance
       ? recovery.authorizationDigest(domain, primaryType, authorization)
       : recovery.cancelDigest(domain, authorization.from, authorization.nonce);
   if (recovery.isEcdsaSignatureOf(digest, signature as Hex, authorization.from)) return;
-  lifecycle.assertWithinBudget(kind);
+  lifecycle.assertWithinBudget(budget);
 }

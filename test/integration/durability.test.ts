@@ -2,7 +2,9 @@
 // failed before its fix. They run on chains of their own (test/support/isolatedChain.ts) so they
 // can inject node faults and pause mining without disturbing the other suites.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { encodeFunctionData, type Hex } from 'viem';
+import { keccak256, toHex, type Hex } from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
+import { cancelAuthorizationTypes } from '../../domain/eip3009.js';
 import { AuthcapError } from '../../domain/errors.js';
 import { relayerWorkflowId } from '../../domain/relay.js';
 import { tokenAbi } from '../../domain/tokenAbi.js';
@@ -69,7 +71,19 @@ describe('the relayer and the capture path', () => {
   it('a relayer rolled over with requests still queued sends them in its next run', async () => {
     const temporal = await connectTemporal();
     const before = await chain.publicClient.getTransactionCount({ address: chain.merchant.address });
-    const data = encodeFunctionData({ abi: tokenAbi, functionName: 'transfer', args: [chain.merchant.address, 0n] });
+    // A payer's cancellation of a fresh nonce: a real merchant transaction that moves nothing.
+    const payer = privateKeyToAccount(chain.payers[2]!.privateKey);
+    const nonce = keccak256(toHex(`carried-${Date.now()}`));
+    const [name, version] = await Promise.all([
+      chain.publicClient.readContract({ address: chain.tokenAddress, abi: tokenAbi, functionName: 'name' }),
+      chain.publicClient.readContract({ address: chain.tokenAddress, abi: tokenAbi, functionName: 'version' }),
+    ]);
+    const signature = await payer.signTypedData({
+      domain: { name, version, chainId: await chain.publicClient.getChainId(), verifyingContract: chain.tokenAddress },
+      types: cancelAuthorizationTypes,
+      primaryType: 'CancelAuthorization',
+      message: { authorizer: payer.address, nonce },
+    });
     // The state continue-as-new carries: one request not yet broadcast.
     await temporal.workflow.start('merchantRelayerWorkflow', {
       taskQueue: chain.taskQueue,
@@ -83,11 +97,7 @@ describe('the relayer and the capture path', () => {
             {
               requestId: 'carried-1',
               replyTo: { workflowId: 'nobody', runId: '00000000-0000-4000-8000-000000000000' },
-              to: chain.tokenAddress,
-              data,
-              gas: '100000',
-              authorizer: chain.merchant.address,
-              nonce: `0x${'00'.repeat(31)}02` as Hex,
+              call: { kind: 'cancel', authorizer: payer.address, nonce, signature },
             },
           ],
         },

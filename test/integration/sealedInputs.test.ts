@@ -55,7 +55,13 @@ describe('a client without the codec key', () => {
     const mark = await markMerchant();
     const merchantBefore = await tokenBalance(dev().merchantAddress);
     const data = encodeFunctionData({ abi: tokenAbi, functionName: 'transfer', args: [attacker, 500_000n] });
-    const raw = { requestId: `forged-${Date.now()}`, replyTo: { workflowId: 'x', runId: '00000000-0000-0000-0000-000000000000' }, to: dev().tokenAddress, data, gas: '100000' };
+    const raw = {
+      requestId: `forged-${Date.now()}`,
+      replyTo: { workflowId: 'x', runId: '00000000-0000-0000-0000-000000000000' },
+      to: dev().tokenAddress,
+      data,
+      gas: '100000',
+    };
     await sendRawSignal(keyless, relayer(), 'relayRequest', plainPayload(raw));
     // The typed shape, plain: refused all the same (it is not sealed).
     const typed = {
@@ -192,4 +198,3 @@ describe("an operator's void sealed by the codec server (what the Temporal UI se
     expect((await getAuthorization(s.id)).state).toBe('stored');
   });
 });
-

@@ -14,7 +14,11 @@ export function plainPayload(value: unknown): Payload {
 /** Sealed by the stack's codec server (its /encode, with its token): what the UI sends for an operator. */
 export async function operatorSealed(value: unknown): Promise<Payload> {
   const wire = { metadata: { encoding: Buffer.from('json/plain').toString('base64') }, data: Buffer.from(JSON.stringify(value)).toString('base64') };
-  const res = await fetch(`${dev().codecUrl}/encode`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ payloads: [wire] }) });
+  const res = await fetch(`${dev().codecUrl}/encode`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ payloads: [wire] }),
+  });
   if (res.status !== 200) throw new Error(`codec server /encode answered ${res.status}`);
   const [sealed] = ((await res.json()) as { payloads: { metadata: Record<string, string>; data: string }[] }).payloads;
   return {

@@ -27,7 +27,9 @@ export async function startOwnApi(
   const keys = ApiKeyStore.open(join(dir, 'keys.json'), {});
   const key = keys.create('order-service', label).key;
   const settings = loadTemporalSettings({ address: dev().temporalAddress, namespace: dev().temporalNamespace });
-  const client = await AuthcapClient.connect(taskQueue ? { ...settings, taskQueue } : settings);
+  // Signatures are checked against the API's chain, as the API process does (an isolated chain names its own).
+  const rpcUrl = options.rpcUrl ?? (taskQueue ? undefined : dev().rpcUrl);
+  const client = await AuthcapClient.connect(taskQueue ? { ...settings, taskQueue } : settings, { rpcUrl });
   const server = createApiServer({ client, keys, idempotency: { dir: join(dir, 'idem') }, ...options });
   const url = await listen(server, 0);
   return {

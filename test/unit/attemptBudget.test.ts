@@ -1,13 +1,24 @@
-// The pure parts of issue 15's defence: who signed (without the chain), the attempt budget, the
-// API's memory of a spent budget, and the worker's tracking of failing workflow tasks.
+// The pure parts of issue 15's defence: who signed (without the chain), the attempt budget and the
+// budget a signature counts against, the caller's check before sending (without asking the node for
+// the payer's own signature), the API's memory of a spent budget, and the worker's tracking of
+// failing workflow tasks.
 import { describe, expect, it } from 'vitest';
 import { hashTypedData, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { AuthcapError } from '../../domain/errors.js';
 import { authorizationTypes, cancelAuthorizationTypes, authorizationMessageValues, type AuthorizationMessage, type TokenDomain } from '../../domain/eip3009.js';
 import { authorizationDigest, cancelDigest, isEcdsaSignatureOf, recoverSigner } from '../../domain/signatureRecovery.js';
-import { COOL_DOWN_SECONDS, FREE_FAILURES, recordFailure, secondsUntilAllowed, type AttemptBudgetState } from '../../workflows/attemptBudget.js';
+import {
+  COOL_DOWN_SECONDS,
+  FREE_FAILURES,
+  recordFailure,
+  secondsUntilAllowed,
+  signatureAttemptKind,
+  type AttemptBudgetState,
+} from '../../workflows/attemptBudget.js';
 import { RefusalCache } from '../../client/refusalCache.js';
+import { SignatureChecker } from '../../client/signatureCheck.js';
+import { freePort } from '../../devstack/process.js';
 import { TaskFailureTracker } from '../../worker/taskFailures.js';
 
 const payer = privateKeyToAccount('0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d');
@@ -78,6 +89,68 @@ describe('the attempt budget', () => {
     expect(secondsUntilAllowed(state, 'capture', t0)).toBe(0);
     state = recordFailure(state, 'signature', t0 + 60_000);
     expect(secondsUntilAllowed(state, 'signature', t0 + 60_000)).toBe(COOL_DOWN_SECONDS);
+  });
+});
+
+describe('signatureAttemptKind', () => {
+  it('counts a signature the caller had the chain vouch for against a budget of its own', () => {
+    expect(signatureAttemptKind('signature', { signature: '0x11' })).toBe('signature');
+    expect(signatureAttemptKind('cancel', { signature: '0x11' })).toBe('cancel');
+    expect(signatureAttemptKind('signature', { signature: '0x11', checkedOnchain: true })).toBe('checkedSignature');
+    expect(signatureAttemptKind('cancel', { signature: '0x11', checkedOnchain: true })).toBe('checkedCancel');
+  });
+
+  it.each([
+    ['false', { checkedOnchain: false }],
+    ['the string "true"', { checkedOnchain: 'true' }],
+    ['1', { checkedOnchain: 1 }],
+    ['an object', { checkedOnchain: {} }],
+    ['no request', undefined],
+    ['null', null],
+  ])('takes only the literal true as the mark, not %s', (_name, request) => {
+    expect(signatureAttemptKind('signature', request)).toBe('signature');
+    expect(signatureAttemptKind('cancel', request)).toBe('cancel');
+  });
+
+  it("keeps the strangers' budget and the vouched-for one apart", () => {
+    const t0 = 1_000_000;
+    let state: AttemptBudgetState = {};
+    for (let i = 0; i < FREE_FAILURES; i += 1) state = recordFailure(state, signatureAttemptKind('signature', { signature: '0x11' }), t0);
+    expect(secondsUntilAllowed(state, 'signature', t0)).toBe(COOL_DOWN_SECONDS);
+    expect(secondsUntilAllowed(state, signatureAttemptKind('signature', { signature: '0x11', checkedOnchain: true }), t0)).toBe(0);
+    expect(secondsUntilAllowed(state, signatureAttemptKind('cancel', { signature: '0x11', checkedOnchain: true }), t0)).toBe(0);
+    for (let i = 0; i < FREE_FAILURES; i += 1) state = recordFailure(state, 'checkedCancel', t0);
+    expect(secondsUntilAllowed(state, 'checkedCancel', t0)).toBe(COOL_DOWN_SECONDS);
+    expect(secondsUntilAllowed(state, 'checkedSignature', t0)).toBe(0);
+    expect(secondsUntilAllowed(state, 'cancel', t0)).toBe(0);
+  });
+});
+
+describe('SignatureChecker', () => {
+  const subject = { domain, primaryType: 'ReceiveWithAuthorization' as const, authorization };
+  /** A node that is not there: any question to it fails. */
+  const nowhere = async () => `http://127.0.0.1:${await freePort()}`;
+
+  it("judges the payer's own ECDSA signature without asking the node", async () => {
+    const checker = new SignatureChecker(await nowhere());
+    expect(await checker.check('signature', subject, await sign(payer))).toBe('payer');
+    const cancel = await payer.signTypedData({
+      domain,
+      types: cancelAuthorizationTypes,
+      primaryType: 'CancelAuthorization',
+      message: { authorizer: payer.address, nonce: authorization.nonce },
+    });
+    expect(await checker.check('cancel', subject, cancel)).toBe('payer');
+  });
+
+  it('fails closed when the node cannot answer, as chain_unavailable (503), never as an invalid signature', async () => {
+    const checker = new SignatureChecker(await nowhere());
+    // Nothing but the payer's own signature gets through, and a genuine contract wallet's signature is
+    // not told it is invalid because the node was down (viem's verifyTypedData would answer false).
+    const refused = expect.objectContaining({ code: 'chain_unavailable' });
+    await expect(checker.check('signature', subject, await sign(stranger))).rejects.toEqual(refused);
+    // The payer's signature over the draft is no cancellation: that one needs the chain too.
+    await expect(checker.check('cancel', subject, await sign(payer))).rejects.toEqual(refused);
   });
 });
 

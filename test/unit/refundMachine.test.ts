@@ -340,7 +340,7 @@ describe('submitted', () => {
     expect(isRefundFinal(after)).toBe(false);
     // A reorg could still bring the last attempt back until a final block is past its window.
     const dead = stepRefund(after, { type: 'NONCE_STATE', at: at(10), onchain: { status: 'unused' } });
-    expect(dead).toMatchObject({ stage: 'failed', failure: why, failedAt: at(10), transactionHash: null });
+    expect(dead).toMatchObject({ stage: 'failed', failure: why, failedAt: at(10), transactionHash: before.transactionHash });
     const landed = stepRefund(after, {
       type: 'NONCE_STATE',
       at: at(10),
@@ -416,7 +416,8 @@ describe('awaitingExpiry', () => {
     const before = toAwaitingExpiry();
     expect(before.lastError).toEqual({ ...paused, at: at(3) });
     const after = stepRefund(before, { type: 'NONCE_STATE', at: at(9), onchain: { status: 'unused' } });
-    expect(after).toEqual({ ...before, stage: 'failed', failure: before.lastError, failedAt: at(9), transactionHash: null });
+    // The last attempt's transaction stays: evidence of the attempt, and of the gas it cost.
+    expect(after).toEqual({ ...before, stage: 'failed', failure: before.lastError, failedAt: at(9) });
   });
 
   it('NONCE_STATE canceled → failed too: the refund never landed', () => {
@@ -520,9 +521,9 @@ describe('retryRefund', () => {
     expect(isRefundFinal(retried)).toBe(false);
   });
 
-  it('forgets whatever transaction the failed record still names', () => {
+  it('keeps the last transaction the failed record names until a new attempt is signed', () => {
     const retried = retryRefund({ ...toFailed(), transactionHash: OUR_TX });
-    expect(retried.transactionHash).toBeNull();
+    expect(retried.transactionHash).toBe(OUR_TX);
     expect(retried.stage).toBe('prechecking');
   });
 

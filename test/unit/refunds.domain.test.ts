@@ -25,7 +25,7 @@ const TX: Hex = `0x${'aa'.repeat(32)}`;
 const BLOCK_HASH: Hex = `0x${'cc'.repeat(32)}`;
 
 /** Every field of the refund object in the spec (issue 18), and no other. */
-const REFUND_FIELDS = ['amount', 'authorizationId', 'createdAt', 'failure', 'id', 'orderId', 'reason', 'state', 'succeededAt', 'transactionHash'];
+const REFUND_FIELDS = ['amount', 'authorizationId', 'createdAt', 'failure', 'id', 'lastError', 'orderId', 'reason', 'state', 'succeededAt', 'transactionHash'];
 
 function record(overrides: Partial<RefundRecord> = {}): RefundRecord {
   return {
@@ -169,6 +169,7 @@ describe('publicRefund', () => {
       state: 'succeeded',
       transactionHash: TX,
       failure: null,
+      lastError: null,
       createdAt: '2024-01-01T00:00:00.000Z',
       succeededAt: '2024-01-01T00:00:10.000Z',
     });
@@ -183,7 +184,7 @@ describe('publicRefund', () => {
     expect(publicRefund(record({ amountMinor })).amount).toBe(amount);
   });
 
-  it('a failed refund: no transaction hash, failure without its time, no success time', () => {
+  it('a failed refund: its last transaction kept (evidence of the attempt), failure without its time, no success time, no lastError', () => {
     const refund = publicRefund(
       record({
         stage: 'failed',
@@ -197,7 +198,8 @@ describe('publicRefund', () => {
     );
     expect(Object.keys(refund).sort()).toEqual(REFUND_FIELDS);
     expect(refund.state).toBe('failed');
-    expect(refund.transactionHash).toBeNull();
+    expect(refund.transactionHash).toBe(TX);
+    expect(refund.lastError).toBeNull();
     expect(refund.failure).toEqual({ code: 'insufficient_merchant_balance', message: 'the merchant key holds 1, the refund needs 3' });
     expect(refund.succeededAt).toBeNull();
   });
@@ -207,8 +209,9 @@ describe('publicRefund', () => {
     const refund = publicRefund(record({ stage: 'submitted', blockNumber: null, blockHash: null, succeededAt: null, lastError }));
     expect(refund.state).toBe('pending');
     expect(refund.transactionHash).toBe(TX);
-    // A pending refund's troubles on the way are for operators, not a failure.
+    // A pending refund's troubles on the way are not a failure: they are its lastError, being retried.
     expect(refund.failure).toBeNull();
+    expect(refund.lastError).toEqual({ code: 'chain_unavailable', message: 'attempt 1 was not mined' });
     expect(publicRefund(record({ stage: 'prechecking', transactionHash: null, succeededAt: null })).transactionHash).toBeNull();
   });
 
