@@ -7,6 +7,7 @@ import type { ChainConfig } from '../activities/index.js';
 import type { TemporalSettings } from '../runtime/temporal.js';
 import { processCommand } from './build.js';
 import { freePort, startProcess, type ManagedProcess } from './process.js';
+import { clientTlsEnv, type TemporalTls } from './temporalTls.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 
@@ -58,6 +59,8 @@ export function processCounts(
 export interface AppProcessesOptions {
   stateDir: string;
   temporal: TemporalSettings;
+  /** The embedded server's certificates (the production shape): each process presents its own. */
+  temporalTls?: TemporalTls;
   chain: ChainConfig;
   merchantAddresses: string[];
   counts: { workers: number; apis: number };
@@ -118,6 +121,7 @@ export async function startAppProcesses(options: AppProcessesOptions): Promise<A
         await startWorkerProcess(
           {
             ...env,
+            ...(options.temporalTls ? clientTlsEnv(options.temporalTls, 'worker') : {}),
             AUTHCAP_WORKER_METRICS_PORT: metricsPort,
             MERCHANT_PRIVATE_KEY: options.chain.merchantPrivateKey,
             MERCHANT_PRIVATE_KEYS: (options.chain.merchantPrivateKeys ?? []).join(','),
@@ -139,6 +143,7 @@ export async function startAppProcesses(options: AppProcessesOptions): Promise<A
         await startApiProcess(
           {
             ...env,
+            ...(options.temporalTls ? clientTlsEnv(options.temporalTls, 'api') : {}),
             AUTHCAP_API_PORT: String(port),
             AUTHCAP_MERCHANT_ADDRESS: options.merchantAddresses.join(','),
             AUTHCAP_WORKER_READYZ_URL: `http://127.0.0.1:${workerMetricsPorts[i % workerMetricsPorts.length]}/readyz`,

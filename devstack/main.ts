@@ -54,7 +54,7 @@ console.log(`
 authcap is up.
   API          ${devJson.apiUrls.join(', ')}            (try: curl ${devJson.apiUrl}/healthz)
   Temporal UI  ${devJson.temporalUiUrl ?? '(external cluster)'}
-  Temporal     ${devJson.temporalAddress} namespace ${devJson.temporalNamespace}
+  Temporal     ${devJson.temporalAddress} namespace ${devJson.temporalNamespace}${devJson.temporalConfigFile ? `, mutual TLS: export TEMPORAL_CONFIG_FILE=${devJson.temporalConfigFile}` : ''}
   Chain        ${devJson.rpcUrl} (chain id ${devJson.chainId}${externalChain ? '' : ', anvil'}), token ${devJson.tokenAddress}
   Merchant     ${devJson.merchantAddress}
   Payers       ${

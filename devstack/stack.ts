@@ -24,6 +24,7 @@ import { demoPayersFromEnv, usesExternalChain } from './externalChain.js';
 import { deployDevToken, devAccounts, extraMerchantKeys } from './token.js';
 import { startEmbeddedTemporal, temporalTopology, type TemporalTopology } from './embeddedTemporal.js';
 import type { TemporalOnPostgres } from './temporalOnPostgres.js';
+import { operatorTemporalAccess, type OperatorTemporalAccess } from './temporalProfile.js';
 
 export interface DevJson {
   /** The first API process; every one is in apiUrls (they share keys and idempotency records). */
@@ -53,6 +54,13 @@ export interface DevJson {
   temporalUiUrl: string | null;
   /** The embedded Temporal the stack runs (dev server or server on PostgreSQL), or "external" (TEMPORAL_ADDRESS). */
   temporalTopology: TemporalTopology | 'external';
+  /**
+   * The production shape's mutual TLS, as the operator CLI connects (the same files as the
+   * TEMPORAL_TLS_* variables of @temporalio/envconfig and the temporal CLI); null on the dev server.
+   */
+  temporalTls: OperatorTemporalAccess['temporalTls'] | null;
+  /** A temporal.toml whose default profile is all of the above (TEMPORAL_CONFIG_FILE); null on the dev server. */
+  temporalConfigFile: string | null;
   /** The endpoint registered from AUTHCAP_WEBHOOK_URL, with its signing secret; null without one. */
   webhook: DevWebhook | null;
 }
@@ -210,11 +218,14 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     // The in-process API checks payers' signatures against the chain, as the API process does.
     const client = await AuthcapClient.connect(temporal, { rpcUrl: chainConfig.rpcUrl });
     stops.push(() => client.close());
+    // The production shape's certificates: each process presents its own (the operator's in dev.json).
+    const temporalTls = temporalCluster?.tls;
 
     if (options.separateProcesses) {
       const started = await startAppProcesses({
         stateDir: options.stateDir,
         temporal,
+        temporalTls,
         chain: chainConfig,
         merchantAddresses,
         counts: processCounts(options, topology),
@@ -291,6 +302,9 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       temporalNamespace: temporal.namespace,
       temporalUiUrl,
       temporalTopology: topology,
+      ...(temporalTls
+        ? operatorTemporalAccess(options.stateDir, { address: temporal.connectionOptions.address!, namespace: temporal.namespace, tls: temporalTls })
+        : { temporalTls: null, temporalConfigFile: null }),
       webhook,
     };
     writeFileSync(join(options.stateDir, 'dev.json'), `${JSON.stringify(devJson, null, 2)}\n`, { mode: 0o600 });

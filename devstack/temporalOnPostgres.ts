@@ -1,21 +1,26 @@
 // The production shape of Temporal on one machine: the Temporal server itself (go.temporal.io/server,
-// the version the CLI v1.5.1 embeds, built once like the CLI) on a PostgreSQL cluster of the stack's
-// own, SQL (advanced) visibility, 4 history shards, the namespace and search attributes registered
-// through the operator service. `AUTHCAP_TEMPORAL=postgres npm start` runs it instead of the dev server.
+// the version the CLI v1.5.1 embeds, with the mTLS claim mapper of devstack/temporal-server, built
+// once and cached) on a PostgreSQL cluster of the stack's own, SQL (advanced) visibility, 4 history
+// shards, the namespace and search attributes registered through the operator service. Every
+// connection to it is mutual TLS (devstack/temporalTls.ts): callers by their client certificates,
+// the server's own services among themselves by the internode one. `AUTHCAP_TEMPORAL=postgres npm
+// start` runs it instead of the dev server.
 import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Connection } from '@temporalio/client';
 import { ensureNamespaceReady } from '../runtime/temporalSetup.js';
-import { goInstallCached } from './goInstall.js';
 import { startPostgres, type Postgres } from './postgres.js';
 import { freeLowPort, freePort, startProcess, waitFor, type ManagedProcess } from './process.js';
+import { TEMPORAL_SERVER_VERSION, temporalServerBinaries } from './temporalServerBuild.js';
+import { DYNAMIC_CONFIG, serverConfig } from './temporalServerConfig.js';
+import { clientTlsEnv, connectionTls, ensureTemporalTls, type TemporalTls } from './temporalTls.js';
 
 const run = promisify(execFile);
 
 /** The server release the Temporal CLI v1.5.1 is built on: one Temporal for both topologies. */
-export const TEMPORAL_SERVER_VERSION = 'v1.29.1';
+export { TEMPORAL_SERVER_VERSION };
 /** Fixed when the cluster is created (they cannot change afterwards): enough to spread a small load. */
 export const HISTORY_SHARDS = 4;
 const SCHEMA = { temporal: { name: 'postgresql/v12/temporal', version: '1.18' }, visibility: { name: 'postgresql/v12/visibility', version: '1.9' } } as const;
@@ -33,6 +38,8 @@ export interface TemporalOnPostgresOptions {
 export interface TemporalOnPostgres {
   address: string;
   namespace: string;
+  /** The certificates every caller presents, and what they trust. */
+  tls: TemporalTls;
   process: ManagedProcess;
   postgres: Postgres;
   /** Stops the server, then PostgreSQL. */
@@ -42,27 +49,18 @@ export interface TemporalOnPostgres {
   restartPostgres(): Promise<void>;
 }
 
-async function binaries(log: (line: string) => void): Promise<{ server: string; sqlTool: string }> {
-  if (process.env.TEMPORAL_SERVER_PATH && process.env.TEMPORAL_SQL_TOOL_PATH) {
-    return { server: process.env.TEMPORAL_SERVER_PATH, sqlTool: process.env.TEMPORAL_SQL_TOOL_PATH };
-  }
-  const [server, sqlTool] = await goInstallCached(
-    {
-      title: 'the Temporal server',
-      folder: 'temporal-server',
-      version: TEMPORAL_SERVER_VERSION,
-      packages: ['go.temporal.io/server/cmd/server', 'go.temporal.io/server/cmd/tools/sql'],
-      overrideVariable: 'TEMPORAL_SERVER_PATH and TEMPORAL_SQL_TOOL_PATH',
-    },
-    log,
-  );
-  return { server: server!, sqlTool: sqlTool! };
-}
-
+/**
+ * Starts the cluster and makes this process a client of it: TEMPORAL_TLS_* in process.env name the
+ * operator CLI's certificate (as the stack puts AUTHCAP_CODEC_KEYS there), so its own clients and
+ * every child it starts reach the server; the stack gives its worker and API processes certificates
+ * of their own.
+ */
 export async function startTemporalOnPostgres(options: TemporalOnPostgresOptions): Promise<TemporalOnPostgres> {
-  const { server, sqlTool } = await binaries(options.log);
+  const { server, sqlTool } = await temporalServerBinaries(options.log);
   const home = join(options.stateDir, 'temporal-server');
   mkdirSync(join(home, 'config'), { recursive: true, mode: 0o700 });
+  const tls = await ensureTemporalTls(options.stateDir, options.namespace);
+  const setupTls = connectionTls(tls, tls.clients.setup);
   const postgresPort = options.postgresPort ?? (await freePort());
   const startDb = () =>
     startPostgres({
@@ -79,21 +77,24 @@ export async function startTemporalOnPostgres(options: TemporalOnPostgresOptions
       grpc: options.port,
       http: await freePort(),
       metrics: options.metricsPort ?? (await freePort()),
-      internal: await Promise.all(Array.from({ length: 7 }, () => freeLowPort())),
+      internal: await Promise.all(Array.from({ length: 10 }, () => freeLowPort())),
     };
-    writeFileSync(join(home, 'config', 'development.yaml'), serverConfig(postgres, ports, join(home, 'dynamicconfig.yaml')), { mode: 0o600 });
-    writeFileSync(join(home, 'dynamicconfig.yaml'), DYNAMIC_CONFIG, { mode: 0o600 });
+    const dynamicConfigFile = join(home, 'dynamicconfig.yaml');
+    writeFileSync(join(home, 'config', 'development.yaml'), serverConfig({ db: postgres, shards: HISTORY_SHARDS, ports, dynamicConfigFile, tls }), {
+      mode: 0o600,
+    });
+    writeFileSync(dynamicConfigFile, DYNAMIC_CONFIG, { mode: 0o600 });
     const address = `127.0.0.1:${options.port}`;
     const startServer = () =>
       startProcess({
         name: 'temporal',
         command: server,
-        args: ['--root', home, '--config', 'config', '--env', 'development', '--allow-no-auth', 'start'],
+        args: ['--root', home, '--config', 'config', '--env', 'development'],
         onOutput: options.onOutput,
         readyTimeoutMs: 120_000,
         ready: () =>
           waitFor(async () => {
-            const connection = await Connection.connect({ address, connectTimeout: 1_000 });
+            const connection = await Connection.connect({ address, tls: setupTls, connectTimeout: 1_000 });
             try {
               await connection.workflowService.getSystemInfo({});
               return true;
@@ -103,7 +104,7 @@ export async function startTemporalOnPostgres(options: TemporalOnPostgresOptions
           }, 250),
       });
     let serverProcess = await startServer();
-    const connection = await Connection.connect({ address });
+    const connection = await Connection.connect({ address, tls: setupTls });
     try {
       const report = await ensureNamespaceReady(connection, options.namespace);
       if (report.namespaceCreated) options.log(`authcap: namespace ${options.namespace} registered`);
@@ -111,9 +112,11 @@ export async function startTemporalOnPostgres(options: TemporalOnPostgresOptions
     } finally {
       await connection.close();
     }
+    Object.assign(process.env, clientTlsEnv(tls, 'cli'));
     const result: TemporalOnPostgres = {
       address,
       namespace: options.namespace,
+      tls,
       process: serverProcess,
       postgres,
       stop: async () => {
@@ -162,72 +165,4 @@ async function ensureSchemas(sqlTool: string, postgres: Postgres, home: string, 
     await run(sqlTool, ['--db', database, 'setup-schema', '-s', schema.name, '-v', schema.version, '--overwrite'], { env });
   }
   writeFileSync(marker, `${JSON.stringify({ server: TEMPORAL_SERVER_VERSION, shards: HISTORY_SHARDS })}\n`);
-}
-
-// Visibility calls per namespace and frontend: the server's default (10/s) is sized for a cluster
-// with many frontends; the feed, the CLI and the watcher's look-ups need more on one.
-const DYNAMIC_CONFIG = `frontend.namespaceRPS.visibility:
-  - value: 200
-`;
-
-function serverConfig(db: Postgres, ports: { grpc: number; http: number; metrics: number; internal: number[] }, dynamicConfigFile: string): string {
-  const [historyGrpc, matchingGrpc, workerGrpc, frontendMembership, historyMembership, matchingMembership, workerMembership] = ports.internal;
-  const store = (database: string, maxConns: number) => `
-      sql:
-        pluginName: postgres12
-        databaseName: ${database}
-        connectAddr: "${db.host}:${db.port}"
-        connectProtocol: tcp
-        user: ${db.user}
-        password: "${db.password}"
-        maxConns: ${maxConns}
-        maxIdleConns: ${maxConns}
-        maxConnLifetime: 1h`;
-  const service = (grpc: number, membership: number, extra = '') => `
-    rpc:
-      grpcPort: ${grpc}
-      membershipPort: ${membership}
-      bindOnIP: 127.0.0.1${extra}`;
-  return `log:
-  stdout: true
-  level: warn
-persistence:
-  defaultStore: default
-  visibilityStore: visibility
-  numHistoryShards: ${HISTORY_SHARDS}
-  datastores:
-    default:${store('temporal', 20)}
-    visibility:${store('temporal_visibility', 10)}
-global:
-  membership:
-    maxJoinDuration: 30s
-    broadcastAddress: 127.0.0.1
-  metrics:
-    prometheus:
-      framework: tally
-      timerType: histogram
-      listenAddress: 127.0.0.1:${ports.metrics}
-services:
-  frontend:${service(ports.grpc, frontendMembership!, `\n      httpPort: ${ports.http}`)}
-  history:${service(historyGrpc!, historyMembership!)}
-  matching:${service(matchingGrpc!, matchingMembership!)}
-  worker:${service(workerGrpc!, workerMembership!)}
-clusterMetadata:
-  enableGlobalNamespace: false
-  failoverVersionIncrement: 10
-  masterClusterName: active
-  currentClusterName: active
-  clusterInformation:
-    active:
-      enabled: true
-      initialFailoverVersion: 1
-      rpcName: frontend
-      rpcAddress: 127.0.0.1:${ports.grpc}
-      httpAddress: 127.0.0.1:${ports.http}
-dcRedirectionPolicy:
-  policy: noop
-dynamicConfigClient:
-  filepath: ${dynamicConfigFile}
-  pollInterval: 10s
-`;
 }

@@ -7,6 +7,7 @@ import { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Hex } from 'viem';
 import { verifyWebhook } from '../../client/authcapClient.js';
+import { clientTlsEnv, connectionTls, issueClientCertificate, tlsEnvFor, type TemporalTls } from '../../devstack/temporalTls.js';
 import { startReceiver, type Receiver } from '../support/webhookReceiver.js';
 import { audit } from '../faults/audit.js';
 import { sign } from '../faults/drive.js';
@@ -17,11 +18,13 @@ const run = promisify(execFile);
 
 describe('the lifecycle on the Temporal server with PostgreSQL', () => {
   let world: World;
+  let tls: TemporalTls;
   let receiver: Receiver;
   let before = 0;
   const ids: string[] = [];
   beforeAll(async () => {
     world = await startProductionWorld();
+    tls = world.cluster!.tls;
     receiver = await startReceiver();
     before = await world.publicClient.getTransactionCount({ address: world.merchant.address });
   }, 300_000);
@@ -160,7 +163,7 @@ describe('the lifecycle on the Temporal server with PostgreSQL', () => {
     const read = await call(world, 'GET', `/v1/authorizations/${id}`);
     expect(read.body).toMatchObject({ amountCaptured: '0.04', amountRefunded: '0.04' });
     // Operators find refunded authorizations by the refunds workflow's search attributes (SQL visibility).
-    const connection = await Connection.connect({ address: world.temporal.address });
+    const connection = await Connection.connect({ address: world.temporal.address, tls: connectionTls(tls, tls.clients.cli) });
     try {
       const temporal = new Client({ connection, namespace: world.temporal.namespace });
       const query = `WorkflowType = 'refundsWorkflow' AND OrderId = '${orderId}' AND AmountRefundedMinor = 40000 AND RefundStates = 'succeeded'`;
@@ -180,6 +183,7 @@ describe('the lifecycle on the Temporal server with PostgreSQL', () => {
       ...process.env,
       TEMPORAL_ADDRESS: world.temporal.address,
       TEMPORAL_NAMESPACE: world.temporal.namespace,
+      ...clientTlsEnv(tls, 'cli'),
       AUTHCAP_KEYS_FILE: `${world.stateDir}/api-keys.json`,
     };
     const cli = (args: string[]) => run(process.execPath, ['bin/authcap.mjs', ...args], { env, timeout: 30_000 });
@@ -192,16 +196,23 @@ describe('the lifecycle on the Temporal server with PostgreSQL', () => {
     expect(history.stdout).toMatch(/captured/);
   });
 
-  it('temporal-setup finds the namespace and search attributes the stack registered, and changes nothing', async () => {
-    const env = { ...process.env, TEMPORAL_ADDRESS: world.temporal.address, TEMPORAL_NAMESPACE: world.temporal.namespace };
+  it('temporal-setup finds what the stack registered and changes nothing; a new namespace takes a certificate with admin on it', async () => {
+    const env = { ...process.env, TEMPORAL_ADDRESS: world.temporal.address, TEMPORAL_NAMESPACE: world.temporal.namespace, ...clientTlsEnv(tls, 'setup') };
     const { stdout } = await run(process.execPath, ['bin/authcap.mjs', 'temporal-setup', '--json'], { env, timeout: 60_000 });
     expect(JSON.parse(stdout)).toEqual({ namespace: 'authcap', namespaceCreated: false, searchAttributesAdded: [] });
-    // A namespace that does not exist yet is registered, with its attributes, ready to use.
+    // A namespace that does not exist yet: the operator CLI's certificate may not register it...
     const fresh = `authcap-setup-${process.pid}`;
-    const made = await run(process.execPath, ['bin/authcap.mjs', 'temporal-setup', '--json', '--retention-days', '3'], {
-      env: { ...env, TEMPORAL_NAMESPACE: fresh },
-      timeout: 120_000,
-    });
+    const setupFresh = (more: Record<string, string>) =>
+      run(process.execPath, ['bin/authcap.mjs', 'temporal-setup', '--json', '--retention-days', '3'], {
+        env: { ...env, TEMPORAL_NAMESPACE: fresh, ...more },
+        timeout: 120_000,
+      });
+    const refused = await setupFresh(clientTlsEnv(tls, 'cli')).catch((e) => e);
+    expect(refused.code).not.toBe(0);
+    expect(`${refused.stdout}${refused.stderr}`).toMatch(/unauthorized|permission/i);
+    // ...a certificate with admin on it does, with its attributes, ready to use.
+    const freshAdmin = await issueClientCertificate(tls, `setup-${fresh}`, [`${fresh}:admin`]);
+    const made = await setupFresh(tlsEnvFor(tls, freshAdmin));
     expect(JSON.parse(made.stdout)).toMatchObject({
       namespace: fresh,
       namespaceCreated: true,

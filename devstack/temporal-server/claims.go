@@ -1,0 +1,69 @@
+package main
+
+import (
+	"strings"
+
+	"go.temporal.io/server/common/authorization"
+	"go.temporal.io/server/common/primitives"
+)
+
+// signalPermission lets a caller signal workflows in a namespace and nothing else beyond its other
+// roles: what an operator console needs to void an authorization, without the writer role's
+// terminate, reset, start or update.
+const signalPermission = "signal"
+
+// grants are the namespaces where a caller may signal (claims.Extensions).
+type grants struct {
+	signal map[string]bool
+}
+
+// certificateClaimMapper gives a caller the roles its client certificate names, one
+// OrganizationalUnit per grant, in the form of Temporal's JWT "permissions" claim:
+// "<namespace>:<read|write|worker|admin|signal>", "temporal-system:<role>" for the whole cluster.
+// The frontend has already verified the certificate against its client CA (requireClientAuth), so
+// whoever holds a certificate from that CA holds what it says; anything else grants nothing. A bearer
+// token (the authorization header) is ignored: roles come from certificates alone.
+type certificateClaimMapper struct{}
+
+var _ authorization.ClaimMapper = certificateClaimMapper{}
+
+func (certificateClaimMapper) GetClaims(info *authorization.AuthInfo) (*authorization.Claims, error) {
+	claims := &authorization.Claims{Namespaces: map[string]authorization.Role{}}
+	extra := grants{signal: map[string]bool{}}
+	claims.Extensions = extra
+	if info == nil || info.TLSSubject == nil {
+		return claims, nil
+	}
+	claims.Subject = info.TLSSubject.CommonName
+	for _, grant := range info.TLSSubject.OrganizationalUnit {
+		namespace, permission, ok := strings.Cut(grant, ":")
+		if !ok || namespace == "" {
+			continue
+		}
+		if permission == signalPermission {
+			extra.signal[namespace] = true
+			continue
+		}
+		role := roleOf(permission)
+		if namespace == primitives.SystemLocalNamespace {
+			claims.System |= role
+		} else {
+			claims.Namespaces[namespace] |= role
+		}
+	}
+	return claims, nil
+}
+
+func roleOf(permission string) authorization.Role {
+	switch permission {
+	case "read":
+		return authorization.RoleReader
+	case "write":
+		return authorization.RoleWriter
+	case "worker":
+		return authorization.RoleWorker
+	case "admin":
+		return authorization.RoleAdmin
+	}
+	return authorization.RoleUndefined
+}

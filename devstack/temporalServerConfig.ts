@@ -1,0 +1,112 @@
+// The production shape's Temporal server configuration: PostgreSQL persistence and SQL visibility,
+// every service on 127.0.0.1, and mutual TLS everywhere. The frontend (gRPC and its HTTP API) takes
+// only client certificates of the client CA, and authorizes each by its grants; history, matching,
+// internal-frontend and the worker service take only the internode certificate. The system worker
+// reaches the frontend API through internal-frontend (Temporal's advice for a cluster with an
+// authorizer), so it needs no grant on the public frontend.
+import type { Postgres } from './postgres.js';
+import type { TemporalTls } from './temporalTls.js';
+
+// Visibility calls per namespace and frontend: the server's default (10/s) is sized for a cluster
+// with many frontends; the feed, the CLI and the watcher's look-ups need more on one.
+export const DYNAMIC_CONFIG = `frontend.namespaceRPS.visibility:
+  - value: 200
+`;
+
+export interface ServerConfigOptions {
+  db: Postgres;
+  shards: number;
+  /** internal: the ports no client uses (10): gRPC of history, matching, worker, internal-frontend (and its HTTP), membership of each service. */
+  ports: { grpc: number; http: number; metrics: number; internal: number[] };
+  dynamicConfigFile: string;
+  tls: TemporalTls;
+}
+
+export function serverConfig({ db, shards, ports, dynamicConfigFile, tls }: ServerConfigOptions): string {
+  const [
+    historyGrpc,
+    matchingGrpc,
+    workerGrpc,
+    internalFrontendGrpc,
+    internalFrontendHttp,
+    frontendMembership,
+    historyMembership,
+    matchingMembership,
+    workerMembership,
+    internalFrontendMembership,
+  ] = ports.internal;
+  const store = (database: string, maxConns: number) => `
+      sql:
+        pluginName: postgres12
+        databaseName: ${database}
+        connectAddr: "${db.host}:${db.port}"
+        connectProtocol: tcp
+        user: ${db.user}
+        password: "${db.password}"
+        maxConns: ${maxConns}
+        maxIdleConns: ${maxConns}
+        maxConnLifetime: 1h`;
+  const service = (grpc: number, membership: number, extra = '') => `
+    rpc:
+      grpcPort: ${grpc}
+      membershipPort: ${membership}
+      bindOnIP: 127.0.0.1${extra}`;
+  // Both sides verify: the server asks for a client certificate of caPath, the client checks the
+  // server's against the same CA and a name in it (Go's TLS needs one to check). Paths are
+  // JSON strings, which YAML reads as double-quoted scalars whatever the state dir is called.
+  const mutualTls = (certificate: { certPath: string; keyPath: string }, caPath: string) => `
+      server:
+        certFile: ${JSON.stringify(certificate.certPath)}
+        keyFile: ${JSON.stringify(certificate.keyPath)}
+        requireClientAuth: true
+        clientCaFiles: [${JSON.stringify(caPath)}]
+      client:
+        serverName: ${tls.serverName}
+        rootCaFiles: [${JSON.stringify(caPath)}]`;
+  return `log:
+  stdout: true
+  level: warn
+persistence:
+  defaultStore: default
+  visibilityStore: visibility
+  numHistoryShards: ${shards}
+  datastores:
+    default:${store('temporal', 20)}
+    visibility:${store('temporal_visibility', 10)}
+global:
+  membership:
+    maxJoinDuration: 30s
+    broadcastAddress: 127.0.0.1
+  tls:
+    internode:${mutualTls(tls.internode, tls.internodeCaPath)}
+    frontend:${mutualTls(tls.frontend, tls.clientCaPath)}
+  metrics:
+    prometheus:
+      framework: tally
+      timerType: histogram
+      listenAddress: 127.0.0.1:${ports.metrics}
+services:
+  frontend:${service(ports.grpc, frontendMembership!, `\n      httpPort: ${ports.http}`)}
+  internal-frontend:${service(internalFrontendGrpc!, internalFrontendMembership!, `\n      httpPort: ${internalFrontendHttp}`)}
+  history:${service(historyGrpc!, historyMembership!)}
+  matching:${service(matchingGrpc!, matchingMembership!)}
+  worker:${service(workerGrpc!, workerMembership!)}
+clusterMetadata:
+  enableGlobalNamespace: false
+  failoverVersionIncrement: 10
+  masterClusterName: active
+  currentClusterName: active
+  clusterInformation:
+    active:
+      enabled: true
+      initialFailoverVersion: 1
+      rpcName: frontend
+      rpcAddress: 127.0.0.1:${ports.grpc}
+      httpAddress: 127.0.0.1:${ports.http}
+dcRedirectionPolicy:
+  policy: noop
+dynamicConfigClient:
+  filepath: ${dynamicConfigFile}
+  pollInterval: 10s
+`;
+}
