@@ -18,7 +18,8 @@ const stack = await startStack({
   temporalPort: await freePort(),
   temporalUiPort: await freePort(),
   persistent: false,
-  headless: true,
+  // The Web UI too: test/browser/temporalUiVoid.test.ts voids through it, as an operator does.
+  headless: false,
   separateProcesses: true,
   blockTimeSeconds: 0.2,
   log: (line) => console.error(line),
