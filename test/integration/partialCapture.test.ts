@@ -3,10 +3,14 @@
 // back as a refund with reason `partial_capture`; the authorization is `captured` once both are at
 // the confirmation depth. The acceptance scenario runs on the shared stack and on an isolated chain
 // of this file's own (its merchant key exclusive, so the merchant's balance is exact there).
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseEventLogs, type Address } from 'viem';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import proto from '@temporalio/proto';
+import { parseEventLogs, type Address, type Hex } from 'viem';
+import { VIEW_MEMO_KEY, type AuthorizationView } from '../../domain/authorization.js';
+import { workflowIdForOrder } from '../../domain/ids.js';
+import { RELEASE_MEMO_KEY, type RefundRecord } from '../../domain/refunds.js';
 import { tokenAbi } from '../../domain/tokenAbi.js';
-import { newOrderId } from '../support/api.js';
+import { newOrderId, type ApiResult } from '../support/api.js';
 import { authorizationMessage, ethersSign, runCli, tokenDomain } from '../support/lifecycle.js';
 import {
   awaitRefund,
@@ -23,19 +27,26 @@ import {
   getRefundIn,
   listRefundsIn,
   mark,
+  memoVersions,
   newPayer,
+  pooledTransaction,
   postRefund,
   refund,
+  sendOwnerTransaction,
   sharedWorld,
   startIsolatedWorld,
   storedIn,
   tokens,
   usedLogs,
+  withMiningStopped,
   type IsolatedWorld,
   type Refund,
   type World,
 } from '../support/refunds.js';
 import { expectApiError } from '../support/sideEffects.js';
+import { connectTemporal } from '../support/temporal.js';
+
+const EventType = proto.temporal.api.enums.v1.EventType;
 
 let isolated: IsolatedWorld;
 const worlds: Record<'shared' | 'isolated', () => World> = { shared: sharedWorld, isolated: () => isolated };
@@ -110,14 +121,18 @@ describe.each(['shared', 'isolated'] as const)('partial capture on the %s stack'
     expect(events[succeeded].data.authorization).toMatchObject({ id: s.id, amountRefunded: '0' });
     expect(events[captured].data.object).toMatchObject({ id: s.id, state: 'captured', amountCaptured: '15', amountRefunded: '0', capture: { amount: '15' } });
 
-    // Capturing it again answers 200 captured and sends no second release, whatever amount is asked.
+    // Capturing it again for what was kept answers 200 captured; asking for anything else (all of it,
+    // with no amount, or another amount) is 409 naming what was kept. No second release either way.
     await expectNothingSent(world, p.address, merchant, async () => {
-      const again = await call(world, 'POST', `/v1/authorizations/${s.id}/capture`);
+      const again = await call(world, 'POST', `/v1/authorizations/${s.id}/capture`, { amount: '15' });
       expect(again.status, JSON.stringify(again.body)).toBe(200);
       expect(again.body).toMatchObject({ state: 'captured', amountCaptured: '15', capture: { transactionHash: final.capture!.transactionHash } });
-      const otherAmount = await call(world, 'POST', `/v1/authorizations/${s.id}/capture`, { amount: '10' });
-      expect([200, 409, 422], JSON.stringify(otherAmount.body)).toContain(otherAmount.status);
-      if (otherAmount.status === 200) expect(otherAmount.body).toMatchObject({ state: 'captured', amountCaptured: '15' });
+      for (const body of [undefined, { amount: '20' }, { amount: '10' }]) {
+        const other = await call(world, 'POST', `/v1/authorizations/${s.id}/capture`, body);
+        expect(other.status, JSON.stringify(other.body)).toBe(409);
+        expect(other.body.error).toMatchObject({ code: 'invalid_state', details: { amountKept: '15' } });
+        expect(other.body.error.message).toMatch(/keeping 15/);
+      }
     });
     expect(await getAuthorizationIn(world, s.id)).toMatchObject({ state: 'captured', amountCaptured: '15', amountRefunded: '0' });
     expect(await listRefundsIn(world, s.id)).toEqual([release]);
@@ -307,4 +322,286 @@ describe('capture amounts (shared stack)', () => {
     expect(await getAuthorizationIn(world(), s.id)).toMatchObject({ amountCaptured: '15', amountRefunded: '1' });
     await expectMoneyMoved(world(), start, { payer: -tokens('14'), merchant: tokens('14') });
   }, 180_000);
+});
+
+/** What a capture request asks to keep: its amount, or (no amount) all of the authorized amount. */
+const askedToKeep = (body: { amount?: string }, authorized: string) => body.amount ?? authorized;
+
+/**
+ * The answer to a capture request while (or after) a capture of `kept` is under way: the resource
+ * when it asks to keep the same amount (202 capturing or 200 captured), else 409 invalid_state whose
+ * message and `details.amountKept` name what is kept.
+ */
+function expectCaptureAnswer(answer: ApiResult, body: { amount?: string }, kept: string, authorized: string) {
+  const label = `capture ${JSON.stringify(body)} while keeping ${kept}: ${answer.status} ${JSON.stringify(answer.body)}`;
+  if (askedToKeep(body, authorized) === kept) {
+    expect([200, 202], label).toContain(answer.status);
+    if (answer.status === 200)
+      expect(answer.body, label).toMatchObject({ state: 'captured', amountCaptured: kept, amountCapturing: null, capture: { amount: kept } });
+    else expect(answer.body, label).toMatchObject({ state: 'capturing', amountCapturing: kept });
+    return;
+  }
+  expectApiError(answer, 409, 'invalid_state', new RegExp(`(^|[^0-9.])${kept.replace('.', '\\.')}([^0-9.]|$)`));
+  expect(answer.body.error.details, label).toMatchObject({ amountKept: kept });
+  expect(['capturing', 'captured'], label).toContain(answer.body.error.details.state);
+}
+
+/** The capture updates Temporal accepted into the authorization's history (refused ones leave no trace). */
+async function acceptedCaptures(orderId: string): Promise<number> {
+  const temporal = await connectTemporal();
+  try {
+    const history = await temporal.workflow.getHandle(workflowIdForOrder(orderId)).fetchHistory();
+    return (history.events ?? []).filter(
+      (e) =>
+        e.eventType === EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED &&
+        e.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.name === 'capture',
+    ).length;
+  } finally {
+    await temporal.connection.close();
+  }
+}
+
+describe('concurrent captures of one authorization asking different amounts (shared stack)', () => {
+  const world = () => sharedWorld();
+
+  it.each([
+    ['5, 7, 20, {}', [{ amount: '5' }, { amount: '7' }, { amount: '20' }, {}]],
+    ['{}, 20, 7, 5', [{}, { amount: '20' }, { amount: '7' }, { amount: '5' }]],
+  ] as const)(
+    'sent at once (%s): exactly one capture is accepted; every request asking another amount is 409 invalid_state naming the amount kept, one asking the same amount gets the resource; one capture onchain, the difference released once',
+    async (_order, bodies) => {
+      const p = await newPayer(world());
+      const start = await mark(world(), p.address);
+      const s = await storedIn(world(), p, '20');
+      const merchant = s.authorization!.to;
+
+      const answers = await Promise.all(bodies.map((body) => call(world(), 'POST', `/v1/authorizations/${s.id}/capture`, body)));
+      const summary = answers.map((a, i) => `${JSON.stringify(bodies[i])} → ${a.status} ${JSON.stringify(a.body?.error ?? a.body?.state)}`).join('; ');
+      const winners = answers.filter((a) => a.status === 200 || a.status === 202);
+      expect(winners.length, summary).toBeGreaterThanOrEqual(1);
+      const settled = winners.find((a) => a.status === 200)?.body ?? (await awaitStateChange(world(), s.id, 'capturing'));
+      expect(settled.state, JSON.stringify(settled.lastError)).toBe('captured');
+      const kept: string = settled.capture!.amount;
+      expect(['5', '7', '20'], summary).toContain(kept);
+      console.log(`concurrent captures (${_order}): kept ${kept}; ${summary}`);
+      for (const [i, body] of bodies.entries()) expectCaptureAnswer(answers[i]!, body, kept, '20');
+      // Only the requests asking the kept amount got the resource: {} and "20" both ask for all of it.
+      expect(winners.length, summary).toBe(bodies.filter((b) => askedToKeep(b, '20') === kept).length);
+      expect(await acceptedCaptures(s.orderId), `capture updates accepted (${summary})`).toBe(1);
+
+      const final = await getAuthorizationIn(world(), s.id);
+      expect(final).toMatchObject({
+        state: 'captured',
+        amount: '20',
+        amountCaptured: kept,
+        amountCapturing: null,
+        amountRefunded: '0',
+        capture: { amount: kept },
+      });
+      // One capture of the signed value, and (a partial capture) one release of the rest.
+      await expectFullValueCaptured(world(), final, p.address, tokens('20'));
+      const listed = await listRefundsIn(world(), s.id);
+      if (kept === '20') expect(listed).toEqual([]);
+      else {
+        expect(listed).toHaveLength(1);
+        expectRefundShape(listed[0], { amount: String(20 - Number(kept)), reason: 'partial_capture', state: 'succeeded', lastError: null });
+        await expectRefundOnchain(world(), listed[0]!, p.address, merchant, tokens('20') - tokens(kept));
+      }
+      await expectMoneyMoved(world(), start, { payer: -tokens(kept), merchant: tokens(kept) });
+
+      // The same requests again once captured: the same answers, and nothing sent.
+      await expectNothingSent(world(), p.address, merchant, async () => {
+        for (const body of bodies) {
+          const again = await call(world(), 'POST', `/v1/authorizations/${s.id}/capture`, body);
+          expectCaptureAnswer(again, body, kept, '20');
+          if (again.status !== 409) expect(again.status).toBe(200);
+          else expect(again.body.error.details.state).toBe('captured');
+        }
+      });
+      expect(await acceptedCaptures(s.orderId)).toBe(1);
+    },
+    180_000,
+  );
+
+  it('after a partial capture of 7 of 20: {} and no body (all of it) and {amount:"20"} are 409 naming 7, {amount:"7"} is 200; after a full capture {} and "20" are 200 and "7" is 409 naming 20; nothing is sent', async () => {
+    const p = await newPayer(world());
+    const partial = await storedIn(world(), p, '20');
+    const merchant = partial.authorization!.to;
+    const { final } = await captureIn(world(), partial.id, { amount: '7' });
+    expect(final).toMatchObject({ state: 'captured', amountCaptured: '7', amountCapturing: null, capture: { amount: '7' } });
+
+    const full = await storedIn(world(), p, '20');
+    const { final: fullFinal } = await captureIn(world(), full.id, {});
+    expect(fullFinal).toMatchObject({ state: 'captured', amountCaptured: '20', amountCapturing: null, capture: { amount: '20' } });
+
+    await expectNothingSent(world(), p.address, merchant, async () => {
+      const capturePartial = (body?: unknown) => call(world(), 'POST', `/v1/authorizations/${partial.id}/capture`, body);
+      for (const [label, answer] of [
+        ['{}', await capturePartial({})],
+        ['no body', await capturePartial()],
+        ['20', await capturePartial({ amount: '20' })],
+        ['20.000000', await capturePartial({ amount: '20.000000' })],
+        ['5', await capturePartial({ amount: '5' })],
+      ] as const) {
+        expectApiError(answer, 409, 'invalid_state', /(^|[^0-9.])7([^0-9.]|$)/);
+        expect(answer.body.error.details, label).toMatchObject({ amountKept: '7', state: 'captured' });
+      }
+      for (const body of [{ amount: '7' }, { amount: '7.000000' }]) {
+        const same = await capturePartial(body);
+        expect(same.status, JSON.stringify(same.body)).toBe(200);
+        expect(same.body).toMatchObject({
+          id: partial.id,
+          state: 'captured',
+          amountCaptured: '7',
+          capture: { amount: '7', transactionHash: final.capture!.transactionHash },
+        });
+      }
+
+      const captureFull = (body?: unknown) => call(world(), 'POST', `/v1/authorizations/${full.id}/capture`, body);
+      for (const body of [{}, undefined, { amount: '20' }]) {
+        const same = await captureFull(body);
+        expect(same.status, JSON.stringify(same.body)).toBe(200);
+        expect(same.body).toMatchObject({
+          id: full.id,
+          state: 'captured',
+          amountCaptured: '20',
+          capture: { amount: '20', transactionHash: fullFinal.capture!.transactionHash },
+        });
+      }
+      const other = await captureFull({ amount: '7' });
+      expectApiError(other, 409, 'invalid_state', /(^|[^0-9.])20([^0-9.]|$)/);
+      expect(other.body.error.details).toMatchObject({ amountKept: '20', state: 'captured' });
+    });
+    expect(await acceptedCaptures(partial.orderId)).toBe(1);
+    expect(await acceptedCaptures(full.orderId)).toBe(1);
+    expect((await listRefundsIn(world(), partial.id)).map((r) => [r.amount, r.reason, r.state])).toEqual([['13', 'partial_capture', 'succeeded']]);
+    expect(await listRefundsIn(world(), full.id)).toEqual([]);
+  }, 180_000);
+});
+
+describe('a partial capture whose release the token blocks (isolated chain)', () => {
+  it("the payer blacklisted in the capture's own block, right after it: the release stays pending with lastError token_policy_blocked, never failed; the authorization is capturing with amountCaptured 20 (the merchant holds it) and amountCapturing 12; after unBlacklist the release lands and it is captured keeping 12", async () => {
+    const world = isolated;
+    const temporal = await connectTemporal();
+    try {
+      const p = await newPayer(world);
+      const start = await mark(world, p.address);
+      const s = await storedIn(world, p, '20');
+      const merchant = s.authorization!.to;
+
+      // Mining stopped: the capture waits in the pool; the blacklist is sent after it with a lower
+      // max fee (anvil orders its pool by max fee, then by arrival), and one block mines both.
+      let captureAnswer!: Promise<ApiResult>;
+      const { captureHash, blacklistHash } = await withMiningStopped(world, async () => {
+        captureAnswer = call(world, 'POST', `/v1/authorizations/${s.id}/capture`, { amount: '12' });
+        const submitted = await vi.waitFor(
+          async () => {
+            const a = await getAuthorizationIn(world, s.id);
+            expect(a.capture?.transactionHash, `the capture of ${s.id} is not submitted yet (${a.state})`).toMatch(/^0x[0-9a-f]{64}$/);
+            return a;
+          },
+          { timeout: 60_000, interval: 200 },
+        );
+        expect(submitted).toMatchObject({ state: 'capturing', amountCaptured: '0', amountCapturing: '12' });
+        const capture = await pooledTransaction(world, submitted.capture!.transactionHash as Hex);
+        expect(capture.blockNumber, 'the capture waits in the pool').toBeNull();
+        const baseFee = (await world.publicClient.getBlock()).baseFeePerGas ?? 0n;
+        const maxFeePerGas = capture.maxFeePerGas / 2n;
+        expect(maxFeePerGas, `half the capture's max fee (${capture.maxFeePerGas}) still pays the base fee (${baseFee})`).toBeGreaterThan(baseFee * 2n);
+        const maxPriorityFeePerGas = capture.maxPriorityFeePerGas / 2n < maxFeePerGas ? capture.maxPriorityFeePerGas / 2n : maxFeePerGas;
+        const blacklist = await sendOwnerTransaction(world, 'blacklist', [p.address], { maxFeePerGas, maxPriorityFeePerGas });
+        await world.chain.testClient.mine({ blocks: 1 });
+        return { captureHash: capture.hash, blacklistHash: blacklist };
+      });
+      const [captureReceipt, blacklistReceipt] = await Promise.all(
+        [captureHash, blacklistHash].map((hash) => world.publicClient.waitForTransactionReceipt({ hash, timeout: 30_000 })),
+      );
+      expect(captureReceipt!.status, 'the capture landed').toBe('success');
+      expect(blacklistReceipt!.status, 'the blacklist landed').toBe('success');
+      expect(blacklistReceipt!.blockNumber, "the blacklist is in the capture's own block").toBe(captureReceipt!.blockNumber);
+      expect(blacklistReceipt!.transactionIndex, 'after the capture').toBeGreaterThan(captureReceipt!.transactionIndex);
+
+      // The release is refused round after round (the token will not pay a blacklisted payer): wait
+      // for two refused rounds, the second after the release's pause, as the workflow published them.
+      const workflowId = workflowIdForOrder(s.orderId);
+      const releases = async () =>
+        (await memoVersions(temporal, workflowId)).map((v) => v[RELEASE_MEMO_KEY] as RefundRecord | undefined).filter((r): r is RefundRecord => !!r);
+      await vi.waitFor(
+        async () => {
+          const refusedRounds = new Set((await releases()).filter((r) => r.lastError?.code === 'token_policy_blocked').map((r) => r.lastError!.at));
+          expect(refusedRounds.size, 'release rounds refused token_policy_blocked').toBeGreaterThanOrEqual(2);
+        },
+        { timeout: 120_000, interval: 1_000 },
+      );
+
+      // What callers read meanwhile: the release pending with what is wrong, the authorization capturing.
+      const blocked = await getAuthorizationIn(world, s.id);
+      expect(blocked).toMatchObject({
+        state: 'capturing',
+        amount: '20',
+        amountCaptured: '20',
+        amountCapturing: '12',
+        amountRefunded: '0',
+        capture: { transactionHash: captureHash },
+      });
+      const listed = await listRefundsIn(world, s.id);
+      expect(listed).toHaveLength(1);
+      const release = listed[0]!;
+      expect(release.id.endsWith('.0'), release.id).toBe(true);
+      expectRefundShape(release, { authorizationId: s.id, orderId: s.orderId, amount: '8', reason: 'partial_capture', state: 'pending', failure: null });
+      expect(release.lastError).toEqual({ code: 'token_policy_blocked', message: expect.stringMatching(/blacklist/) });
+      const read = await getRefundIn(world, release.id);
+      expect(read).toMatchObject({ id: release.id, state: 'pending', failure: null, lastError: { code: 'token_policy_blocked' } });
+      // The merchant holds all 20 until the 8 is back.
+      await expectMoneyMoved(world, start, { payer: -tokens('20'), merchant: tokens('20') });
+
+      // The capture's own answer, and captures asked meanwhile: keeping 12, still capturing.
+      const answered = await captureAnswer;
+      expect([200, 202], JSON.stringify(answered.body)).toContain(answered.status);
+      expect(answered.status, 'the capture cannot be captured while its release is blocked').toBe(202);
+      expect(answered.body).toMatchObject({ state: 'capturing', amountCapturing: '12' });
+      expectCaptureAnswer(await call(world, 'POST', `/v1/authorizations/${s.id}/capture`, { amount: '12' }), { amount: '12' }, '12', '20');
+      const all = await call(world, 'POST', `/v1/authorizations/${s.id}/capture`, {});
+      expectCaptureAnswer(all, {}, '12', '20');
+      expect(all.body.error.details.state).toBe('capturing');
+
+      // The cause removed: the release's next round pays the 8 back.
+      await world.ownerWrite('unBlacklist', [p.address]);
+      const final = await awaitStateChange(world, s.id, 'capturing', 180_000);
+      expect(final).toMatchObject({
+        state: 'captured',
+        amount: '20',
+        amountCaptured: '12',
+        amountCapturing: null,
+        amountRefunded: '0',
+        capture: { amount: '12', transactionHash: captureHash },
+      });
+      const released = await getRefundIn(world, release.id);
+      expectRefundShape(released, { id: release.id, amount: '8', reason: 'partial_capture', state: 'succeeded', lastError: null });
+      await expectRefundOnchain(world, released, p.address, merchant, tokens('8'));
+      expect(await listRefundsIn(world, s.id)).toEqual([released]);
+      await expectMoneyMoved(world, start, { payer: -tokens('12'), merchant: tokens('12') });
+      await expectFullValueCaptured(world, final, p.address, tokens('20'));
+
+      // Every version the workflow published: the release never `failed`; while capturing the view kept
+      // 12 and held 0 or (once the capture landed) 20; captured means 12 kept.
+      const versions = await memoVersions(temporal, workflowId);
+      const stages = versions.map((v) => (v[RELEASE_MEMO_KEY] as RefundRecord | undefined)?.stage).filter(Boolean);
+      expect(stages, 'release stages as published').not.toContain('failed');
+      expect(stages.at(-1)).toBe('succeeded');
+      const views = versions.map((v) => v[VIEW_MEMO_KEY] as AuthorizationView | undefined).filter((v): v is AuthorizationView => !!v);
+      const capturing = views.filter((v) => v.state === 'capturing');
+      expect(capturing.map((v) => v.amountCapturing).filter((a) => a !== '12')).toEqual([]);
+      expect(capturing.map((v) => v.amountCaptured).filter((a) => a !== '0' && a !== '20')).toEqual([]);
+      expect(capturing.some((v) => v.amountCaptured === '20')).toBe(true);
+      expect(views.filter((v) => v.state === 'captured').map((v) => v.amountCaptured)).not.toHaveLength(0);
+      expect(views.filter((v) => v.state === 'captured' && v.amountCaptured !== '12')).toEqual([]);
+
+      // Announced once each: no refund.failed for a release that was only paused.
+      const events = await feedFor(world, s.orderId, (data) => data.some((e) => e.type === 'authorization.captured'));
+      expect(events.map((e) => e.type).filter((t) => t.startsWith('refund.'))).toEqual(['refund.created', 'refund.succeeded']);
+    } finally {
+      await temporal.connection.close();
+    }
+  }, 360_000);
 });

@@ -11,12 +11,15 @@
 // authcap says, and where the merchant is exclusive the balance itself must have moved by exactly that.
 import { randomBytes, randomUUID } from 'node:crypto';
 import { expect, vi } from 'vitest';
+import type { Client } from '@temporalio/client';
+import { decodeMapFromPayloads } from '@temporalio/common/lib/internal-non-workflow/codec-helpers.js';
 import { decodeFunctionData, parseEventLogs, parseUnits, toHex, type Address, type Hex, type PublicClient, type TransactionReceipt } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import type { AuthcapClient } from '../../client/authcapClient.js';
 import type { AuthorizationResource } from '../../domain/authorization.js';
 import { refundNonce } from '../../activities/refund.js';
 import { parseRefundId, type Refund } from '../../domain/refunds.js';
+import { sealedEntries } from '../../domain/sealed.js';
 import { authorizationTypes } from '../../domain/eip3009.js';
 import { tokenAbi } from '../../domain/tokenAbi.js';
 import { chain, dev, newOrderId, readApiResult, walletSign, type ApiResult } from './api.js';
@@ -27,7 +30,19 @@ import { startOwnApi, type OwnApi } from './ownApi.js';
 export type { Refund };
 
 /** Every field of the refund object in the spec (issue 18), and no other. */
-export const REFUND_FIELDS = ['amount', 'authorizationId', 'createdAt', 'failure', 'id', 'orderId', 'reason', 'state', 'succeededAt', 'transactionHash'];
+export const REFUND_FIELDS = [
+  'amount',
+  'authorizationId',
+  'createdAt',
+  'failure',
+  'id',
+  'lastError',
+  'orderId',
+  'reason',
+  'state',
+  'succeededAt',
+  'transactionHash',
+];
 
 /** The refund validity the product uses by default (AUTHCAP_REFUND_VALIDITY_SECONDS). */
 export const DEFAULT_REFUND_VALIDITY_SECONDS = 300n;
@@ -277,7 +292,9 @@ export function expectRefundShape(r: any, expected: Partial<Refund>): void {
       expect(Date.parse(r.succeededAt)).toBeGreaterThanOrEqual(Date.parse(r.createdAt));
       break;
     case 'failed':
-      expect(r.transactionHash).toBeNull();
+      // Its last attempt's transaction when one was sent (reverted or never mined), else null.
+      expect(r.transactionHash === null || /^0x[0-9a-f]{64}$/.test(r.transactionHash)).toBe(true);
+      expect(r.lastError).toBeNull();
       expect(r.succeededAt).toBeNull();
       expect(Object.keys(r.failure ?? {}).sort()).toEqual(['code', 'message']);
       expect(typeof r.failure.message).toBe('string');
@@ -562,3 +579,78 @@ export function refundsClient(client: AuthcapClient): RefundsClient {
 }
 
 export const idempotencyKey = (label: string) => `${label}-${randomUUID()}`;
+
+// --- manual mining on an isolated chain (additive: ordering transactions within a block) ----------
+
+export interface PooledTransaction {
+  hash: Hex;
+  /** EIP-1559 fees (a legacy transaction's gas price for both). */
+  maxFeePerGas: bigint;
+  maxPriorityFeePerGas: bigint;
+  blockNumber: bigint | null;
+}
+
+/** A transaction as the node holds it (in the pool while the isolated chain's mining is stopped): its fees. */
+export async function pooledTransaction(world: IsolatedWorld, hash: Hex): Promise<PooledTransaction> {
+  const tx = await world.publicClient.getTransaction({ hash });
+  const maxFeePerGas = tx.maxFeePerGas ?? tx.gasPrice;
+  const maxPriorityFeePerGas = tx.maxPriorityFeePerGas ?? tx.gasPrice;
+  if (maxFeePerGas === undefined || maxPriorityFeePerGas === undefined) throw new Error(`transaction ${hash} has no fees`);
+  return { hash, maxFeePerGas, maxPriorityFeePerGas, blockNumber: tx.blockNumber };
+}
+
+/**
+ * One transaction from the token owner with the fees given, sent and not waited for (the chain's
+ * mining may be stopped). anvil orders its pool by max fee per gas, then by arrival: a higher max fee
+ * puts it ahead of a transaction already in the pool, a lower one (sent after it) behind it.
+ */
+export async function sendOwnerTransaction(
+  world: IsolatedWorld,
+  functionName: OwnerFunction,
+  args: readonly unknown[],
+  fees: { maxFeePerGas: bigint; maxPriorityFeePerGas: bigint },
+): Promise<Hex> {
+  const wallet = world.chain.ownerWallet;
+  return wallet.writeContract({
+    address: world.tokenAddress,
+    abi: tokenAbi,
+    functionName,
+    args,
+    account: wallet.account!,
+    chain: undefined,
+    maxFeePerGas: fees.maxFeePerGas,
+    maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
+  } as never);
+}
+
+/**
+ * Runs `action` with the isolated chain's mining stopped (transactions wait in the pool until the
+ * action mines a block with `evm_mine`), and always resumes interval mining (1 s blocks) after it.
+ */
+export async function withMiningStopped<T>(world: IsolatedWorld, action: () => Promise<T>): Promise<T> {
+  await world.chain.setMining(false);
+  try {
+    return await action();
+  } finally {
+    await world.chain.setMining(true);
+  }
+}
+
+// --- what a workflow published, version by version (Temporal history) ---------------------------
+
+/**
+ * Every memo upsert of a workflow's latest run, decoded with the operator's keys (the Temporal UI's
+ * view): each version of each memo key the workflow published, in order. Proves what callers could
+ * ever have read, not only what a poll happened to see.
+ */
+export async function memoVersions(temporal: Client, workflowId: string): Promise<Record<string, unknown>[]> {
+  const history = await temporal.workflow.getHandle(workflowId).fetchHistory();
+  const converter = temporal.workflow.options.loadedDataConverter;
+  const versions: Record<string, unknown>[] = [];
+  for (const event of history.events ?? []) {
+    const fields = event.workflowPropertiesModifiedEventAttributes?.upsertedMemo?.fields;
+    if (!fields) continue;
+    versions.push(sealedEntries((await decodeMapFromPayloads(converter, fields as never)) as Record<string, unknown>));
+  }
+  return versions;
+}
