@@ -852,7 +852,15 @@ describe('the typed client (AuthcapClient)', () => {
       const first = await c.refund(captured.id, { amount: '1' }, { idempotencyKey: key, waitMs: 60_000 });
       expect(first.refund.state).toBe('succeeded');
       const ledger = temporal.workflow.getHandle(refundsWorkflowId(parseResourceId(captured.id)!.runId));
-      const historyBefore = (await ledger.describe()).historyLength;
+      // The refund's events may still be on their way to the stream (a signal, its reply): measure
+      // once the history has settled, so what follows is judged alone.
+      let historyBefore = (await ledger.describe()).historyLength;
+      for (let settled = false; !settled; ) {
+        await new Promise((r) => setTimeout(r, 500));
+        const now = (await ledger.describe()).historyLength;
+        settled = now === historyBefore;
+        historyBefore = now;
+      }
 
       const realNow = Date.now.bind(Date);
       const later = vi.spyOn(Date, 'now').mockImplementation(() => realNow() + 31 * 86_400_000);

@@ -2,6 +2,9 @@
 // an optional JSON-RPC proxy that injects faults, our token, and a worker process on its own task
 // queue with its own merchant key (so its relayer is its own too). Temporal is the suite's.
 import { randomBytes } from 'node:crypto';
+import { appendFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createPublicClient, createTestClient, createWalletClient, defineChain, http, parseEther, toHex, type Address, type Hex } from 'viem';
 import { mnemonicToAccount } from 'viem/accounts';
@@ -64,6 +67,7 @@ export async function startIsolatedChain(
   const proxy = options.proxy ? await startRpcProxy(anvil.rpcUrl, options.proxy) : undefined;
   const workerRpcUrl = proxy?.url ?? anvil.rpcUrl;
   const taskQueue = `isolated-${process.pid}-${randomBytes(4).toString('hex')}`;
+  const workerLog = join(tmpdir(), `authcap-${taskQueue}-worker.log`);
   const root = fileURLToPath(new URL('../..', import.meta.url));
 
   const spawnWorker = () => {
@@ -88,6 +92,8 @@ export async function startIsolatedChain(
       readyTimeoutMs: 120_000,
       onOutput: (chunk) => {
         output += chunk;
+        // Kept for a failed run's post-mortem (the worker's warnings say which step stalled).
+        appendFileSync(workerLog, chunk);
       },
       ready: async () => {
         while (!output.includes('authcap worker:')) await new Promise((r) => setTimeout(r, 100));
