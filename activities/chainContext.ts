@@ -17,6 +17,7 @@ import { privateKeyToAccount } from 'viem/accounts';
 import { HeadFeed } from './rpc/headFeed.js';
 import { LogReader } from './rpc/logReader.js';
 import { RpcMetrics, instrumentedHttp } from './rpc/rpcMetrics.js';
+import { FollowedNonces } from './followedNonces.js';
 
 export interface ChainConfig {
   rpcUrl: string;
@@ -91,6 +92,8 @@ export interface ChainContext {
   maxValiditySeconds: number;
   historyLimit: number;
   refundValiditySeconds: number;
+  /** Nonces this worker's capture activities are following: the log watcher leaves them to them. */
+  followed: FollowedNonces;
 }
 
 export async function createChainContext(config: ChainConfig): Promise<ChainContext> {
@@ -147,5 +150,6 @@ export async function createChainContext(config: ChainConfig): Promise<ChainCont
     maxValiditySeconds: config.maxValiditySeconds ?? DEFAULT_MAX_VALIDITY_SECONDS,
     historyLimit: config.historyLimit ?? DEFAULT_HISTORY_LIMIT,
     refundValiditySeconds: config.refundValiditySeconds ?? DEFAULT_REFUND_VALIDITY_SECONDS,
+    followed: new FollowedNonces(),
   };
 }

@@ -5,6 +5,7 @@ import type { AuthorizationPrimaryType } from '../domain/eip3009.js';
 import { readTokenDomain } from './tokenDomain.js';
 import { nonceSearchKey } from './nonceKey.js';
 import type { ChainContext } from './chainContext.js';
+import { workerPolicyOf } from './workerPolicy.js';
 
 /** The spec's window: valid from a minute before signing, for the configured validity after it. */
 export const VALID_AFTER_SKEW_SECONDS = 60;
@@ -28,6 +29,7 @@ export function createDraftActivity(ctx: ChainContext, deps: { now?: () => numbe
       domain,
       fromBlock: head.toString(),
       nonceKey: nonceSearchKey(request.payer, nonce),
+      policy: workerPolicyOf(ctx),
       authorization: {
         from: request.payer,
         to: ctx.nextMerchant(),

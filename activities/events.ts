@@ -4,8 +4,10 @@ import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { isIP } from 'node:net';
 import { ApplicationFailure } from '@temporalio/common';
+import { Context } from '@temporalio/activity';
+import { dispatchForSlice, type DispatchCursor, type DispatchSources, type EventfulRun } from './webhookDispatch.js';
 import type { EventActivities } from '../domain/activityContract.js';
-import { endpointWants, publicEvent, type WebhookEndpoint, type WebhookEndpointRecord } from '../domain/events.js';
+import { endpointWants, publicEvent, type AuthcapEvent, type RecordedEvent, type WebhookEndpoint, type WebhookEndpointRecord } from '../domain/events.js';
 import { EVENT_ID_HEADER, SIGNATURE_HEADER, signWebhook } from '../runtime/webhookSignature.js';
 import {
   AddressNotAllowedError,
@@ -23,6 +25,10 @@ export interface EventDependencies {
   listEndpoints(): Promise<WebhookEndpoint[]>;
   /** One endpoint with its secret, or undefined once it is deleted. */
   endpointRecord(id: string): Promise<WebhookEndpointRecord | undefined>;
+  /** The runs whose events moved at or after `since` (workflows that keep their events in their memo). */
+  eventfulSince(since: Date): Promise<EventfulRun[]>;
+  /** An attempt's events as its latest run holds them. */
+  eventsOf(workflowId: string): Promise<RecordedEvent[]>;
   /** How long one delivery attempt may take. */
   deliveryTimeoutMs?: number;
   /** Which addresses a delivery may reach (default: AUTHCAP_WEBHOOK_ALLOW_* read at each attempt). */
@@ -32,6 +38,8 @@ export interface EventDependencies {
 }
 
 const USER_AGENT = 'authcap-webhooks/1';
+/** How long a dispatcher trusts the endpoint it read (a deletion ends it at most this late). */
+const ENDPOINT_FRESH_MS = 5_000;
 
 export function createEventActivities(deps: EventDependencies): EventActivities {
   return {
@@ -40,49 +48,85 @@ export function createEventActivities(deps: EventDependencies): EventActivities 
       return Object.fromEntries(types.map((type) => [type, endpoints.filter((e) => endpointWants(e, type)).map((e) => e.id)]));
     },
 
+    async dispatchWebhooks({ endpointId, cursor }) {
+      const context = Context.current();
+      // The endpoint (with its secret, from the registry's query) is read again every few seconds:
+      // a deleted one ends the dispatcher soon after.
+      let cached: { at: number; record: WebhookEndpointRecord | undefined } | undefined;
+      const sources: DispatchSources = {
+        changedSince: (since) => deps.eventfulSince(since),
+        eventsOf: (workflowId) => deps.eventsOf(workflowId),
+        async endpoint(id) {
+          if (!cached || Date.now() - cached.at > ENDPOINT_FRESH_MS) cached = { at: Date.now(), record: await deps.endpointRecord(id) };
+          return cached.record;
+        },
+        deliver: async (endpoint, event) => void (await postWebhookEvent(endpoint, event, deps)),
+      };
+      return dispatchForSlice(endpointId, cursor, {
+        sources,
+        resumed: context.info.heartbeatDetails as DispatchCursor | undefined,
+        heartbeat: (next) => context.heartbeat(next),
+        sleep: (ms) => context.sleep(ms),
+        log: (message) => context.log.warn(message),
+      });
+    },
+
     async deliverWebhook({ endpointId, event }) {
       const endpoint = await deps.endpointRecord(endpointId);
       const at = () => new Date().toISOString();
       // Deleted since the event was recorded: nobody is listening there any more.
       if (!endpoint) return { endpointId, status: 'skipped', at: at() };
-      // The body a receiver verifies is exactly these bytes.
-      const body = JSON.stringify(publicEvent(event));
-      const policy = (deps.addressPolicy ?? webhookAddressPolicyFromEnv)();
-      const url = new URL(endpoint.url);
-      // Registration checked it once; DNS and the policy may have changed since, and endpoints
-      // registered before the check existed were never checked. Retryable: each attempt re-checks.
-      // A socket connects to an IP literal without a lookup, so the lookup hook never sees those.
-      const host = bareHost(url);
-      const refused = isIP(host) ? refusalForAddress(host, host, policy) : undefined;
-      if (refused) throw notAllowed(endpoint.url, refused.message);
-      let status: number;
-      try {
-        status = await post(
-          url,
-          body,
-          {
-            'content-type': 'application/json',
-            'user-agent': USER_AGENT,
-            [SIGNATURE_HEADER]: signWebhook(body, endpoint.secret),
-            [EVENT_ID_HEADER]: event.id,
-          },
-          policy,
-          deps.resolve ?? systemResolver,
-          deps.deliveryTimeoutMs ?? 10_000,
-        );
-      } catch (err) {
-        if (err instanceof AddressNotAllowedError) throw notAllowed(endpoint.url, err.message);
-        // Refused, reset or timed out: Temporal tries again later.
-        throw ApplicationFailure.retryable(`${endpoint.url} did not answer: ${(err as Error).message}`, 'webhook_unreachable');
-      }
-      if (status < 200 || status > 299) {
-        // A redirect is never followed: its target was not registered, nor checked.
-        const why = status >= 300 && status < 400 ? ' (redirects are not followed)' : '';
-        throw ApplicationFailure.retryable(`${endpoint.url} answered ${status}${why}`, 'webhook_refused', { httpStatus: status });
-      }
-      return { endpointId, status: 'delivered', httpStatus: status, at: at() };
+      const httpStatus = await postWebhookEvent(endpoint, event, deps);
+      return { endpointId, status: 'delivered', httpStatus, at: at() };
     },
   };
+}
+
+/**
+ * One delivery attempt of one event to one endpoint: the signed POST, its answer's status when 2xx.
+ * Anything else throws a retryable ApplicationFailure naming why (refused, unreachable, not allowed).
+ */
+export async function postWebhookEvent(
+  endpoint: WebhookEndpointRecord,
+  event: AuthcapEvent | RecordedEvent,
+  deps: Pick<EventDependencies, 'addressPolicy' | 'resolve' | 'deliveryTimeoutMs'> = {},
+): Promise<number> {
+  // The body a receiver verifies is exactly these bytes.
+  const body = JSON.stringify(publicEvent(event));
+  const policy = (deps.addressPolicy ?? webhookAddressPolicyFromEnv)();
+  const url = new URL(endpoint.url);
+  // Registration checked it once; DNS and the policy may have changed since, and endpoints
+  // registered before the check existed were never checked. Retryable: each attempt re-checks.
+  // A socket connects to an IP literal without a lookup, so the lookup hook never sees those.
+  const host = bareHost(url);
+  const refused = isIP(host) ? refusalForAddress(host, host, policy) : undefined;
+  if (refused) throw notAllowed(endpoint.url, refused.message);
+  let status: number;
+  try {
+    status = await post(
+      url,
+      body,
+      {
+        'content-type': 'application/json',
+        'user-agent': USER_AGENT,
+        [SIGNATURE_HEADER]: signWebhook(body, endpoint.secret),
+        [EVENT_ID_HEADER]: event.id,
+      },
+      policy,
+      deps.resolve ?? systemResolver,
+      deps.deliveryTimeoutMs ?? 10_000,
+    );
+  } catch (err) {
+    if (err instanceof AddressNotAllowedError) throw notAllowed(endpoint.url, err.message);
+    // Refused, reset or timed out: tried again later.
+    throw ApplicationFailure.retryable(`${endpoint.url} did not answer: ${(err as Error).message}`, 'webhook_unreachable');
+  }
+  if (status < 200 || status > 299) {
+    // A redirect is never followed: its target was not registered, nor checked.
+    const why = status >= 300 && status < 400 ? ' (redirects are not followed)' : '';
+    throw ApplicationFailure.retryable(`${endpoint.url} answered ${status}${why}`, 'webhook_refused', { httpStatus: status });
+  }
+  return status;
 }
 
 function notAllowed(url: string, why: string): ApplicationFailure {

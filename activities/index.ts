@@ -16,6 +16,10 @@ import { createVerifyActivity } from './verify.js';
 import { createRefundActivities } from './refund.js';
 import { createEventActivities, type EventDependencies } from './events.js';
 import type { EventActivities } from '../domain/activityContract.js';
+import { draftNonce, type DraftNonceKeys } from './draftNonce.js';
+import { workerPolicyOf } from './workerPolicy.js';
+import { createCaptureOnchainActivity } from './captureOnchain.js';
+import { createCaptureAttemptActivity } from './captureAttempt.js';
 
 export { createChainContext, type ChainConfig, type ChainContext } from './chainContext.js';
 
@@ -24,6 +28,8 @@ export interface ActivityDependencies {
   requestRelay: (request: RelayRequest) => Promise<void>;
   /** Event streams and webhook endpoints (the worker builds them on its Temporal client). */
   events: EventDependencies;
+  /** Tag the nonces of drafts (activities/draftNonce.ts): derived from the payload keys. */
+  draftNonceKeys: DraftNonceKeys;
 }
 
 export function createActivities(ctx: ChainContext, deps: ActivityDependencies): AuthorizationActivities & RelayerActivities & EventActivities {
@@ -31,18 +37,16 @@ export function createActivities(ctx: ChainContext, deps: ActivityDependencies):
     ...createEventActivities(deps.events),
     requestRelay: deps.requestRelay,
     ...createRelayerActivities(ctx),
-    workerPolicy: async () => ({
-      reconcileIntervalSeconds: ctx.reconcileIntervalSeconds,
-      maxValiditySeconds: ctx.maxValiditySeconds,
-      historyLimit: ctx.historyLimit,
-    }),
-    checkPresignedAuthorization: createPresignedActivity(ctx),
+    workerPolicy: async () => workerPolicyOf(ctx),
+    checkPresignedAuthorization: createPresignedActivity(ctx, deps.draftNonceKeys),
     ...createCancelActivities(ctx),
-    draftAuthorization: createDraftActivity(ctx),
+    draftAuthorization: createDraftActivity(ctx, { randomNonce: () => draftNonce(deps.draftNonceKeys) }),
     verifyAuthorizationSignature: createVerifyActivity(ctx),
     precheckCapture: createPrecheckActivity(ctx),
     readNonceState: createNonceStateActivity(ctx),
     ...createCaptureActivities(ctx),
+    prepareCaptureAttempt: createCaptureAttemptActivity(ctx),
+    captureOnchain: createCaptureOnchainActivity(ctx, deps.requestRelay),
     ...createRefundActivities(ctx),
   });
 }

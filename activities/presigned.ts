@@ -6,15 +6,18 @@ import { readTokenDomain, sameDomain } from './tokenDomain.js';
 import { createVerifyActivity } from './verify.js';
 import { tokenAbi } from '../domain/tokenAbi.js';
 import { nonceSearchKey } from './nonceKey.js';
+import { workerPolicyOf } from './workerPolicy.js';
+import type { WorkerPolicy } from '../domain/activityContract.js';
+import { isDraftNonce, type DraftNonceKeys } from './draftNonce.js';
 
-export function createPresignedActivity(ctx: ChainContext, now: () => number = () => Math.floor(Date.now() / 1000)) {
+export function createPresignedActivity(ctx: ChainContext, draftNonceKeys: DraftNonceKeys, now: () => number = () => Math.floor(Date.now() / 1000)) {
   const verify = createVerifyActivity(ctx);
   return async function checkPresignedAuthorization(request: {
     primaryType: AuthorizationPrimaryType;
     authorization: AuthorizationMessage;
     signature: Hex;
     domain?: TokenDomain;
-  }): Promise<{ domain: TokenDomain; check: SignatureCheck; fromBlock: string; nonceKey: string }> {
+  }): Promise<{ domain: TokenDomain; check: SignatureCheck; fromBlock: string; nonceKey: string; policy: WorkerPolicy }> {
     const { from, nonce, validBefore } = request.authorization;
     const [domain, head, consumed] = await Promise.all([
       readTokenDomain(ctx),
@@ -23,7 +26,8 @@ export function createPresignedActivity(ctx: ChainContext, now: () => number = (
     ]);
     const fromBlock = head.toString();
     const nonceKey = nonceSearchKey(from, nonce);
-    const refuse = (code: SignatureCheck['code'], reason: string) => ({ domain, fromBlock, nonceKey, check: { valid: false, code, reason } });
+    const policy = workerPolicyOf(ctx);
+    const refuse = (code: SignatureCheck['code'], reason: string) => ({ domain, fromBlock, nonceKey, policy, check: { valid: false, code, reason } });
     if (request.domain && !sameDomain(request.domain, domain)) {
       return refuse(
         'domain_mismatch',
@@ -40,12 +44,17 @@ export function createPresignedActivity(ctx: ChainContext, now: () => number = (
     if (BigInt(validBefore) > BigInt(now() + ctx.maxValiditySeconds)) {
       return refuse('validity_too_long', `validBefore ${validBefore} is more than ${ctx.maxValiditySeconds} s away; ask the payer for a shorter window`);
     }
+    // A nonce authcap drafted: the payer signed it for that draft's order, which alone may use it.
+    if (isDraftNonce(draftNonceKeys, nonce)) {
+      return refuse('nonce_already_held', 'this signed authorization was drafted by authcap for another order: submit its signature to that authorization');
+    }
     // Already used or canceled onchain: it can never pay this order (and must not mark it paid).
     if (consumed) return refuse('nonce_already_used', `the nonce ${nonce} of ${from} is already used or canceled onchain`);
     return {
       domain,
       fromBlock,
       nonceKey,
+      policy,
       check: await verify({ domain, primaryType: request.primaryType, authorization: request.authorization, signature: request.signature }),
     };
   };

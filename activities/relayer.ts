@@ -16,7 +16,8 @@ import {
 import { tokenAbi } from '../domain/tokenAbi.js';
 import type { ChainContext } from './chainContext.js';
 import { heartbeat, lastHeartbeat } from './heartbeat.js';
-import { revertReasonOf } from './revert.js';
+import { captureFailureFromRevert, isRevert, revertReasonOf } from './revert.js';
+import type { CaptureFailure } from '../domain/facts.js';
 import { classifyRpcError } from './rpc/rpcErrors.js';
 import { buildRelayTransaction, refundBackingCheck, type BuiltTransaction } from './relayCalls.js';
 
@@ -93,6 +94,7 @@ export function createRelayerActivities(ctx: ChainContext): RelayerActivities {
           maxPriorityFeePerGas: fees!.maxPriorityFeePerGas.toString(),
           ...consumedBy(item.call),
           sentAt: request.sentAt,
+          ...(item.replyOn ? { replyOn: item.replyOn } : {}),
         });
       }
       heartbeat(signed);
@@ -142,6 +144,14 @@ export function createRelayerActivities(ctx: ChainContext): RelayerActivities {
       ctx.publicClient.getTransactionCount({ address: account.address, blockNumber: head }),
     ]);
     for (const tx of request.inflight) {
+      // A requester answered only on failure follows the chain for success; a revert it hears of here.
+      if (tx.replyOn === 'failure' && !tx.checked && tx.accountNonce < mined) {
+        const receipt = await ctx.publicClient.getTransactionReceipt({ hash: tx.hash }).catch(() => undefined);
+        (report.checked ??= []).push({
+          requestId: tx.requestId,
+          ...(receipt?.status === 'reverted' ? { failure: await whyReverted(account.address, tx, receipt.blockNumber) } : {}),
+        });
+      }
       if (tx.accountNonce < buried) {
         report.settled.push(tx.requestId);
         continue;
@@ -202,6 +212,21 @@ export function createRelayerActivities(ctx: ChainContext): RelayerActivities {
       }
     }
     return report;
+  }
+
+  /**
+   * Why a mined transaction reverted: its call replayed on the state after its block (what made it
+   * revert may have landed in the same block, before it), then before it; the token names the reason.
+   */
+  async function whyReverted(from: Address, tx: InflightTransaction, blockNumber: bigint): Promise<CaptureFailure> {
+    for (const at of [blockNumber, blockNumber - 1n]) {
+      try {
+        await ctx.publicClient.call({ account: from, to: tx.to, data: tx.data, blockNumber: at });
+      } catch (err) {
+        if (isRevert(err)) return captureFailureFromRevert(err);
+      }
+    }
+    return { code: 'capture_reverted', message: `transaction ${tx.hash} reverted onchain` };
   }
 
   return { relayerAccountNonce, broadcastBatch, inspectInflight };

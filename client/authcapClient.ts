@@ -10,6 +10,7 @@ import {
 } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { decodeMapFromPayloads } from '@temporalio/common/lib/internal-non-workflow/codec-helpers.js';
+import { describeRun, withCaptureProgress } from './describedRun.js';
 import type { temporal as proto } from '@temporalio/proto';
 import type { Address, Hex } from 'viem';
 import { authorizationDigest, cancelDigest } from '../domain/signatureRecovery.js';
@@ -18,6 +19,7 @@ import { historyChanges } from './stateWatch.js';
 import { MAX_WAIT_SECONDS, WatchHub } from './watchHub.js';
 import { parseAddress, parseSignature } from '../domain/address.js';
 import {
+  AUTHORIZATION_GENERATION,
   FIRST_RUN_MEMO_KEY,
   VIEW_MEMO_KEY,
   finalStates,
@@ -164,7 +166,7 @@ export class AuthcapClient {
     const payer = parseAddress(request?.payer, 'payer');
     const value = parseAmount(request?.amount);
     const validForSeconds = parseValidFor(request?.validForSeconds);
-    return this.start(orderId, payer, value, { orderId, draft: { payer, value: value.toString(), validForSeconds } });
+    return this.start(orderId, payer, value, { orderId, draft: { payer, value: value.toString(), validForSeconds }, generation: AUTHORIZATION_GENERATION });
   }
 
   /**
@@ -175,17 +177,29 @@ export class AuthcapClient {
     const orderId = parseOrderId(request?.orderId);
     const presigned = parsePresigned(request);
     const value = BigInt(presigned.authorization.value);
-    return this.start(orderId, presigned.authorization.from, value, { orderId, presigned });
+    return this.start(orderId, presigned.authorization.from, value, { orderId, presigned, generation: AUTHORIZATION_GENERATION });
   }
 
-  private async start(orderId: string, payer: string, value: bigint, input: AuthorizationWorkflowInput, retried = false): Promise<AuthorizationResource> {
+  /**
+   * `first`: the order's first attempt is started at once, refused by Temporal itself if the order has
+   * any run already (its id is taken), so the common create asks nothing before it starts; a refused
+   * one comes back here to look at the earlier attempt first.
+   */
+  private async start(
+    orderId: string,
+    payer: string,
+    value: bigint,
+    input: AuthorizationWorkflowInput,
+    retried = false,
+    first = true,
+  ): Promise<AuthorizationResource> {
     const workflowId = workflowIdForOrder(orderId);
     if (value > BigInt(Number.MAX_SAFE_INTEGER)) {
       // Operators search and sort by AmountMinor (an integer attribute): an amount it cannot hold exactly is refused, not silently unindexed.
       throw new AuthcapError('validation_error', `amount is larger than authcap records (at most ${Number.MAX_SAFE_INTEGER} minor units)`);
     }
     // One order, one charge: a new attempt is allowed only after one that moved no money.
-    const previous = await this.untilClosedIfFinal(workflowId, await this.latestRun(workflowId));
+    const previous = first ? undefined : await this.untilClosedIfFinal(workflowId, await this.latestRun(workflowId));
     if (previous && previous.status.name !== 'RUNNING') this.refuseIfCaptured(orderId, previous);
     // One round trip: the start and the first update travel together (update-with-start), and the
     // update is answered in the workflow's first task, once the draft (or the refusal) exists.
@@ -193,8 +207,9 @@ export class AuthcapClient {
       taskQueue: this.taskQueue,
       workflowId,
       args: [input],
-      // One open authorization per order; a new attempt may start once the previous one is final.
-      workflowIdReusePolicy: 'ALLOW_DUPLICATE',
+      // One open authorization per order; a new attempt may start once the previous one is final (and
+      // moved no money, which the look above decided). A first try takes only a free id.
+      workflowIdReusePolicy: first ? 'REJECT_DUPLICATE' : 'ALLOW_DUPLICATE',
       workflowIdConflictPolicy: 'FAIL',
       typedSearchAttributes: [
         { key: OrderIdAttribute, value: orderId },
@@ -220,10 +235,12 @@ export class AuthcapClient {
     const handle = view?.firstRunId ? undefined : await startOperation.workflowHandle().catch(() => undefined);
     const started = view?.firstRunId ?? (handle ? firstRunIdOf(await serverCall(this.temporal, () => handle.describe())) : undefined);
     if (!started) {
+      // The id is taken (an earlier attempt, open or closed): look at it, then try as a later attempt.
+      if (first && failed?.code === 'order_has_open_authorization') return this.start(orderId, payer, value, input, retried, false);
       if (failed?.code === 'order_has_open_authorization') {
         const open = await this.latestRun(workflowId);
         // It became final after we looked: once it has closed, this is a new attempt after all.
-        if (!retried && open && isFinalRun(open)) return this.start(orderId, payer, value, input, true);
+        if (!retried && open && isFinalRun(open)) return this.start(orderId, payer, value, input, true, false);
         throw new AuthcapError('order_has_open_authorization', `order ${orderId} already has an open authorization`, {
           id: resourceId(orderId, open ? firstRunIdOf(open) : ''),
         });
@@ -306,22 +323,31 @@ export class AuthcapClient {
   /** The authorization's own record (its memo), and a partial capture's release beside it. */
   private async readAuthorization(id: string): Promise<{ resource: AuthorizationResource; release: RefundRecord | null; firstRunId: string }> {
     const parsed = this.parse(id);
-    const latest = await serverCall(this.temporal, () => this.temporal.workflow.getHandle(parsed.workflowId).describe());
-    let run = firstRunIdOf(latest) === parsed.runId ? latest : undefined;
+    const latest = await serverCall(this.temporal, () => describeRun(this.temporal, parsed.workflowId));
+    let run = latest.firstRunId === parsed.runId ? latest : undefined;
     let described = latest;
     if (!run) {
-      const first = await serverCall(this.temporal, () => this.temporal.workflow.getHandle(parsed.workflowId, parsed.runId).describe());
+      const first = await serverCall(this.temporal, () => describeRun(this.temporal, parsed.workflowId, parsed.runId));
       described = first;
       // An older attempt that never rolled over is its own last run; one that did needs a query.
-      if (first.status.name !== 'CONTINUED_AS_NEW') run = first;
+      if (!first.continuedAsNew) run = first;
     }
     // The attempt as the server names it (whatever run of it, in whatever spelling, the id gave):
     // refunds are kept, and their nonces derived, by this one name.
-    const firstRunId = firstRunIdOf(described);
+    const firstRunId = described.firstRunId;
     // Only what authcap sealed counts: a workflow started by a client without the codec key has none.
-    const memo = sealedEntries(run?.memo);
+    const memo = run ? sealedEntries(await run.memo([VIEW_MEMO_KEY, RELEASE_MEMO_KEY])) : undefined;
     const view = memo?.[VIEW_MEMO_KEY] as AuthorizationView | undefined;
-    if (view) return { resource: withAmounts({ id, ...view }), release: (memo?.[RELEASE_MEMO_KEY] as RefundRecord | undefined) ?? null, firstRunId };
+    if (view) {
+      const resource = withAmounts({ id, ...view });
+      // A capture followed by one activity (generation 2): what it has seen so far is in its heartbeat.
+      const progress = resource.state === 'capturing' && !resource.capture ? await run!.captureProgress() : undefined;
+      return {
+        resource: progress ? withCaptureProgress(resource, progress) : resource,
+        release: (memo?.[RELEASE_MEMO_KEY] as RefundRecord | undefined) ?? null,
+        firstRunId,
+      };
+    }
     const handle = this.handle(id);
     const queried = await workerCall(
       this.temporal,
@@ -556,7 +582,11 @@ export class AuthcapClient {
     const converter = this.temporal.workflow.options.loadedDataConverter;
     const data = await Promise.all(
       (response.executions ?? []).slice(0, limit).map(async (execution) => {
-        const memo = sealedEntries(await decodeMapFromPayloads(converter, execution.memo?.fields as never).catch(() => undefined));
+        // Only the first run id is read (the memo also holds the view and, generation 2, the events).
+        const firstRun = execution.memo?.fields?.[FIRST_RUN_MEMO_KEY];
+        const memo = sealedEntries(
+          await decodeMapFromPayloads(converter, (firstRun ? { [FIRST_RUN_MEMO_KEY]: firstRun } : {}) as never).catch(() => undefined),
+        );
         return summaryOf(execution, memo?.[FIRST_RUN_MEMO_KEY] as string | undefined);
       }),
     );

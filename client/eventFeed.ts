@@ -8,6 +8,7 @@ import { decodeMapFromPayloads } from '@temporalio/common/lib/internal-non-workf
 import { AuthcapError } from '../domain/errors.js';
 import {
   EVENT_STREAM_WORKFLOW_TYPE,
+  isEventMemoKey,
   eventsFromMemo,
   eventStreamWorkflowId,
   eventTypes,
@@ -21,6 +22,9 @@ import { serverCall } from './temporalCalls.js';
 import { ScanGate } from './scanGate.js';
 import { quote } from './visibilityQuery.js';
 import { sealedEntries } from '../domain/sealed.js';
+import { REFUNDS_WORKFLOW_TYPE } from '../domain/refunds.js';
+import { EventsKeyAttribute } from '../domain/searchAttributes.js';
+import { WORKFLOW_TYPE } from '../workflows/messages.js';
 
 export interface ListEventsRequest {
   /** An event id: only events after it. Without one, the feed starts RETENTION_DAYS back. */
@@ -94,7 +98,9 @@ async function scan(temporal: Client, request: FeedRequest): Promise<EventPage> 
   const { limit, orderId } = request;
   const cursor = request.after === undefined ? undefined : await locate(temporal, request.after);
 
-  const clauses = [`WorkflowType = '${EVENT_STREAM_WORKFLOW_TYPE}'`];
+  // Events live in an authorization's stream workflow, or (the current generation) in the memo of the
+  // authorization or refunds workflow itself; only those that keep events carry the Events* attributes.
+  const clauses = [`WorkflowType IN ('${EVENT_STREAM_WORKFLOW_TYPE}', '${WORKFLOW_TYPE}', '${REFUNDS_WORKFLOW_TYPE}')`];
   if (orderId !== undefined) clauses.push(`OrderId = ${quote(orderId)}`);
   if (request.type !== undefined) clauses.push(`EventTypes = ${quote(request.type)}`);
   // Visibility's answer is re-checked: a store that matches loosely must not leak another order's events.
@@ -140,11 +146,14 @@ async function locate(temporal: Client, id: string): Promise<{ recordedAt: strin
   if (!parsed) throw new AuthcapError('validation_error', 'after must be an event id (evt_…)');
   const description = await serverCall(temporal, () => temporal.workflow.getHandle(eventStreamWorkflowId(parsed.firstRunId)).describe()).catch(
     (err: unknown) => {
-      if (err instanceof AuthcapError && err.code === 'not_found') throw new AuthcapError('not_found', `no event ${id}`);
+      if (err instanceof AuthcapError && err.code === 'not_found') return undefined;
       throw err;
     },
   );
-  const found = eventsFromMemo(sealedEntries(description.memo)).find((e) => e.id === id);
+  // No stream: the workflow that keeps its events in its memo, found by the key event ids name (any of its runs).
+  const found = description
+    ? eventsFromMemo(sealedEntries(description.memo)).find((e) => e.id === id)
+    : (await streams(temporal, [`${EventsKeyAttribute.name} = ${quote(parsed.firstRunId)}`], Infinity))!.find((e) => e.id === id);
   if (!found) throw new AuthcapError('not_found', `no event ${id}`);
   return { recordedAt: found.recordedAt, id };
 }
@@ -167,7 +176,9 @@ async function streams(temporal: Client, clauses: string[], cap: number): Promis
     for (const execution of page.executions ?? []) {
       if (++count > cap) return undefined;
       // A stream's events count only as authcap sealed them: a forged stream's memo reads as empty.
-      const memo = sealedEntries(await decodeMapFromPayloads(converter, execution.memo?.fields as never));
+      // Only the events are decoded: an authorization's memo also holds its view, which the feed does not need.
+      const fields = Object.fromEntries(Object.entries(execution.memo?.fields ?? {}).filter(([key]) => isEventMemoKey(key)));
+      const memo = sealedEntries(await decodeMapFromPayloads(converter, fields as never));
       out.push(...eventsFromMemo(memo));
     }
     nextPageToken = page.nextPageToken && page.nextPageToken.length > 0 ? page.nextPageToken : undefined;

@@ -113,6 +113,8 @@ export class Refunds {
       merchant: resource.authorization.to,
       amountCapturedMinor: captured.toString(),
       captureTransactionHash: resource.capture?.transactionHash ?? null,
+      // Its events in its own memo, its writes coalesced (workflows/refunds.ts).
+      generation: 2,
       capturedAt,
       refundableUntil,
       authorization: {

@@ -18,6 +18,8 @@ export function toAuthcapError(err: unknown): AuthcapError {
   // workflow, which a burst at one authorization reaches. Nothing was applied: retry shortly.
   const code = (err as { code?: number })?.code ?? (err as { cause?: { code?: number } })?.cause?.code;
   if (code === 8) return authorizationBusy();
+  // gRPC NOT_FOUND from a raw service call (a describe of an execution that does not exist).
+  if (code === 5) return new AuthcapError('not_found', 'no authorization with that id');
   // The client names only its own step ("Workflow Update failed"); the server's reason is in the cause.
   const detail = (err as { cause?: { details?: unknown } })?.cause?.details;
   const message = [String((err as Error)?.message ?? err), typeof detail === 'string' ? detail : ''].filter(Boolean).join(': ');

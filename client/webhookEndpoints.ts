@@ -17,6 +17,7 @@ import { checkDestination, systemResolver, webhookAddressPolicyFromEnv, type Res
 import { createWebhookEndpointUpdate, deleteWebhookEndpointUpdate, type webhookEndpointsWorkflow } from '../workflows/webhookEndpoints.js';
 import { serverCall, workerCall } from './temporalCalls.js';
 import { sealedEntries } from '../domain/sealed.js';
+import { ensureWebhookDispatcher } from '../runtime/webhookDispatchers.js';
 
 export interface CreateWebhookEndpointRequest {
   /** http(s) URL that receives POSTed events. */
@@ -98,6 +99,8 @@ export class WebhookEndpoints {
     const endpoint = await workerCall(this.temporal, this.ping, () =>
       this.temporal.workflow.executeUpdateWithStart(createWebhookEndpointUpdate, { args: [record], startWorkflowOperation }),
     );
+    // Its dispatcher delivers what authorizations keep in their memos (it ends when the endpoint is deleted).
+    await serverCall(this.temporal, () => ensureWebhookDispatcher(this.temporal, this.taskQueue, endpoint.id));
     return { ...endpoint, secret: record.secret };
   }
 

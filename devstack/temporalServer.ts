@@ -57,10 +57,14 @@ export function sqlitePragmas(env: NodeJS.ProcessEnv = process.env): string[] {
 /**
  * The dev server's dynamic config. One partition per task queue: the server's default (4) suits a
  * cluster with many pollers; one process with one worker pays for forwarding polls and tasks between
- * partitions instead. AUTHCAP_TEMPORAL_DYNAMIC_CONFIG (comma-separated KEY=VALUE, "" for none) overrides it.
+ * partitions instead. Eager activities: an activity scheduled on the worker's own task queue comes back
+ * in the workflow task's completion when the worker has a slot, with no matching round trip.
+ * AUTHCAP_TEMPORAL_DYNAMIC_CONFIG (comma-separated KEY=VALUE, "" for none) overrides it.
  */
 export function devServerDynamicConfig(env: NodeJS.ProcessEnv = process.env): string[] {
-  const raw = env.AUTHCAP_TEMPORAL_DYNAMIC_CONFIG ?? 'matching.numTaskqueueReadPartitions=1,matching.numTaskqueueWritePartitions=1';
+  const raw =
+    env.AUTHCAP_TEMPORAL_DYNAMIC_CONFIG ??
+    'matching.numTaskqueueReadPartitions=1,matching.numTaskqueueWritePartitions=1,system.enableActivityEagerExecution=true';
   return raw
     .split(',')
     .map((p) => p.trim())

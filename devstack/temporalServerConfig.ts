@@ -9,8 +9,12 @@ import type { TemporalTls } from './temporalTls.js';
 
 // Visibility calls per namespace and frontend: the server's default (10/s) is sized for a cluster
 // with many frontends; the feed, the CLI and the watcher's look-ups need more on one.
+// Eager activities: a workflow task that schedules an activity on its own task queue gets it back in
+// the completion's answer when the worker has a free slot, skipping a matching round trip.
 export const DYNAMIC_CONFIG = `frontend.namespaceRPS.visibility:
   - value: 200
+system.enableActivityEagerExecution:
+  - value: true
 `;
 
 export interface ServerConfigOptions {

@@ -4,7 +4,8 @@ import type { DeliveryOutcome, EventType, RecordedEvent } from './events.js';
 import type { Address, Hex } from 'viem';
 import type { AuthorizationMessage, AuthorizationPrimaryType, TokenDomain } from './eip3009.js';
 import type { CaptureFailure, CapturePrecheckFacts, OnchainConsumption, OnchainNonceFacts, RefundPrecheckFacts, SignatureCheck } from './facts.js';
-import type { RelayRequest } from './relay.js';
+import type { CaptureCall, RefundCall, RelayRequest } from './relay.js';
+import type { DispatchCursor, DispatchRun } from './webhookDispatch.js';
 
 export interface DraftResult {
   domain: TokenDomain;
@@ -13,12 +14,62 @@ export interface DraftResult {
   fromBlock: string;
   /** The AuthorizationNonce search attribute's value (a digest: the nonce itself stays encrypted). */
   nonceKey: string;
+  /** The worker's policy, read with the draft (absent in results recorded before). */
+  policy?: WorkerPolicy;
 }
 
 export interface CaptureRequest {
   primaryType: AuthorizationPrimaryType;
   authorization: AuthorizationMessage;
   signature: Hex;
+}
+
+/** A capture handed to the relayer and followed to depth by one activity (generation 2). */
+export interface CaptureOnchainRequest {
+  requestId: string;
+  /** Where the relayer signals a refusal, a revert or an abandoned transaction (and nothing else). */
+  replyTo: { workflowId: string; runId: string };
+  /** A capture (sent by its payee), or a refund (sent by the merchant key that signed it). */
+  call: CaptureCall | RefundCall;
+  /** Where to look for the nonce's log from, read before the decision to send (every attempt uses it). */
+  fromBlock?: string;
+}
+
+/** What the activity heartbeats: enough for a retried attempt to go on, and for a read to show the capture. */
+export interface CaptureOnchainProgress {
+  submittedAt: string;
+  /** No log of the nonce is older than this block. */
+  fromBlock: string;
+  transactionHash?: Hex;
+  blockNumber?: string;
+  blockHash?: Hex;
+  preconfirmedAt?: string;
+  reorgs?: number;
+}
+
+export type CaptureOnchainResult =
+  | {
+      status: 'confirmed';
+      by: 'authcap' | 'onchain';
+      transactionHash: Hex;
+      blockNumber: string;
+      blockHash: Hex;
+      submittedAt: string;
+      preconfirmedAt: string;
+      confirmedAt: string;
+    }
+  /** The nonce was canceled (the payer) before any capture landed. */
+  | { status: 'consumed'; onchain: OnchainConsumption }
+  /** validBefore passed by block time with the nonce unused: nothing can land any more. */
+  | { status: 'expired' };
+
+/** Precheck and simulation in one local activity (generation 2). */
+export interface CaptureAttempt {
+  facts: CapturePrecheckFacts;
+  /** Absent when the precheck already refuses (nothing to simulate). */
+  prepared?: PrepareResult;
+  /** A block no log of this capture's nonce sent from now on can be below. */
+  fromBlock?: string;
 }
 
 /** A transaction ready for the merchant's relayer to sign and send. */
@@ -84,7 +135,7 @@ export interface AuthorizationActivities extends RefundActivities {
     authorization: AuthorizationMessage;
     signature: Hex;
     domain?: TokenDomain;
-  }): Promise<{ domain: TokenDomain; check: SignatureCheck; fromBlock: string; nonceKey: string }>;
+  }): Promise<{ domain: TokenDomain; check: SignatureCheck; fromBlock: string; nonceKey: string; policy?: WorkerPolicy }>;
   /** Checks the payer's CancelAuthorization(authorizer, nonce) signature on the token's domain. */
   verifyCancelSignature(request: CancelRequest & { domain: TokenDomain }): Promise<SignatureCheck>;
   /** Checks the nonce is unused and simulates cancelAuthorization; returns the call to relay. */
@@ -110,6 +161,10 @@ export interface AuthorizationActivities extends RefundActivities {
   awaitCaptureConfirmation(request: CaptureRequest & { transactionHash: Hex; blockHash: Hex }): Promise<CaptureConfirmation>;
   /** What the token's logs say about the nonce right now. */
   readNonceState(request: NonceStateRequest): Promise<OnchainNonceFacts>;
+  /** Generation 2: the precheck, and when it passes the simulation, in one local activity. */
+  prepareCaptureAttempt(request: CaptureRequest): Promise<CaptureAttempt>;
+  /** Generation 2: hands the capture to the relayer and follows it to the confirmation depth. */
+  captureOnchain(request: CaptureOnchainRequest): Promise<CaptureOnchainResult>;
 }
 
 /** One attempt of a refund: what the merchant key will sign, and for whom. */
@@ -156,4 +211,9 @@ export interface EventActivities {
   webhookSubscribers(request: { types: EventType[] }): Promise<Record<string, string[]>>;
   /** One delivery attempt: signed POST; 2xx ends it, anything else throws so Temporal retries. */
   deliverWebhook(request: { endpointId: string; event: RecordedEvent }): Promise<DeliveryOutcome>;
+  /**
+   * An endpoint's dispatcher, for a slice of time: delivers the events of the workflows that keep
+   * them in their memo (activities/webhookDispatch.ts), heartbeating its cursor, and returns it.
+   */
+  dispatchWebhooks(request: { endpointId: string; cursor?: DispatchCursor }): Promise<DispatchRun>;
 }

@@ -34,11 +34,20 @@ export interface PresignedAuthorization {
   signature: Hex;
 }
 
+/**
+ * The shape of the workflow code a run was started in. Runs of an older generation replay the code
+ * they ran; new runs take the current shape. 2: drafts tag their nonce instead of claiming it, events
+ * live in the workflow's own memo, a capture is one activity, writes are coalesced per activation.
+ */
+export const AUTHORIZATION_GENERATION = 2;
+
 /** Workflow input: draft a new authorization for the payer to sign, or store one signed elsewhere. */
 export type AuthorizationWorkflowInput =
   | (({ orderId: string; draft: { payer: Address; value: string; validForSeconds?: number } } | { orderId: string; presigned: PresignedAuthorization }) & {
       /** Operators' and tests' knobs over the worker's policy for this one workflow (not on the API). */
       policyOverrides?: { historyLimit?: number; reconcileIntervalSeconds?: number };
+      /** The workflow code's shape (absent: 1, runs started before generations). */
+      generation?: number;
     })
   /** Continue-as-new: the machine's persisted state and what the workflow keeps beside it. */
   | { orderId: string; resume: ResumedAuthorization };
@@ -50,6 +59,8 @@ export interface ResumedAuthorization {
   fromBlock?: string;
   /** How many runs came before (for operators and tests). */
   runs: number;
+  /** The generation the attempt was started in (absent: 1). */
+  generation?: number;
 }
 
 export interface CaptureRecord {

@@ -132,7 +132,9 @@ export const EVENTS_MEMO_KEY = 'events';
  * from before kept one array under EVENTS_MEMO_KEY; readers take both.
  */
 export const eventMemoKey = (sequence: number) => `event-${String(sequence).padStart(4, '0')}`;
-const EVENT_MEMO_KEY = /^event-\d{4,}$/;
+export const EVENT_MEMO_KEY = /^event-\d{4,}$/;
+/** The memo entries that hold events (decrypting only these spares a read the rest of the memo). */
+export const isEventMemoKey = (key: string) => key === EVENTS_MEMO_KEY || EVENT_MEMO_KEY.test(key);
 
 /** Every event a stream's (decoded) memo holds, in order. */
 export function eventsFromMemo(memo: Record<string, unknown> | undefined): RecordedEvent[] {

@@ -51,6 +51,11 @@ export interface RelayRequest {
   /** The merchant key that must send it (its relayer); the first key when absent. */
   sender?: Address;
   call: RelayCall;
+  /**
+   * When the relayer answers: `always` (absent: the transaction's hash, or why not), or only on
+   * `failure` (refused, reverted, abandoned): a requester following the chain itself needs no other answer.
+   */
+  replyOn?: 'always' | 'failure';
 }
 
 /** Before typed requests: raw calldata. Still found in old histories; never sent any more. */
@@ -102,6 +107,10 @@ export interface InflightTransaction {
   sentAt: number;
   /** Fee bumps so far; capped so a stuck transaction cannot drain the merchant's gas. */
   bumps?: number;
+  /** Its request's answer mode (absent: always). */
+  replyOn?: 'always' | 'failure';
+  /** Mined, and its receipt read (a requester answered only on failure hears of a revert). */
+  checked?: boolean;
 }
 
 export interface BroadcastOutcome {
@@ -120,6 +129,8 @@ export interface InflightReport {
   resent: InflightTransaction[];
   /** Dropped while the authorization was consumed elsewhere: its account nonce was filled with a no-op. */
   abandoned: { requestId: string; failure: CaptureFailure }[];
+  /** Mined transactions of requesters answered only on failure, whose receipts were read; those that reverted carry why. */
+  checked?: { requestId: string; failure?: CaptureFailure }[];
 }
 
 /** Every relayer activity names the merchant key it works for (absent: the first key, as recorded before several keys). */

@@ -17,6 +17,8 @@ export const AuthorizationNonceAttribute = defineSearchAttributeKey('Authorizati
 export const EventTypesAttribute = defineSearchAttributeKey('EventTypes', SearchAttributeType.KEYWORD_LIST);
 export const EventsStartedAtAttribute = defineSearchAttributeKey('EventsStartedAt', SearchAttributeType.DATETIME);
 export const EventsUpdatedAtAttribute = defineSearchAttributeKey('EventsUpdatedAt', SearchAttributeType.DATETIME);
+/** The name in event ids (`evt_<key>_<n>`) of a workflow that keeps its events in its own memo (workflows/memoEventLog.ts). */
+export const EventsKeyAttribute = defineSearchAttributeKey('EventsKey', SearchAttributeType.KEYWORD);
 
 /**
  * An authorization's refunds workflow: what it has given back (minor units) and the states of its
@@ -35,6 +37,7 @@ export const searchAttributeKeys = [
   EventTypesAttribute,
   EventsStartedAtAttribute,
   EventsUpdatedAtAttribute,
+  EventsKeyAttribute,
   AmountRefundedMinorAttribute,
   RefundStatesAttribute,
 ] as const;

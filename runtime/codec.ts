@@ -2,7 +2,7 @@
 // arguments and results, update arguments, the memo) is sealed with AES-256-GCM, so the payer's
 // signature, a payment credential, never sits in clear text in history or in the server's database.
 // Keys rotate: the key id travels in each payload's metadata; one key seals, all listed keys open.
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Payload, PayloadCodec } from '@temporalio/common';
@@ -56,6 +56,15 @@ export class EncryptionCodec implements PayloadCodec {
         return jsonPayload(unsealedInput('malformed'));
       }
     });
+  }
+
+  /**
+   * Keys for other uses, derived from the payload keys (HMAC-SHA256 under each, the active one
+   * first): every process that holds the payload keys holds these, and they rotate with them.
+   */
+  deriveKeys(label: string): Buffer[] {
+    const ordered = [this.keys.active, ...[...this.keys.keys.keys()].filter((id) => id !== this.keys.active)];
+    return ordered.map((id) => createHmac('sha256', this.keys.keys.get(id)!).update(`authcap:${label}`).digest());
   }
 
   /** The codec server's /decode: what a payload says, for people to read (plain ones as they are). */

@@ -17,8 +17,8 @@ cpSync(join(root, 'api/checkout/browser'), join(distDir, 'api/checkout/browser')
 const quiet = { trace() {}, debug() {}, info() {}, warn: (m: string) => console.warn(m), error: (m: string) => console.error(m), log() {} };
 const { code } = await bundleWorkflowCode({
   workflowsPath: join(distDir, 'workflows/index.js'),
-  // Every input a workflow acts on must be sealed by the payload codec (workflows/sealedInputs.ts).
-  workflowInterceptorModules: [join(distDir, 'workflows/sealedInputs.js')],
+  // Every input a workflow acts on must be sealed by the payload codec; writes coalesced where switched on (workflows/interceptors.ts).
+  workflowInterceptorModules: [join(distDir, 'workflows/interceptors.js')],
   logger: quiet as never,
 });
 writeFileSync(join(distDir, 'workflow-bundle.js'), code);

@@ -36,6 +36,8 @@ const wanted: [string, string][] = [
   ['webhook-endpoints', `WorkflowType = 'webhookEndpointsWorkflow'`],
   ['refunds', `WorkflowType = 'refundsWorkflow' AND ExecutionStatus = 'Completed'`],
   ['refunds-running', `WorkflowType = 'refundsWorkflow' AND ExecutionStatus = 'Running'`],
+  ['webhook-dispatch', `WorkflowType = 'webhookDispatchWorkflow' AND ExecutionStatus = 'ContinuedAsNew'`],
+  ['webhook-dispatch-running', `WorkflowType = 'webhookDispatchWorkflow' AND ExecutionStatus = 'Running'`],
 ];
 /** Captured authorizations whose memo holds a partial capture's release (no search attribute names them). */
 const partialCaptures = `WorkflowType = 'authorizationWorkflow' AND AuthorizationState = 'captured' AND ExecutionStatus = 'Completed'`;

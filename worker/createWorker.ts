@@ -1,8 +1,12 @@
 // Builds the authcap worker: workflows bundled from workflows/, activities bound to the chain.
+import { createHash } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
+import { EncryptionCodec } from '../runtime/codec.js';
+import { ensureWebhookDispatcher } from '../runtime/webhookDispatchers.js';
 import { Client } from '@temporalio/client';
 import { existsSync } from 'node:fs';
 import { NativeConnection, Worker, type WorkerOptions, type WorkflowBundleOption } from '@temporalio/worker';
+import { followTaskQueue } from '../domain/taskQueues.js';
 import { relayerWorkflowId, type LegacyRelayRequest, type RelayRequest } from '../domain/relay.js';
 import { relayRequestSignal } from '../workflows/messages.js';
 import type { merchantRelayerWorkflow as RelayerWorkflow } from '../workflows/relayer.js';
@@ -20,7 +24,7 @@ import type { TemporalSettings } from '../runtime/temporal.js';
 const compiled = import.meta.url.endsWith('.js');
 export const workflowsPath = fileURLToPath(new URL(`../workflows/index.${compiled ? 'js' : 'ts'}`, import.meta.url));
 /** Bundled with the workflows (scripts/build.ts does the same for dist/): every input must be sealed. */
-export const workflowInterceptorModules = [fileURLToPath(new URL(`../workflows/sealedInputs.${compiled ? 'js' : 'ts'}`, import.meta.url))];
+export const workflowInterceptorModules = [fileURLToPath(new URL(`../workflows/interceptors.${compiled ? 'js' : 'ts'}`, import.meta.url))];
 /** The bundle `npm run build` made (dist/workflow-bundle.js): absent when running from source. */
 const prebuiltBundlePath = fileURLToPath(new URL('../workflow-bundle.js', import.meta.url));
 
@@ -71,11 +75,13 @@ export async function createAuthcapWorker(options: AuthcapWorkerOptions): Promis
   };
   // A bundle carries its workflow interceptors (built with them); bundling here adds them.
   const { workflowModules, ...code } = workflowCode(options.workflowBundle);
+  const activities = createActivities(chain, { requestRelay, events: eventBridges(client), draftNonceKeys: draftNonceKeysOf(options.temporal) });
   const worker = await Worker.create({
     connection,
     namespace,
     taskQueue,
-    activities: createActivities(chain, { requestRelay, events: eventBridges(client) }),
+    activities,
+    maxConcurrentActivityTaskExecutions: activitySlots(),
     dataConverter: options.temporal.dataConverter,
     interceptors: { activity: [sealedActivityInputs], ...(workflowModules ? { workflowModules } : {}) },
     sinks: telemetrySinks(),
@@ -86,12 +92,24 @@ export async function createAuthcapWorker(options: AuthcapWorkerOptions): Promis
     debugMode: process.env.AUTHCAP_PROFILE_WORKFLOWS === '1',
     ...code,
   });
+  // The long waits (captures followed to depth, webhook dispatchers) have their own queue and slots:
+  // they are mostly idle, so many fit in one process, and none can starve the relayer of a slot.
+  const followWorker = await Worker.create({
+    connection,
+    namespace,
+    taskQueue: followTaskQueue(taskQueue),
+    activities,
+    dataConverter: options.temporal.dataConverter,
+    interceptors: { activity: [sealedActivityInputs] },
+    maxConcurrentActivityTaskExecutions: followerSlots(),
+  });
   const watcher = options.watcher
     ? startWatcher({
         client,
         publicClient: chain.publicClient,
         tokenAddress: chain.tokenAddress,
         ignoreAuthorizers: chain.merchants,
+        isFollowed: (authorizer, nonce) => chain.followed.has(authorizer, nonce),
         ...options.watcher,
         log: (line) => console.warn(line),
       })
@@ -100,6 +118,8 @@ export async function createAuthcapWorker(options: AuthcapWorkerOptions): Promis
   // Subscribed from the start, so /readyz tells a dead WebSocket before the first capture is slow.
   chain.heads.onStateChange = (status) => console.warn(`authcap worker: head feed ${status.state}: ${status.detail}`);
   chain.heads.connect();
+  // Endpoints registered before dispatchers existed, or whose dispatcher ended: each has one.
+  void ensureDispatchers(client, taskQueue);
   let running: Promise<void> | undefined;
   let stopping: Promise<void> | undefined;
   return {
@@ -109,7 +129,11 @@ export async function createAuthcapWorker(options: AuthcapWorkerOptions): Promis
     connection,
     metricsUrl: metrics?.url,
     run() {
-      running ??= worker.run();
+      // Either one ending (a fatal error, a shutdown) ends both.
+      running ??= Promise.all([
+        worker.run().finally(() => followWorker.getState() === 'RUNNING' && followWorker.shutdown()),
+        followWorker.run().finally(() => worker.getState() === 'RUNNING' && worker.shutdown()),
+      ]).then(() => undefined);
       return running;
     },
     // Both a shutdown signal and run() returning call this: the second call waits on the first
@@ -120,6 +144,7 @@ export async function createAuthcapWorker(options: AuthcapWorkerOptions): Promis
         chain.heads.stop();
         metrics?.server.close();
         if (worker.getState() === 'RUNNING') worker.shutdown();
+        if (followWorker.getState() === 'RUNNING') followWorker.shutdown();
         await running?.catch(() => undefined);
         await connection.close();
       })();
@@ -143,9 +168,41 @@ function workflowCode(given?: WorkflowBundleOption): Pick<WorkerOptions, 'workfl
   return { workflowsPath, workflowModules: workflowInterceptorModules };
 }
 
+/** Followers one process runs at once (AUTHCAP_FOLLOWER_SLOTS): each is a wait on the head feed, a few KB. */
+export function followerSlots(env: NodeJS.ProcessEnv = process.env): number {
+  return slots(env, 'AUTHCAP_FOLLOWER_SLOTS', 2_000);
+}
+
+/** The short activities one process runs at once (AUTHCAP_ACTIVITY_SLOTS): the SDK's default. */
+export function activitySlots(env: NodeJS.ProcessEnv = process.env): number {
+  return slots(env, 'AUTHCAP_ACTIVITY_SLOTS', 100);
+}
+
+function slots(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const raw = env[name];
+  const value = raw === undefined || raw === '' ? fallback : Number(raw);
+  if (!Number.isSafeInteger(value) || value < 1) throw new Error(`${name} must be a positive whole number, got "${raw}"`);
+  return value;
+}
+
 export function workflowCacheSize(env: NodeJS.ProcessEnv = process.env): number {
   const raw = env.AUTHCAP_WORKFLOW_CACHE_SIZE;
   const value = raw === undefined || raw === '' ? 250 : Number(raw);
   if (!Number.isSafeInteger(value) || value < 1) throw new Error(`AUTHCAP_WORKFLOW_CACHE_SIZE must be a positive whole number, got "${raw}"`);
   return value;
+}
+
+/** The keys that tag drafted nonces: derived from the payload keys every worker holds (unkeyed only with the codec off, in tests). */
+function draftNonceKeysOf(temporal: TemporalSettings): Buffer[] {
+  const codec = temporal.dataConverter?.payloadCodecs?.find((c): c is EncryptionCodec => c instanceof EncryptionCodec);
+  return codec ? codec.deriveKeys('draft-nonce-tag') : [createHash('sha256').update('authcap:unkeyed-draft-nonce-tag').digest()];
+}
+
+async function ensureDispatchers(client: Client, taskQueue: string): Promise<void> {
+  try {
+    for (const endpoint of await eventBridges(client).listEndpoints()) await ensureWebhookDispatcher(client, taskQueue, endpoint.id);
+  } catch (err) {
+    // Temporal not reachable yet: the next worker start (or the next endpoint created) sees to it.
+    console.warn(`authcap worker: could not check the webhook dispatchers: ${(err as Error).message}`);
+  }
 }

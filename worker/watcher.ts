@@ -26,6 +26,11 @@ export interface WatcherOptions {
    * refunds, followed by the workflow that sent them. Skipping them saves a visibility query each.
    */
   ignoreAuthorizers?: readonly string[];
+  /**
+   * Whether one of this worker's activities is following the nonce itself (a capture on its way):
+   * its workflow learns of the log from that activity, so the watcher neither lists nor nudges.
+   */
+  isFollowed?: (authorizer: string, nonce: string) => boolean;
   log?: (line: string) => void;
 }
 
@@ -67,6 +72,7 @@ export function startWatcher(options: WatcherOptions): Watcher {
     const payer = `0x${entry.topics[1]!.slice(26)}`.toLowerCase();
     if (ignored.has(payer)) return;
     const nonce = entry.topics[2]!.toLowerCase();
+    if (options.isFollowed?.(payer, nonce)) return;
     const query = `WorkflowType = '${WORKFLOW_TYPE}' AND ${AuthorizationNonceAttribute.name} = "${nonceSearchKey(payer, nonce)}" AND ExecutionStatus = 'Running'`;
     for await (const execution of options.client.workflow.list({ query })) {
       const attrs = execution.typedSearchAttributes;

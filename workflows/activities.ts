@@ -1,5 +1,6 @@
 // Activity proxies with their timeouts and retry policies. Reads retry quickly; waits heartbeat.
-import { patched, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
+import { patched, proxyActivities, proxyLocalActivities, workflowInfo } from '@temporalio/workflow';
+import { followTaskQueue } from '../domain/taskQueues.js';
 import type { AuthorizationActivities } from '../domain/activityContract.js';
 import { errorCodes } from '../domain/errors.js';
 
@@ -33,12 +34,23 @@ const localReads = proxyLocalActivities<AuthorizationActivities>({
 export const LOCAL_READS_PATCH = 'short-reads-run-as-local-activities';
 
 /**
+ * The generation of the workflow running in this sandbox (each workflow has its own module instances):
+ * from 2 on, every patch below is in the past, so no marker is asked for or recorded.
+ */
+let generation = 1;
+export function useGeneration(value: number): void {
+  generation = value;
+}
+export const currentGeneration = () => generation;
+
+/**
  * The short chain reads (a few node calls, well under a second): run as local activities, inside the
  * workflow task that asks for them, so each costs no extra server round trip or workflow task. They
  * are reads, so running one again after a crash is harmless. Histories from before the change replay
  * with the activities they recorded.
  */
 export function shortReads(patchId: string = LOCAL_READS_PATCH): typeof reads {
+  if (generation >= 2) return localReads;
   return patched(patchId) ? localReads : reads;
 }
 
@@ -55,3 +67,18 @@ export const refundReads = proxyLocalActivities<AuthorizationActivities>({
   localRetryThreshold: '2 seconds',
   retry: { initialInterval: '200 milliseconds', maximumInterval: '5 seconds', nonRetryableErrorTypes },
 });
+
+/**
+ * Followers of a transaction to its depth (generation 2): one activity each, heartbeating what it has
+ * seen. Its schedule-to-close is given per call (the authorization's window); its attempts retry.
+ */
+export function followers() {
+  return proxyActivities<AuthorizationActivities>({
+    // Their own task queue and slots (domain/taskQueues.ts): a waiting follower never takes the slot
+    // the relayer needs to send what it waits for.
+    taskQueue: followTaskQueue(workflowInfo().taskQueue),
+    startToCloseTimeout: '30 minutes',
+    heartbeatTimeout: '20 seconds',
+    retry: { initialInterval: '500 milliseconds', maximumInterval: '10 seconds', nonRetryableErrorTypes },
+  });
+}

@@ -1,10 +1,11 @@
 // One workflow per authorization attempt. It reads like the business process: draft (or take a
 // pre-signed authorization), wait for the payer's signature, capture when the merchant says so,
 // watch the chain for outside consumption, and stop at the deadline. The machine decides each step.
-import { allHandlersFinished, condition, continueAsNew, log, patched, setHandler, workflowInfo } from '@temporalio/workflow';
+import { allHandlersFinished, condition, continueAsNew, log, makeContinueAsNewFunc, patched, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { AuthorizationView, AuthorizationWorkflowInput, ResumedAuthorization } from '../domain/authorization.js';
 import type { WorkerPolicy } from '../domain/activityContract.js';
-import { shortReads } from './activities.js';
+import { currentGeneration, shortReads, useGeneration } from './activities.js';
+import { coalesceWrites } from './coalescedWrites.js';
 import { Lifecycle, type PersistedLifecycle } from './lifecycle.js';
 import {
   cancelUpdate,
@@ -31,6 +32,7 @@ import {
   type ChainWindow,
 } from './procedures.js';
 import { createRelayClient } from './relayClient.js';
+import { captureInOneActivity } from './captureProcedure.js';
 import { startEventPublisher, type EventPublisher } from './eventPublisher.js';
 import { screenSignature } from './signatureScreen.js';
 import { signatureAttemptKind, type AttemptKind } from './attemptBudget.js';
@@ -53,8 +55,16 @@ export async function authorizationWorkflow(input: AuthorizationWorkflowInput): 
     now,
   );
   const window: ChainWindow = { fromBlock: resumed?.fromBlock };
-  // Every transition that matters to an order service becomes an event, handed to its stream in order.
-  const events = startEventPublisher(lifecycle);
+  // Generation 2 (AUTHORIZATION_GENERATION): events in the memo, writes coalesced, no claim per draft,
+  // no patch markers; runs started before replay the code they ran.
+  const generation = resumed ? (resumed.generation ?? 1) : 'generation' in input ? (input.generation ?? 1) : 1;
+  useGeneration(generation);
+  if (generation >= 2) {
+    coalesceWrites();
+    lifecycle.keepEventsInMemo();
+  }
+  // Every transition that matters to an order service becomes an event: in the memo, or handed to its stream in order.
+  const events: EventPublisher = generation >= 2 ? { isDrained: () => true } : startEventPublisher(lifecycle);
 
   setHandler(statusQuery, () => lifecycle.view());
   const relay = createRelayClient();
@@ -89,7 +99,9 @@ export async function authorizationWorkflow(input: AuthorizationWorkflowInput): 
       },
     },
   );
-  setHandler(captureUpdate, (request) => counted(lifecycle, 'capture', () => capture(lifecycle, relay, window, request?.amount), commandEnded), {
+  // Generation 2 captures in one activity (workflows/captureProcedure.ts); runs started before, as they ran.
+  const captureNow = generation >= 2 ? captureInOneActivity : capture;
+  setHandler(captureUpdate, (request) => counted(lifecycle, 'capture', () => captureNow(lifecycle, relay, window, request?.amount), commandEnded), {
     validator: (request) => {
       lifecycle.assertCan({ type: 'CAPTURE_REQUESTED' }, 'capture');
       lifecycle.assertWithinBudget('capture');
@@ -134,9 +146,12 @@ export async function authorizationWorkflow(input: AuthorizationWorkflowInput): 
     checkRequested = true;
   });
 
-  policy = resumed?.policy ?? { ...(await shortReads().workerPolicy()), ...('policyOverrides' in input ? input.policyOverrides : {}) };
+  const overrides = 'policyOverrides' in input ? input.policyOverrides : {};
+  // Generation 2 reads the worker's policy with the draft (or the pre-signed check): one local activity fewer.
+  policy = resumed?.policy ?? (generation >= 2 ? undefined : { ...(await shortReads().workerPolicy()), ...overrides });
   if (presigned) {
-    const { domain, check, fromBlock, nonceKey } = await shortReads().checkPresignedAuthorization(presigned);
+    const { domain, check, fromBlock, nonceKey, policy: read } = await shortReads().checkPresignedAuthorization(presigned);
+    policy ??= { ...read!, ...overrides };
     window.fromBlock = fromBlock;
     // One (payer, nonce) pays one order: a payload authcap already holds is refused, never stored twice.
     const claimed = check.valid && (await claimNonce(input.orderId, presigned.authorization, nonceKey));
@@ -148,20 +163,24 @@ export async function authorizationWorkflow(input: AuthorizationWorkflowInput): 
     if (lifecycle.state === 'stored') lifecycle.indexNonce(nonceKey);
   } else if (draftRequest) {
     const draft = await shortReads().draftAuthorization({ ...draftRequest, primaryType: lifecycle.context.primaryType });
+    policy ??= { ...draft.policy!, ...overrides };
     window.fromBlock = draft.fromBlock;
     if (lifecycle.can({ type: 'DRAFTED', ...draft })) {
       lifecycle.send({ type: 'DRAFTED', domain: draft.domain, authorization: draft.authorization });
       lifecycle.indexNonce(draft.nonceKey);
-      // The payer will sign this exact nonce: claim it so the signed payload cannot be posted again
-      // as a pre-signed authorization for another order.
-      await claimNonce(input.orderId, draft.authorization, draft.nonceKey);
+      // The payer will sign this exact nonce: it must not be posted again as a pre-signed authorization
+      // for another order. Generation 2 drafts carry a keyed tag the pre-signed path refuses
+      // (activities/draftNonce.ts); before, each draft claimed its nonce with a workflow.
+      if (generation < 2) await claimNonce(input.orderId, draft.authorization, draft.nonceKey);
     }
   }
+
+  policy ??= { ...(await shortReads().workerPolicy()), ...overrides };
 
   // Until the deadline (a durable timer at validBefore, not polling), wait for the watcher's nudge:
   // the payer may cancel elsewhere, or someone may settle a TransferWithAuthorization. A periodic
   // re-read of its own happens only when the worker asks for one (reconcileIntervalSeconds > 0).
-  rollsOverWhileWaiting = patched('roll-over-after-commands');
+  rollsOverWhileWaiting = generation >= 2 || patched('roll-over-after-commands');
   const validBefore = lifecycle.context.authorization ? Number(lifecycle.context.authorization.validBefore) * 1000 : Date.now();
   while (!lifecycle.isFinal) {
     // The chain settled a partial capture that no command is following (its own gave up, or a
@@ -244,8 +263,18 @@ async function rollOver(
   resumed?: ResumedAuthorization,
 ): Promise<never> {
   await condition(() => allHandlersFinished() && lifecycle.isResting && events.isDrained());
-  return continueAsNew<(input: AuthorizationWorkflowInput) => Promise<AuthorizationView>>({
+  const generation = currentGeneration();
+  const next: AuthorizationWorkflowInput = {
     orderId,
-    resume: { lifecycle: lifecycle.persisted(), policy, fromBlock: window.fromBlock, runs: (resumed?.runs ?? 0) + 1 },
-  });
+    resume: {
+      lifecycle: lifecycle.persisted(),
+      policy,
+      fromBlock: window.fromBlock,
+      runs: (resumed?.runs ?? 0) + 1,
+      ...(generation >= 2 ? { generation } : {}),
+    },
+  };
+  // Generation 2 keeps its events in the memo: the next run starts with all of them (and its view).
+  if (generation >= 2) return makeContinueAsNewFunc<(input: AuthorizationWorkflowInput) => Promise<AuthorizationView>>({ memo: workflowInfo().memo })(next);
+  return continueAsNew<(input: AuthorizationWorkflowInput) => Promise<AuthorizationView>>(next);
 }

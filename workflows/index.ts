@@ -10,6 +10,7 @@ import type * as NonceClaim from './nonceClaim.js';
 import type * as EventStream from './eventStream.js';
 import type * as WebhookEndpoints from './webhookEndpoints.js';
 import type * as Refunds from './refunds.js';
+import type * as WebhookDispatch from './webhookDispatch.js';
 
 type Fn<T> = T extends (...args: infer A) => infer R ? (...args: A) => R : never;
 
@@ -35,4 +36,8 @@ export const webhookEndpointsWorkflow: Fn<typeof WebhookEndpoints.webhookEndpoin
 
 export const refundsWorkflow: Fn<typeof Refunds.refundsWorkflow> = async function refundsWorkflow(...args) {
   return (await import(/* webpackMode: "eager" */ './refunds.js')).refundsWorkflow(...args);
+};
+
+export const webhookDispatchWorkflow: Fn<typeof WebhookDispatch.webhookDispatchWorkflow> = async function webhookDispatchWorkflow(...args) {
+  return (await import(/* webpackMode: "eager" */ './webhookDispatch.js')).webhookDispatchWorkflow(...args);
 };

@@ -16,6 +16,7 @@ import { RELEASE_MEMO_KEY } from '../domain/refunds.js';
 import { eventTypesFor, stageOf } from './events.js';
 import { assertWithinBudget, recordFailure, secondsUntilAllowed, type AttemptBudgetState, type AttemptKind } from './attemptBudget.js';
 import { prepareSignerRecovery } from './signerRecovery.js';
+import { MemoEventLog, type MemoEventLogState } from './memoEventLog.js';
 
 type Snapshot = SnapshotFrom<typeof authorizationMachine>;
 
@@ -33,6 +34,8 @@ export interface PersistedLifecycle {
   eventSequence?: number;
   /** Failed attempts per command (absent in runs from before the attempt budget). */
   attempts?: AttemptBudgetState;
+  /** The memo event log's own state (generation 2: events live in the memo). */
+  eventLog?: MemoEventLogState;
 }
 
 const { telemetry } = proxySinks<AuthcapSinks>();
@@ -57,6 +60,9 @@ export class Lifecycle {
   releaseDriven = false;
   /** Events not yet handed to the authorization's event stream (workflows/eventPublisher.ts drains it). */
   readonly outbox: AuthcapEvent[] = [];
+  /** Generation 2: events are kept in this workflow's memo, written with the view (no stream). */
+  private eventLog?: MemoEventLog;
+  private readonly carriedEventLog?: MemoEventLogState;
 
   constructor(
     input: MachineInput | PersistedLifecycle,
@@ -69,6 +75,7 @@ export class Lifecycle {
       this.cancelAttempts = input.cancelAttempts;
       this.eventSequence = input.eventSequence ?? 0;
       this.attempts = input.attempts ?? {};
+      this.carriedEventLog = input.eventLog;
       if (Object.keys(this.attempts).length > 0) prepareSignerRecovery();
     } else {
       [this.snapshot] = initialTransition(authorizationMachine, input);
@@ -115,10 +122,11 @@ export class Lifecycle {
     }
   }
 
-  send(command: Command): void {
+  /** @param at when it happened, when an activity saw it earlier than this activation (default: now). */
+  send(command: Command, at: string = this.now()): void {
     const before = this.snapshot;
     const from = this.state;
-    const event = { ...command, at: this.now() } as AuthorizationEvent;
+    const event = { ...command, at } as AuthorizationEvent;
     [this.snapshot] = transition(authorizationMachine, this.snapshot, event);
     if (this.snapshot === before || (this.snapshot.value === before.value && this.snapshot.context === before.context)) return;
     const to = this.state;
@@ -135,8 +143,15 @@ export class Lifecycle {
       upsertSearchAttributes([{ key: ValidBeforeAttribute, value: new Date(Number(this.context.authorization.validBefore) * 1000) }]);
     }
     if (command.type === 'CAPTURE_CONFIRMED') this.reportCaptureTiming();
-    this.publish();
+    // Recorded first, so a memo event log writes the events with the view they describe.
     if (this.recordEvents) this.recordEventsFor(stageOf(before.value), stageOf(this.snapshot.value), event, before.context);
+    this.publish();
+  }
+
+  /** Generation 2: this workflow keeps its events in its own memo (workflows/memoEventLog.ts). */
+  keepEventsInMemo(): void {
+    this.recordEvents = true;
+    this.eventLog = new MemoEventLog(this.carriedEventLog);
   }
 
   /** Each event is numbered in the workflow's own state, so a replay names it the same way. */
@@ -237,6 +252,7 @@ export class Lifecycle {
       cancelAttempts: this.cancelAttempts,
       eventSequence: this.eventSequence,
       attempts: this.attempts,
+      ...(this.eventLog ? { eventLog: this.eventLog.state() } : {}),
     };
   }
 
@@ -276,13 +292,17 @@ export class Lifecycle {
 
   /** The view in the memo: GET reads it with one describe call, whether or not a worker is up. */
   private publish(): void {
+    // Events recorded since the last write go with this one (generation 2), with their search attributes.
+    const events = this.eventLog ? this.eventLog.record(this.outbox.splice(0), this.now()) : undefined;
     // The first run id names the attempt in resource ids; visibility lists do not carry it, the memo does.
     upsertMemo({
       [VIEW_MEMO_KEY]: this.view(),
       [FIRST_RUN_MEMO_KEY]: workflowInfo().firstExecutionRunId,
       // A partial capture's release, listed among the authorization's refunds (absent when there is none).
       ...(this.context.release ? { [RELEASE_MEMO_KEY]: this.context.release } : {}),
+      ...events?.memo,
     });
+    if (events?.searchAttributes.length) upsertSearchAttributes(events.searchAttributes);
   }
 
   private reportCaptureTiming(): void {

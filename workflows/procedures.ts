@@ -15,7 +15,7 @@ import { keptAmount } from './machine.js';
 
 export { failure, failureOf } from './failures.js';
 
-function lastErrorFailure(lifecycle: Lifecycle): ApplicationFailure {
+export function lastErrorFailure(lifecycle: Lifecycle): ApplicationFailure {
   const last = lifecycle.context.lastError;
   return last ? failure(last.code, last.message) : failure('invalid_state', `the authorization is ${lifecycle.state}`);
 }
@@ -44,7 +44,7 @@ export async function asCommand<T>(lifecycle: Lifecycle, command: () => Promise<
  * watcher or a periodic check saw the nonce consumed). Then the command reports that truth: the
  * capture it asked for happened (by someone) or the authorization is final in another state.
  */
-function settledMeanwhile(lifecycle: Lifecycle, wanted: 'captured' | 'canceled'): AuthorizationView | undefined {
+export function settledMeanwhile(lifecycle: Lifecycle, wanted: 'captured' | 'canceled'): AuthorizationView | undefined {
   if (!lifecycle.isFinal) return undefined;
   if (lifecycle.state === wanted) return lifecycle.view();
   throw failure('invalid_state', `the authorization became ${lifecycle.state} meanwhile`);

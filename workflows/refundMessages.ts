@@ -2,6 +2,7 @@
 import { defineUpdate } from '@temporalio/workflow';
 import type { Address, Hex } from 'viem';
 import type { RefundedAuthorization, RefundRecord } from '../domain/refunds.js';
+import type { MemoEventLogState } from './memoEventLog.js';
 
 export interface RefundsWorkflowInput {
   authorizationRunId: string;
@@ -20,7 +21,9 @@ export interface RefundsWorkflowInput {
   /** The authorization as captured: refund events carry it, its amountRefunded brought up to date. */
   authorization: RefundedAuthorization;
   /** Continue-as-new: what the previous run kept. */
-  carried?: { refunds: RefundRecord[]; eventSequence: number; refundableUntil: string };
+  carried?: { refunds: RefundRecord[]; eventSequence: number; refundableUntil: string; eventLog?: MemoEventLogState };
+  /** The workflow code's shape (absent: 1): 2 keeps its events in its memo and coalesces its writes. */
+  generation?: number;
 }
 
 export interface RefundCommand {

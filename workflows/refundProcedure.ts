@@ -2,14 +2,15 @@
 // decides each step. Used by the refunds workflow (refunds after a capture) and by the authorization's
 // own workflow (a partial capture's release). Node outages only delay a refund: the loop outlives
 // them, and every step resumes from the record after a crash.
-import { ApplicationFailure, log, sleep } from '@temporalio/workflow';
+import { ApplicationFailure, CancellationScope, condition, log, sleep, workflowInfo } from '@temporalio/workflow';
 import type { Hex } from 'viem';
 import type { ActivityOptions } from '@temporalio/common';
 import type { CaptureRequest } from '../domain/activityContract.js';
+import type { RefundCall } from '../domain/relay.js';
 import { formatAmount } from '../domain/amount.js';
 import { isErrorCode } from '../domain/errors.js';
 import type { RefundRecord } from '../domain/refunds.js';
-import { refundReads, waits } from './activities.js';
+import { currentGeneration, followers, refundReads, waits } from './activities.js';
 import { failureOf } from './failures.js';
 import { isRefundFinal, stepRefund, type RefundMachineEvent } from './refundMachine.js';
 import type { Relay } from './relayClient.js';
@@ -80,6 +81,10 @@ export async function runRefund(initial: RefundRecord, deps: RefundDependencies)
         }
         case 'submitting': {
           if (!signed) throw ApplicationFailure.create({ type: 'internal_error', nonRetryable: true, message: 'no signed attempt to send' });
+          if (currentGeneration() >= 2) {
+            for (const command of await sendAndFollow(record, signed.request, deps.relay, summary('sent, waiting for its block and depth'))) step(command);
+            break;
+          }
           const nonce = record.nonce!;
           let relayed: Awaited<ReturnType<Relay>>;
           try {
@@ -186,4 +191,55 @@ function isFinalRefusal(err: unknown): boolean {
 export function retryRefund(record: RefundRecord): RefundRecord {
   // The last attempt's transaction stays on the record until a new attempt is signed (evidence, and its gas).
   return { ...record, stage: 'prechecking', lastError: record.failure ?? record.lastError, failure: null, failedAt: null };
+}
+
+/** A relayer request and an activity that follows it to depth, as the machine's events (generation 2). */
+async function sendAndFollow(record: RefundRecord, signed: CaptureRequest, relay: Relay, options: ActivityOptions): Promise<Command[]> {
+  const requestId = `refund:${record.merchant}:${record.nonce}:${record.attempts}`;
+  const { workflowId, runId } = workflowInfo();
+  const call: RefundCall = {
+    kind: 'refund',
+    authorization: signed.authorization,
+    signature: signed.signature,
+    refund: { authorizationRunId: record.authorizationRunId, sequence: record.sequence, captureTransactionHash: record.captureTransactionHash ?? null },
+  };
+  const follower = new CancellationScope();
+  const windowMs = Math.max(Number(record.validBefore ?? '0') * 1000 - Date.now(), 0) + 10 * 60_000;
+  const following = follower.run(() =>
+    followers().captureOnchain.executeWithOptions({ ...options, scheduleToCloseTimeout: windowMs }, [
+      { requestId, replyTo: { workflowId, runId }, call, ...(record.fromBlock ? { fromBlock: record.fromBlock } : {}) },
+    ]),
+  );
+  // The relayer speaks only when it refused the call, or its transaction reverted or was abandoned.
+  const troubled = condition(() => relay.answer(requestId)?.failure !== undefined);
+  const first = await Promise.race([
+    following.then(
+      (result) => ({ result }),
+      (error: unknown) => ({ error }),
+    ),
+    troubled.then(() => ({ troubled: true as const })),
+  ]);
+  if ('troubled' in first) {
+    follower.cancel();
+    await following.catch(() => undefined);
+    const answer = relay.answer(requestId)!;
+    // Reverted onchain (its transaction stays on the record), or never sent: either way the signed
+    // attempt may still land until its window closes (awaitingExpiry).
+    if (answer.transactionHash)
+      return [
+        { type: 'SUBMITTED', transactionHash: answer.transactionHash },
+        { type: 'REVERTED', failure: answer.failure! },
+      ];
+    return [{ type: 'NOT_SENT', failure: answer.failure! }];
+  }
+  if ('error' in first) throw first.error;
+  const outcome = first.result;
+  if (outcome.status === 'expired') return [{ type: 'EXPIRED' }];
+  if (outcome.status === 'consumed') return [{ type: 'NOT_SENT', failure: { code: 'refund_reverted', message: "the refund's nonce was canceled onchain" } }];
+  const { transactionHash, blockNumber, blockHash } = outcome;
+  return [
+    { type: 'SUBMITTED', transactionHash },
+    { type: 'INCLUDED', transactionHash, blockNumber, blockHash },
+    { type: 'CONFIRMED', transactionHash, blockNumber, blockHash },
+  ];
 }

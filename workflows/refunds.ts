@@ -39,6 +39,9 @@ import { failure } from './failures.js';
 import { isRefundFinal, openRefund } from './refundMachine.js';
 import { REFUND_ALREADY_REQUESTED, refundUpdate, type RefundCommand, type RefundsWorkflowInput } from './refundMessages.js';
 import { expiryDueAt, runRefund } from './refundProcedure.js';
+import { MemoEventLog } from './memoEventLog.js';
+import { useGeneration } from './activities.js';
+import { coalesceWrites } from './coalescedWrites.js';
 import { createRelayClient } from './relayClient.js';
 
 const { telemetry } = proxySinks<AuthcapSinks>();
@@ -55,7 +58,12 @@ export async function refundsWorkflow(input: RefundsWorkflowInput): Promise<Refu
   const refundableUntil = input.carried?.refundableUntil ?? input.refundableUntil;
   let closing = false;
   const outbox: AuthcapEvent[] = [];
-  const events = startOutboxPublisher(outbox, input.orderId);
+  // Generation 2: the ledger's events live in its own memo (no stream) and its writes are coalesced.
+  const generation = input.generation ?? 1;
+  useGeneration(generation);
+  const eventLog = generation >= 2 ? new MemoEventLog(input.carried?.eventLog) : undefined;
+  if (generation >= 2) coalesceWrites();
+  const events = eventLog ? { isDrained: () => true } : startOutboxPublisher(outbox, input.orderId);
   // Refunds accepted and not yet carried out, oldest first.
   const queue: RefundRecord[] = [];
   // Money leaves only on decisions already in history: the relay request is a regular activity.
@@ -103,14 +111,18 @@ export async function refundsWorkflow(input: RefundsWorkflowInput): Promise<Refu
   const announce = (type: RefundEventType, record: RefundRecord) => {
     eventSequence += 1;
     const authorization = { ...input.authorization, amountRefunded: formatAmount(ledgerTotals(refunds).refunded) };
-    outbox.push({
+    const event = {
       id: eventId(workflowInfo().firstExecutionRunId, eventSequence),
       type,
       createdAt: now(),
       orderId: input.orderId,
       // publicEvent turns the record into the refund callers see (ids are built outside the sandbox).
       data: { object: record, authorization },
-    } as unknown as AuthcapEvent);
+    } as unknown as AuthcapEvent;
+    if (!eventLog) return void outbox.push(event);
+    const recorded = eventLog.record([event], now());
+    upsertMemo(recorded.memo);
+    upsertSearchAttributes(recorded.searchAttributes);
   };
   const replace = (record: RefundRecord) => {
     refunds[refunds.findIndex((r) => r.sequence === record.sequence)] = record;
@@ -265,10 +277,15 @@ export async function refundsWorkflow(input: RefundsWorkflowInput): Promise<Refu
     }
     // The next run starts with this run's memo: between the two, readers (GET a refund, the totals)
     // would otherwise find a ledger with nothing in it.
-    return makeContinueAsNewFunc<typeof refundsWorkflow>({ memo: ledgerMemo(refunds) })({ ...input, carried: { refunds, eventSequence, refundableUntil } });
+    // (Generation 2: its events, kept in the memo, go along.)
+    const memo = eventLog ? { ...workflowInfo().memo, ...ledgerMemo(refunds) } : ledgerMemo(refunds);
+    return makeContinueAsNewFunc<typeof refundsWorkflow>({ memo })({
+      ...input,
+      carried: { refunds, eventSequence, refundableUntil, ...(eventLog ? { eventLog: eventLog.state() } : {}) },
+    });
   }
   // The refund events' stream has no final event type of its own: tell it no more will come.
-  if (eventSequence > 0) {
+  if (eventSequence > 0 && !eventLog) {
     await getExternalWorkflowHandle(eventStreamWorkflowId(workflowInfo().firstExecutionRunId))
       .signal(eventsEndSignal)
       .catch((err: Error) => log.warn('could not end the refunds event stream', { error: err.message }));

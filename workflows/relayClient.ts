@@ -9,7 +9,10 @@ import { relayResultSignal } from './messages.js';
 const MAX_ASKS = 5;
 
 /** Asks the relayer of `sender` (the merchant key) to send this call: it builds and checks the transaction itself. */
-export type Relay = (requestId: string, call: RelayCall, sender: Address) => Promise<RelayResult>;
+export type Relay = ((requestId: string, call: RelayCall, sender: Address) => Promise<RelayResult>) & {
+  /** The relayer's answer to a request, once it came (a requester answered only on failure: its failure). */
+  answer(requestId: string): RelayResult | undefined;
+};
 
 /**
  * Registers the answer handler for this workflow and returns its `relay` function.
@@ -27,7 +30,7 @@ export function createRelayClient(options: { committed?: boolean } = {}): Relay 
   setHandler(relayResultSignal, (result) => {
     results.set(result.requestId, result);
   });
-  return async (requestId, call, sender) => {
+  const relay = async (requestId: string, call: RelayCall, sender: Address): Promise<RelayResult> => {
     const { workflowId, runId } = workflowInfo();
     // Asked again each minute (a lost signal, a relayer mid-rollover), and not for ever: a command
     // must end. If the relayer sends it later after all, reconciliation reads the outcome.
@@ -38,4 +41,5 @@ export function createRelayClient(options: { committed?: boolean } = {}): Relay 
     }
     throw ApplicationFailure.create({ type: 'chain_unavailable', nonRetryable: true, message: `the merchant's relayer did not answer in ${MAX_ASKS} minutes` });
   };
+  return Object.assign(relay, { answer: (requestId: string) => results.get(requestId) });
 }

@@ -89,11 +89,15 @@ export async function merchantRelayerWorkflow(state: RelayerState = { accountNon
         });
       return;
     }
+    const onFailureOnly = isTypedRelayRequest(request) && request.replyOn === 'failure';
     const earlier = answered.get(request.requestId);
-    if (earlier) return void reply(request.replyTo, earlier);
+    if (earlier) return void (onFailureOnly && !earlier.failure ? undefined : reply(request.replyTo, earlier));
     if (queue.some((q) => q.requestId === request.requestId)) return;
     const sending = inflight.find((t) => t.requestId === request.requestId);
-    if (sending) return void reply(request.replyTo, { requestId: request.requestId, transactionHash: sending.hash, accountNonce: sending.accountNonce });
+    if (sending) {
+      if (!onFailureOnly) void reply(request.replyTo, { requestId: request.requestId, transactionHash: sending.hash, accountNonce: sending.accountNonce });
+      return;
+    }
     queue.push(request);
   });
 
@@ -125,7 +129,8 @@ export async function merchantRelayerWorkflow(state: RelayerState = { accountNon
     for (const tx of outcome.sent) {
       const result = { requestId: tx.requestId, transactionHash: tx.hash, accountNonce: tx.accountNonce };
       remember(result);
-      replies.push(reply(tx.replyTo, result));
+      // A requester that follows the chain itself is answered only when something went wrong.
+      if (tx.replyOn !== 'failure') replies.push(reply(tx.replyTo, result));
     }
     for (const refused of outcome.refused) {
       const item = batch.find((b) => b.requestId === refused.requestId)!;
@@ -139,9 +144,21 @@ export async function merchantRelayerWorkflow(state: RelayerState = { accountNon
     const report = await relayer.inspectInflight({ inflight: watched, now: Date.now(), stuckAfterMs: STUCK_AFTER_MS, sender });
     const gone = new Set([...report.settled, ...report.abandoned.map((a) => a.requestId)]);
     const resent = new Map(report.resent.map((t) => [t.requestId, t]));
-    inflight = inflight.filter((t) => !gone.has(t.requestId)).map((t) => resent.get(t.requestId) ?? t);
+    const checked = new Map((report.checked ?? []).map((c) => [c.requestId, c]));
+    inflight = inflight
+      .filter((t) => !gone.has(t.requestId))
+      .map((t) => resent.get(t.requestId) ?? t)
+      .map((t) => (checked.has(t.requestId) ? { ...t, checked: true } : t));
     for (const tx of report.resent) {
       const result = { requestId: tx.requestId, transactionHash: tx.hash, accountNonce: tx.accountNonce, replaced: true };
+      remember(result);
+      if (tx.replyOn !== 'failure') await reply(tx.replyTo, result);
+    }
+    // Reverted onchain: a requester answered only on failure hears of it here (the others read their receipt).
+    for (const { requestId, failure } of checked.values()) {
+      const tx = watched.find((t) => t.requestId === requestId);
+      if (!failure || !tx) continue;
+      const result = { requestId, transactionHash: tx.hash, accountNonce: tx.accountNonce, failure };
       remember(result);
       await reply(tx.replyTo, result);
     }

@@ -17,7 +17,6 @@ import {
   type UpdateInput,
   type WorkflowExecuteInput,
   type WorkflowInboundCallsInterceptor,
-  type WorkflowInterceptors,
 } from '@temporalio/workflow';
 import { describeUnsealed, isOperatorSealed, isUnsealed } from '../domain/sealed.js';
 
@@ -90,4 +89,4 @@ class SealedInbound implements WorkflowInboundCallsInterceptor {
   }
 }
 
-export const interceptors = (): WorkflowInterceptors => ({ inbound: [new SealedInbound()] });
+export const sealedInboundInterceptor = (): WorkflowInboundCallsInterceptor => new SealedInbound();

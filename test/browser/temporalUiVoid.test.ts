@@ -4,7 +4,7 @@
 // /encode, which the workflow accepts as an operator's void. A UI that sent the input plain would
 // have the signal dropped (workflows/sealedInputs.ts): the test then fails showing the page's requests.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { walletSign } from '../support/api.js';
 import { chromiumPath, launch } from './support/browser.js';
 import { INSTALL_HINT } from './support/chromium.js';
@@ -108,10 +108,12 @@ describe.skipIf(!hasChromium)(`the Temporal UI in Chromium${hasChromium ? '' : `
     // The memo, encrypted at rest, reads decoded on the UI's Memo tab: the void is in it.
     await page.getByRole('tab', { name: 'Memo' }).click();
     await page.waitForURL(/\/memo(\?|$)/);
-    // firstRunId is in the memo only (not in the workflow's result, which the History tab shows).
-    await page.locator('.cm-line', { hasText: '"firstRunId"' }).waitFor();
-    await page.locator('.cm-line', { hasText: '"state": "voided"' }).first().waitFor();
-    await page.locator('.cm-line', { hasText: '"reason": "duplicate order"' }).first().waitFor();
+    // The memo's own keys under "fields" (not the workflow's result, which the History tab shows). It
+    // also holds the events, one key each: its editor draws only the lines in view, so it is scrolled to each.
+    await lineInView(page, '"fields"');
+    await lineInView(page, '"authorization": {');
+    await lineInView(page, '"state": "voided"');
+    await lineInView(page, '"reason": "duplicate order"');
     await uiShot(page, 'temporal-ui', 'memo');
     // What the UI's API serves, and the page decoded, is ciphertext: the workflow's input and its memo.
     const uiApi = workflowUrl(orderId).replace(dev().temporalUiUrl, `${dev().temporalUiUrl}/api/v1`);
@@ -135,3 +137,17 @@ describe.skipIf(!hasChromium)(`the Temporal UI in Chromium${hasChromium ? '' : `
     expect(o.errors).toEqual([]);
   });
 });
+
+/** Scrolls the page (a line at a time, then by screens) until a line of the memo's editor with `text` is drawn. */
+async function lineInView(page: Page, text: string): Promise<void> {
+  // The Send a Signal dialog's editor stays in the page, hidden: only the memo's lines are visible.
+  const line = page.locator('.cm-line:visible', { hasText: text }).first();
+  await page.locator('.cm-line:visible').first().waitFor();
+  for (let step = 0; step < 60; step++) {
+    if (await line.isVisible()) return;
+    await page.mouse.move(400, 400);
+    await page.mouse.wheel(0, 400);
+    await page.waitForTimeout(100);
+  }
+  await line.waitFor({ timeout: 5_000 });
+}

@@ -29,6 +29,7 @@ import {
   mark,
   memoVersions,
   newPayer,
+  pendingFrom,
   pooledTransaction,
   postRefund,
   refund,
@@ -494,16 +495,11 @@ describe('a partial capture whose release the token blocks (isolated chain)', ()
       let captureAnswer!: Promise<ApiResult>;
       const { captureHash, blacklistHash } = await withMiningStopped(world, async () => {
         captureAnswer = call(world, 'POST', `/v1/authorizations/${s.id}/capture`, { amount: '12' });
-        const submitted = await vi.waitFor(
-          async () => {
-            const a = await getAuthorizationIn(world, s.id);
-            expect(a.capture?.transactionHash, `the capture of ${s.id} is not submitted yet (${a.state})`).toMatch(/^0x[0-9a-f]{64}$/);
-            return a;
-          },
-          { timeout: 60_000, interval: 200 },
-        );
+        // The relayer's transaction in the pool (the authorization names it once it is in a block).
+        const sentHash = await pendingFrom(world, merchant as Address);
+        const submitted = await getAuthorizationIn(world, s.id);
         expect(submitted).toMatchObject({ state: 'capturing', amountCaptured: '0', amountCapturing: '12' });
-        const capture = await pooledTransaction(world, submitted.capture!.transactionHash as Hex);
+        const capture = await pooledTransaction(world, sentHash);
         expect(capture.blockNumber, 'the capture waits in the pool').toBeNull();
         const baseFee = (await world.publicClient.getBlock()).baseFeePerGas ?? 0n;
         const maxFeePerGas = capture.maxFeePerGas / 2n;

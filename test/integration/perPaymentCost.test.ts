@@ -1,15 +1,17 @@
 // What one payment costs Temporal, held where a change could quietly bring it back: the create's
-// round trips, and the event stream's memo writes (each one a history event and a visibility write).
+// round trips, and the whole payment's workflow tasks and history events, its writes, and the
+// workflows it no longer needs (a nonce claim per draft, an event stream per authorization).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client, Connection, defaultGrpcRetryOptions, makeGrpcRetryInterceptor } from '@temporalio/client';
 import { InterceptingCall, type Interceptor } from '@grpc/grpc-js';
 import proto from '@temporalio/proto';
 import { AuthcapClient } from '../../client/authcapClient.js';
 import { parseResourceId } from '../../domain/ids.js';
-import { eventStreamWorkflowId } from '../../domain/events.js';
+import { eventStreamWorkflowId, eventsFromMemo } from '../../domain/events.js';
+import { sealedEntries } from '../../domain/sealed.js';
 import { dataConverterFromEnv } from '../../runtime/temporal.js';
 import { api, dev, newOrderId, payer, walletSign } from '../support/api.js';
-import { connectTemporal } from '../support/temporal.js';
+import { connectTemporal, workflowExists } from '../support/temporal.js';
 import { sleep } from '../support/lifecycle.js';
 
 const EventType = proto.temporal.api.enums.v1.EventType;
@@ -41,34 +43,50 @@ describe('the cost of one payment', () => {
     expect(calls.get('DescribeWorkflowExecution') ?? 0).toBeLessThanOrEqual(1);
   });
 
-  it("an authorization's event stream rewrites its memo once per batch of events, plus once per delivery", async () => {
+  it('a first create asks nothing before it starts: one update-with-start, no describe', async () => {
+    calls.clear();
+    const created = await client.createAuthorization({ orderId: newOrderId('cost-first'), payer: payer(9).address, amount: '0.01' });
+    expect(created.state).toBe('drafted');
+    expect(calls.get('ExecuteMultiOperation')).toBe(1);
+    expect(calls.get('DescribeWorkflowExecution') ?? 0).toBe(0);
+  });
+
+  it('a whole payment (create, sign, capture) is at most 5 workflow tasks and 45 history events, with no other workflow of its own', async () => {
     const p = payer(9);
     const created = await api('POST', '/v1/authorizations', { orderId: newOrderId('cost'), payer: p.address, amount: '0.01' });
     expect(created.status).toBe(201);
-    expect((await api('POST', `/v1/authorizations/${created.body.id}/signature`, { signature: walletSign(created.body.typedData, p.privateKey) })).status).toBe(
-      200,
-    );
+    const signed = await api('POST', `/v1/authorizations/${created.body.id}/signature`, { signature: walletSign(created.body.typedData, p.privateKey) });
+    expect(signed.status).toBe(200);
     const captured = await api('POST', `/v1/authorizations/${created.body.id}/capture`);
-    expect([200, 201, 202]).toContain(captured.status);
+    expect([200, 202]).toContain(captured.status);
     const temporal = await connectTemporal();
     try {
-      const stream = temporal.workflow.getHandle(eventStreamWorkflowId(parseResourceId(created.body.id)!.runId));
-      // The stream closes once its final event is recorded and delivered.
-      let description = await stream.describe();
+      const { workflowId, runId } = parseResourceId(created.body.id)!;
+      const handle = temporal.workflow.getHandle(workflowId, runId);
+      // The workflow completes with the capture's outcome.
+      let description = await handle.describe();
       for (let i = 0; i < 150 && description.status.name === 'RUNNING'; i++) {
         await sleep(200);
-        description = await stream.describe();
+        description = await handle.describe();
       }
-      expect(description.status.name).not.toBe('RUNNING');
-      const events = (await stream.fetchHistory()).events!;
+      expect(description.status.name).toBe('COMPLETED');
+      const events = (await handle.fetchHistory()).events!;
       const count = (type: number) => events.filter((e) => e.eventType === type).length;
-      // Each recorded batch upserts the search attributes once; each delivery (to endpoints other
-      // files of the suite register) is counted in the memo's own summaries.
-      const batches = count(EventType.EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES);
-      const summaries = (description.memo?.deliveries ?? {}) as Record<string, { delivered: number; skipped: number; failed: number }>;
-      const deliveries = Object.values(summaries).reduce((sum, s) => sum + s.delivered + s.skipped + s.failed, 0);
-      expect(batches).toBeGreaterThan(0);
-      expect(count(EventType.EVENT_TYPE_WORKFLOW_PROPERTIES_MODIFIED)).toBeLessThanOrEqual(batches + deliveries);
+      // Create, sign, capture (its precheck and simulation run inside the task), the capture's outcome.
+      expect(count(EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED)).toBeLessThanOrEqual(5);
+      expect(events.length).toBeLessThanOrEqual(45);
+      // At most one memo write and one search-attribute upsert per task (writes coalesced per activation).
+      expect(count(EventType.EVENT_TYPE_WORKFLOW_PROPERTIES_MODIFIED)).toBeLessThanOrEqual(count(EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED) * 2);
+      // Markers are the three local activities (the draft, the signature check, the capture's
+      // precheck and simulation), and no patch marker. No child or external workflow: no nonce
+      // claim, no event stream.
+      expect(count(EventType.EVENT_TYPE_MARKER_RECORDED)).toBeLessThanOrEqual(3);
+      expect(count(EventType.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED)).toBe(0);
+      expect(count(EventType.EVENT_TYPE_SIGNAL_EXTERNAL_WORKFLOW_EXECUTION_INITIATED)).toBe(0);
+      expect(await workflowExists(temporal, eventStreamWorkflowId(runId))).toBe(false);
+      // Its events are in its own memo, each once.
+      const ids = eventsFromMemo(sealedEntries(description.memo)).map((e) => e.type);
+      expect(ids).toEqual(['authorization.drafted', 'authorization.stored', 'authorization.preconfirmed', 'authorization.captured']);
     } finally {
       await temporal.connection.close();
     }

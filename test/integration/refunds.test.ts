@@ -716,7 +716,9 @@ describe('Temporal: the refunds workflow', () => {
         },
         { timeout: 10_000, interval: 500 },
       );
-      expect(Object.keys(d.memo ?? {}).sort(), 'the refunds workflow memo keys').toEqual(['ledger', 'refund-001']);
+      // The ledger, each refund under its own key, and (the current generation) its events, each under its own.
+      expect(Object.keys(d.memo ?? {}).sort(), 'the refunds workflow memo keys').toEqual(['event-0001', 'event-0002', 'ledger', 'refund-001']);
+      expect([d.memo?.['event-0001'], d.memo?.['event-0002']].map((e) => (e as { type: string }).type)).toEqual(['refund.created', 'refund.succeeded']);
       expect(d.memo?.['refund-001']).toMatchObject({ sequence: 1, stage: 'succeeded', amountMinor: '500000' });
       expect(d.memo?.ledger).toMatchObject({ amountCapturedMinor: '2000000', amountRefundedMinor: '500000' });
     } finally {

@@ -30,6 +30,7 @@ import {
   listRefundsIn,
   mark,
   newPayer,
+  pendingFrom,
   pooledTransaction,
   postRefund,
   refund,
@@ -75,16 +76,11 @@ describe(`a refund whose transaction reverts onchain (isolated chain, AUTHCAP_RE
     let firstAnswer!: Promise<ApiResult>;
     const { refundHash, pauseHash, firstId } = await withMiningStopped(world, async () => {
       firstAnswer = postRefund(world, id, { amount: '3', reason: 'reverted onchain' }, { idempotencyKey: idempotencyKey('reverts') });
-      const sent = await vi.waitFor(
-        async () => {
-          const r = (await listRefundsIn(world, id)).find((x) => x.reason === 'reverted onchain');
-          expect(r?.transactionHash, `the refund is not submitted yet: ${JSON.stringify(r)}`).toMatch(HASH);
-          return r!;
-        },
-        { timeout: 60_000, interval: 200 },
-      );
+      // The relayer's transaction in the pool (the refund names it once it is in a block).
+      const sentHash = await pendingFrom(world, merchant);
+      const sent = (await listRefundsIn(world, id)).find((x) => x.reason === 'reverted onchain')!;
       expect(sent).toMatchObject({ state: 'pending', failure: null });
-      const tx = await pooledTransaction(world, sent.transactionHash!);
+      const tx = await pooledTransaction(world, sentHash);
       expect(tx.blockNumber, 'the refund waits in the pool').toBeNull();
       const pause = await sendOwnerTransaction(world, 'pause', [], {
         maxFeePerGas: tx.maxFeePerGas * 10n,

@@ -109,6 +109,41 @@ describe('the log watcher', () => {
     await watcher.stop();
   });
 
+  it("neither lists nor nudges for a nonce one of its worker's activities is following", async () => {
+    const resource = await storedAuthorization();
+    // Lists of visibility for this authorization's nonce.
+    let lists = 0;
+    const counting = new Proxy(client, {
+      get(target, prop) {
+        if (prop !== 'workflow') return Reflect.get(target, prop);
+        return new Proxy(target.workflow, {
+          get(workflow, name) {
+            if (name === 'list')
+              return (...args: Parameters<Client['workflow']['list']>) => {
+                // Other files' authorizations share this chain: only a list for this nonce counts.
+                if (args[0]?.query?.includes(nonceSearchKey(resource.authorization.from, resource.authorization.nonce))) lists++;
+                return workflow.list(...args);
+              };
+            const value = Reflect.get(workflow, name);
+            return typeof value === 'function' ? value.bind(workflow) : value;
+          },
+        });
+      },
+    });
+    const { from, nonce } = resource.authorization;
+    const watcher = startWatcher({
+      ...watcherOptions(),
+      client: counting,
+      isFollowed: (authorizer, n) => authorizer.toLowerCase() === from.toLowerCase() && n.toLowerCase() === nonce.toLowerCase(),
+    });
+    await watcher.ready;
+    const tx = await cancelOutside(resource);
+    await until(() => watcher.handledTransactions().includes(tx));
+    expect(watcher.delivered()).toBe(0);
+    expect(lists).toBe(0);
+    await watcher.stop();
+  });
+
   it('once stopped, never moves the cursor again (its successor delivers what came after)', async () => {
     const file = join(mkdtempSync(join(tmpdir(), 'authcap-watcher-')), 'cursor.json');
     const watcher = startWatcher({ ...watcherOptions(), cursorFile: file });

@@ -113,6 +113,8 @@ describe('delivering to a registered endpoint', () => {
     const activities = createEventActivities({
       listEndpoints: async () => [record],
       endpointRecord: async () => record,
+      eventfulSince: async () => [],
+      eventsOf: async () => [],
       addressPolicy: () => policy,
       resolve,
       deliveryTimeoutMs: 3_000,

@@ -591,6 +591,23 @@ export interface PooledTransaction {
 }
 
 /** A transaction as the node holds it (in the pool while the isolated chain's mining is stopped): its fees. */
+/**
+ * The merchant key's transaction waiting in the pool (mining stopped): the relayer sent it; the
+ * authorization or refund names it only once it shows in a block (its follower reads the chain).
+ */
+export async function pendingFrom(world: IsolatedWorld, sender: Address): Promise<Hex> {
+  return vi.waitFor(
+    async () => {
+      const pool = (await world.publicClient.request({ method: 'txpool_content' as never })) as { pending: Record<string, Record<string, { hash: Hex }>> };
+      const mine = Object.entries(pool.pending ?? {}).find(([from]) => from.toLowerCase() === sender.toLowerCase())?.[1] ?? {};
+      const hashes = Object.values(mine).map((tx) => tx.hash);
+      expect(hashes.length, `a transaction of ${sender} in the pool`).toBeGreaterThan(0);
+      return hashes[hashes.length - 1]!;
+    },
+    { timeout: 60_000, interval: 200 },
+  );
+}
+
 export async function pooledTransaction(world: IsolatedWorld, hash: Hex): Promise<PooledTransaction> {
   const tx = await world.publicClient.getTransaction({ hash });
   const maxFeePerGas = tx.maxFeePerGas ?? tx.gasPrice;

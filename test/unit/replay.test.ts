@@ -33,7 +33,7 @@ describe('replay of recorded workflow histories', () => {
   it('replays every recorded history without non-determinism', async () => {
     const workflowBundle = await bundleWorkflowCode({
       workflowsPath: fileURLToPath(new URL('../../workflows/index.ts', import.meta.url)),
-      workflowInterceptorModules: [fileURLToPath(new URL('../../workflows/sealedInputs.ts', import.meta.url))],
+      workflowInterceptorModules: [fileURLToPath(new URL('../../workflows/interceptors.ts', import.meta.url))],
       logger: { trace() {}, debug() {}, info() {}, warn() {}, error() {}, log() {} } as never,
     });
     const failures: string[] = [];
