@@ -108,6 +108,13 @@ export class AuthcapApi {
     return { ms: performance.now() - started, body: res.body };
   }
 
+  /** POST /v1/webhook_endpoints, as a merchant registers its receiver (the secret is in this answer only). */
+  async registerWebhookEndpoint(url: string, events: string[]): Promise<{ id: string; secret: string }> {
+    const res = await this.call('POST', '/v1/webhook_endpoints', { url, events });
+    if (res.status !== 201) throw new Error(`webhook endpoint answered ${res.status}: ${JSON.stringify(res.body)}`);
+    return { id: res.body.id, secret: res.body.secret };
+  }
+
   async lifecycle(payer: Payer, label: string): Promise<LifecycleTiming> {
     const started = performance.now();
     const created = await this.create(payer, label);

@@ -1,16 +1,20 @@
 // What one whole lifecycle (create → sign → store → capture → captured) costs Temporal, summed over
-// every workflow it causes: its own authorization workflow (every run), the children it starts (the
-// nonce claim `nonce-<key>`, the event stream `events-<firstRunId>`, every run of each), and its share
-// of the merchant relayer (the relayer's events recorded in the phase's window ÷ the phase's
-// lifecycles: the relayer serves them all at once). Read from the recorded histories.
+// every workflow it causes: its own authorization workflow (every run), the children it starts, if
+// any (in the older shape the nonce claim `nonce-<key>` and the event stream `events-<firstRunId>`,
+// every run of each), and its share of the workflows that serve every lifecycle at once: the merchant
+// relayer and each webhook endpoint's dispatcher (their events recorded in the phase's window ÷ the
+// phase's lifecycles, every run of theirs that overlaps it). Read from the recorded histories.
 import { Client, Connection } from '@temporalio/client';
 import proto, { type temporal } from '@temporalio/proto';
 import { parseResourceId } from '../client/ids.js';
+import { WEBHOOK_DISPATCH_WORKFLOW_TYPE } from '../domain/webhookDispatch.js';
 import { pool } from './stats.js';
 
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
 const EventType = proto.temporal.api.enums.v1.EventType;
 const RELAYER_TYPE = 'merchantRelayerWorkflow';
+/** Workflows that serve every lifecycle at once: each one's events in a phase are shared by its lifecycles. */
+const SHARED_TYPES = [RELAYER_TYPE, WEBHOOK_DISPATCH_WORKFLOW_TYPE] as const;
 
 export interface TemporalFigures {
   /** Workflow tasks completed, failed or timed out. */
@@ -30,9 +34,9 @@ export interface TemporalFigures {
 }
 
 export interface TemporalPerLifecycle {
-  /** Lifecycles whose workflows were read (the relayer's share is over all of the phase's). */
+  /** Lifecycles whose workflows were read (the relayer's and dispatchers' shares are over all of the phase's). */
   sampled: number;
-  /** Per lifecycle, by workflow type; the relayer's row is its share. */
+  /** Per lifecycle, by workflow type; the relayer's and the webhook dispatchers' rows are their shares. */
   byWorkflow: Record<string, TemporalFigures>;
   total: TemporalFigures;
 }
@@ -209,8 +213,8 @@ async function treeFigures(client: Client, root: WorkflowRoot, into: Map<string,
 }
 
 /**
- * Temporal figures per lifecycle: the sampled lifecycles' own workflows, averaged, plus the
- * relayer's events between `window.startMs` and `window.endMs` divided by `lifecycles`.
+ * Temporal figures per lifecycle: the sampled lifecycles' own workflows, averaged, plus the relayer's
+ * and the webhook dispatchers' events between `window.startMs` and `window.endMs` divided by `lifecycles`.
  */
 export async function temporalPerLifecycle(options: {
   address: string;
@@ -229,7 +233,8 @@ export async function temporalPerLifecycle(options: {
 
 /**
  * The same for any unit of work (a refund, say): the workflows it starts (`sampledRoots`, each with
- * the children it starts), averaged over the sample, plus the relayer's events in the window ÷ `units`.
+ * the children it starts), averaged over the sample, plus the relayer's and the webhook dispatchers'
+ * events in the window ÷ `units`.
  */
 export async function temporalPerUnit(options: {
   address: string;
@@ -243,25 +248,54 @@ export async function temporalPerUnit(options: {
     const client = new Client({ connection, namespace: options.namespace });
     const own = new Map<string, TemporalFigures>();
     await pool(options.sampledRoots, 4, (root) => treeFigures(client, root, own));
-    const relayer = emptyFigures();
-    const { startMs, endMs } = options.window;
-    for await (const run of client.workflow.list({ query: `WorkflowType = '${RELAYER_TYPE}'` })) {
-      if (run.startTime.getTime() > endMs || (run.closeTime && run.closeTime.getTime() < startMs)) continue;
-      const events = (await client.workflow.getHandle(run.workflowId, run.runId).fetchHistory()).events ?? [];
-      addEvents(
-        relayer,
-        events.filter((e) => ms(e) >= startMs && ms(e) <= endMs),
-      );
-    }
     const byWorkflow: Record<string, TemporalFigures> = {};
     for (const [type, f] of own) byWorkflow[type] = scaled(f, options.sampledRoots.length);
-    byWorkflow[RELAYER_TYPE] = scaled(relayer, options.units);
+    for (const type of SHARED_TYPES) {
+      const shared = await windowFigures(client, type, options.window);
+      // The relayer's row always (it was always there); a dispatcher's only when an endpoint has one.
+      if (type === RELAYER_TYPE || shared.runs > 0) byWorkflow[type] = scaled(shared.figures, options.units);
+    }
     // The total is the sum of the rounded rows, so the table adds up as printed.
     const total = sum(Object.values(byWorkflow));
     return { sampled: options.sampledRoots.length, byWorkflow, total: scaled(total, 1) };
   } finally {
     await connection.close();
   }
+}
+
+/**
+ * The events every run of one workflow type recorded between `startMs` and `endMs`: each run that
+ * overlaps the window, as visibility lists them (a continued-as-new chain is one row per run).
+ */
+async function windowFigures(client: Client, type: string, window: { startMs: number; endMs: number }): Promise<{ figures: TemporalFigures; runs: number }> {
+  const figures = emptyFigures();
+  const { startMs, endMs } = window;
+  let runs = 0;
+  const time = (t: { seconds?: unknown; nanos?: number | null } | null | undefined) =>
+    t ? Number(t.seconds ?? 0) * 1000 + Math.floor((t.nanos ?? 0) / 1e6) : undefined;
+  // The raw call: the client's list would decode each run's memo, which the codec encrypted (the
+  // dispatcher keeps its progress there), and the bench has no key.
+  let nextPageToken: Uint8Array | undefined;
+  do {
+    const page = await client.workflowService.listWorkflowExecutions({
+      namespace: client.options.namespace,
+      query: `WorkflowType = '${type}'`,
+      nextPageToken,
+    });
+    for (const run of page.executions ?? []) {
+      const started = time(run.startTime) ?? 0;
+      const closed = time(run.closeTime);
+      if (started > endMs || (closed !== undefined && closed < startMs)) continue;
+      runs += 1;
+      const events = (await client.workflow.getHandle(run.execution?.workflowId ?? '', run.execution?.runId ?? undefined).fetchHistory()).events ?? [];
+      addEvents(
+        figures,
+        events.filter((e) => ms(e) >= startMs && ms(e) <= endMs),
+      );
+    }
+    nextPageToken = page.nextPageToken?.length ? page.nextPageToken : undefined;
+  } while (nextPageToken);
+  return { figures, runs };
 }
 
 /** Up to `max` items spread evenly over `items` (not just the first, which ran on an idle stack). */

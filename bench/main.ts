@@ -35,6 +35,8 @@ import { spread, temporalPerLifecycle } from './lifecycleCost.js';
 import { captureBurstWithKeys } from './keysComparison.js';
 import { rpcCallsByMethod } from './workerCounters.js';
 import { runRefundRows } from './refundFlows.js';
+import { registerReceiver, startWebhookReceiver, webhookFigures, type WebhookReceiver } from './webhookReceiver.js';
+import { issue26Markdown, issue26TargetsOf } from './issue26Targets.js';
 
 const quick = process.argv.includes('--quick');
 // --profile: V8 CPU profiles of the worker and the API over the highest-concurrency row (SIGUSR2,
@@ -91,13 +93,17 @@ async function main(): Promise<number> {
   process.env.AUTHCAP_WORKER_METRICS_PORT = String(await freePort());
   const temporalMetricsPort = await freePort();
   const stateDir = mkdtempSync(join(tmpdir(), 'authcap-bench-'));
+  // The merchant's one webhook endpoint is the bench's own receiver (registered in run()), no other.
+  delete process.env.AUTHCAP_WEBHOOK_URL;
+  const receiver = await startWebhookReceiver();
   process.stderr.write('bench: starting the stack as npm start does (Temporal dev server, anvil 0.2 s blocks, worker and API processes)…\n');
   const stack: Stack = await startBenchStack(stateDir, { temporalMetricsPort });
   let results: BenchResults;
   try {
-    results = await run(stack, `http://127.0.0.1:${temporalMetricsPort}/metrics`);
+    results = await run(stack, `http://127.0.0.1:${temporalMetricsPort}/metrics`, receiver);
   } finally {
     await stack.stop();
+    await receiver.close();
     rmSync(stateDir, { recursive: true, force: true });
   }
   if (profileDir) {
@@ -112,12 +118,13 @@ async function main(): Promise<number> {
   for (const keys of [1, 4]) results.keys.push(await captureBurstWithKeys(keys, plan.stores, plan.burstCallers));
   const ok = results.exactlyOnce.ok && results.keys.every((k) => k.exactlyOnceOk);
   results.targets = targetsOf(results);
+  results.targets26 = issue26TargetsOf(results);
   const written = await writeResults(results);
-  process.stderr.write(`bench: wrote ${written.join(', ')}\n\n${costMarkdown(results)}\n${whereItGoesMarkdown(results)}\n`);
+  process.stderr.write(`bench: wrote ${written.join(', ')}\n\n${costMarkdown(results)}\n${whereItGoesMarkdown(results)}\n${issue26Markdown(results)}\n`);
   return ok ? 0 : 1;
 }
 
-async function run(stack: Stack, temporalMetricsUrl: string): Promise<BenchResults> {
+async function run(stack: Stack, temporalMetricsUrl: string, receiver: WebhookReceiver): Promise<BenchResults> {
   const dev = stack.devJson;
   const metricsUrl = `http://127.0.0.1:${process.env.AUTHCAP_WORKER_METRICS_PORT}/metrics`;
   const sampler = new UsageSampler(stackPids(stack));
@@ -201,6 +208,11 @@ async function run(stack: Stack, temporalMetricsUrl: string): Promise<BenchResul
     p.done(`failed: ${bLatency.error}`);
   }
 
+  // Merchants run with a webhook endpoint: every row from here on delivers its events to one.
+  p = phase('registering the webhook endpoint', 1);
+  const webhook = await registerReceiver(api, receiver);
+  p.done(`${webhook.endpointId} → ${webhook.url}, every event type`);
+
   p = phase('authcap, one at a time', plan.sequential);
   const prepared = [];
   for (let i = 0; i < plan.sequential; i++) {
@@ -246,6 +258,7 @@ async function run(stack: Stack, temporalMetricsUrl: string): Promise<BenchResul
     const profiled = profileDir !== undefined && c === Math.max(...plan.sweep.map(([x]) => x!));
     if (profiled) toggleProfilers(stack);
     const serverBefore = await scrapeServerCounters(temporalMetricsUrl, dev.temporalNamespace);
+    const deliveriesBefore = receiver.deliveries();
     sampler.start();
     t0 = performance.now();
     const windowStartMs = Date.now();
@@ -284,6 +297,7 @@ async function run(stack: Stack, temporalMetricsUrl: string): Promise<BenchResul
       },
       usage,
       serverCalls,
+      webhookDeliveries: receiver.deliveries() - deliveriesBefore,
     };
     row.costPerLifecycle = await costPerLifecycle(
       dev,
@@ -292,7 +306,9 @@ async function run(stack: Stack, temporalMetricsUrl: string): Promise<BenchResul
       { startMs: windowStartMs, endMs: windowEndMs },
     );
     concurrency.push(row);
-    p.done(`${row.authcap.lifecyclesPerSecond} lifecycles/s (A: ${row.baselineA.capturesPerSecond} captures/s), capture p50 ${captured.p50} ms`);
+    p.done(
+      `${row.authcap.lifecyclesPerSecond} lifecycles/s (A: ${row.baselineA.capturesPerSecond} captures/s), capture p50 ${captured.p50} ms, ${serverCalls.writes?.UpdateWorkflowExecution} UpdateWorkflowExecution and ${serverCalls.writes?.CreateWorkflowExecution} CreateWorkflowExecution per lifecycle, ${row.webhookDeliveries} webhook deliveries`,
+    );
   }
 
   // Creates, and create + sign, at concurrency 50; the stored ones then feed a capture burst.
@@ -390,6 +406,10 @@ async function run(stack: Stack, temporalMetricsUrl: string): Promise<BenchResul
       ? `ok: ${exactlyOnce.authcapCaptures} captures, ${exactlyOnce.refunds?.refunds ?? 0} refunds, ${exactlyOnce.merchantTransactions} merchant transactions, no nonce used twice`
       : `FAILED: ${JSON.stringify(exactlyOnce)}`,
   );
+  p = phase('webhook deliveries settling', 1);
+  await receiver.settle();
+  const webhookRun = webhookFigures(webhook, receiver);
+  p.done(`${webhookRun.deliveries} deliveries received, ${webhookRun.distinctEventIds} distinct event ids`);
 
   const results: Omit<BenchResults, 'targets' | 'keys'> = {
     version: 1,
@@ -403,7 +423,7 @@ async function run(stack: Stack, temporalMetricsUrl: string): Promise<BenchResul
       dev.temporalTopology === 'postgres'
         ? ` on the production shape (AUTHCAP_TEMPORAL=postgres): the Temporal server ${TEMPORAL_SERVER_VERSION} on PostgreSQL, ${HISTORY_SHARDS} history shards, SQL visibility, ${stack.processes.workers?.length} worker and ${stack.processes.apis?.length} API processes (calls spread over the APIs)`
         : `: Temporal dev server on its SQLite file (pragmas: ${sqlitePragmas().join(', ') || 'SQLite defaults'}), worker and API processes`
-    }, worker and API ${processCommand('worker/main.ts').built ? 'from the compiled build (dist/)' : 'from source (tsx): the build was stale'}, anvil 0.2 s blocks, 1 confirmation, watcher on (periodic per-authorization checks off), API capture wait 15 s, payload codec on, callers waiting with GET ?wait=30 after a 202`,
+    }, worker and API ${processCommand('worker/main.ts').built ? 'from the compiled build (dist/)' : 'from source (tsx): the build was stale'}, anvil 0.2 s blocks, 1 confirmation, watcher on (periodic per-authorization checks off), API capture wait 15 s, payload codec on, callers waiting with GET ?wait=30 after a 202, one webhook endpoint registered and answering (${webhookRun.deliveries} deliveries received)`,
     latency: {
       baselineA: aLatency,
       baselineB: bLatency,
@@ -437,6 +457,7 @@ async function run(stack: Stack, temporalMetricsUrl: string): Promise<BenchResul
     idle,
     exactlyOnce,
     refunds: refundRun.results,
+    webhook: webhookRun,
   };
   return { ...results, keys: [], targets: [] };
 }

@@ -119,7 +119,8 @@ export async function refundRow(ctx: RefundContext, ids: string[], concurrency: 
 /**
  * Temporal per refund: the sampled refunds' workflows (`refunds-<authorization first run id>` and the
  * event stream it starts) after a pause, so what the phase set going (the relayer's look at in-flight
- * transactions every 5 s, the ledger closing) is in, plus the relayer's events in the window ÷ refunds.
+ * transactions every 5 s, the ledger closing) is in, plus the relayer's and the webhook dispatcher's
+ * events in the window ÷ refunds.
  */
 export async function withCost(ctx: RefundContext, { row, window }: MeasuredRow, ids: string[]): Promise<void> {
   const p = phase('  reading the sampled refunds\u2019 histories', 1);

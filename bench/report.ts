@@ -9,6 +9,7 @@ import type { BenchResults, Target } from './results.js';
 import { ACTION_RULES, type TemporalFigures } from './lifecycleCost.js';
 import { whereItGoesMarkdown } from './whereItGoes.js';
 import { refundAuditLine, refundsMarkdown } from './refundReport.js';
+import { issue26Markdown } from './issue26Targets.js';
 
 const dir = fileURLToPath(new URL('./results/', import.meta.url));
 
@@ -126,7 +127,11 @@ export function markdownOf(r: BenchResults): string {
       .map(([k, v]) => `${k} ${v}`)
       .join('; ')}.`,
     '',
-    '**Against concurrency** (authcap: whole lifecycles through the API, callers waiting with GET ?wait=30 after a 202, as the README recommends)',
+    `**Against concurrency** (authcap: whole lifecycles through the API, callers waiting with GET ?wait=30 after a 202, as the README recommends${
+      r.webhook
+        ? `; one webhook endpoint registered and answering, deliveries received per row: ${r.concurrency.map((c) => c.webhookDeliveries ?? '—').join(' / ')}`
+        : ''
+    })`,
     '',
     markdownTable([
       [
@@ -160,6 +165,7 @@ export function markdownOf(r: BenchResults): string {
     '',
     markdownTable([['target', 'wanted', 'got', 'met'], ...r.targets.map((t) => [t.name, t.target, t.got, t.met ? 'yes' : '**no**'])]),
     '',
+    issue26Markdown(r),
     '**Merchant keys** (the same burst of stored authorizations, 100 callers waiting with GET ?wait, on a fresh stack)',
     '',
     markdownTable([
@@ -198,6 +204,7 @@ const WORKFLOW_NAMES: Record<string, string> = {
   nonceClaimWorkflow: 'nonce claim',
   authorizationEventsWorkflow: 'event stream',
   merchantRelayerWorkflow: 'relayer (share)',
+  webhookDispatchWorkflow: 'webhook dispatcher (share)',
 };
 
 /** The cost-per-lifecycle tables (issue 16): by concurrency, then by workflow for the row at 50. */
@@ -212,7 +219,7 @@ export function costMarkdown(r: Pick<BenchResults, 'concurrency'>): string {
   const focus = rows.find((c) => c.concurrency === 50) ?? rows.at(-1)!;
   const temporal = focus.costPerLifecycle!.temporal;
   const lines = [
-    "**Cost per lifecycle** (create → sign → store → capture → captured through the API. CPU: each process's CPU time over the whole phase ÷ lifecycles, from /proc, the bench itself not counted. Temporal: every workflow a lifecycle causes (its authorization workflow, every run; its nonce claim; its event stream) read from the histories of up to 30 sampled lifecycles, plus its share of the merchant relayer: the relayer's events in the phase ÷ lifecycles)",
+    "**Cost per lifecycle** (create → sign → store → capture → captured through the API. CPU: each process's CPU time over the whole phase ÷ lifecycles, from /proc, the bench itself not counted. Temporal: every workflow a lifecycle causes (its authorization workflow, every run, and every workflow it starts: in the older shape its nonce claim and its event stream) read from the histories of up to 30 sampled lifecycles, plus its share of the merchant relayer and of the webhook dispatcher when an endpoint is registered: their events in the phase ÷ lifecycles)",
     '',
     markdownTable([
       ['concurrency', 'n', 'sampled', 'CPU ms worker / API / Temporal / anvil', 'CPU ms total', ...head],

@@ -8,6 +8,7 @@ import type { UsageByProcess } from './processUsage.js';
 import type { ExactlyOnceFindings } from './exactlyOnce.js';
 import type { KeysRun } from './keysComparison.js';
 import type { RefundResults } from './refundFlows.js';
+import type { WebhookFigures } from './webhookReceiver.js';
 
 export interface RpcCost {
   byMethod: Record<string, number>;
@@ -32,6 +33,8 @@ export interface ConcurrencyRow {
   costPerLifecycle?: LifecycleCost;
   /** The Temporal server's requests and persistence work in this row, per lifecycle (bench/temporalServerCalls.ts). */
   serverCalls?: ServerCallsPerLifecycle;
+  /** Webhook deliveries the bench's receiver got while the row ran (absent in runs without one). */
+  webhookDeliveries?: number;
 }
 
 export interface LifecycleCost {
@@ -47,6 +50,14 @@ export interface Target {
   target: string;
   got: string;
   met: boolean;
+}
+
+/** One of issue 26's targets, judged against this run's figures (`met` null: not measurable in this run). */
+export interface Target26 {
+  figure: string;
+  got: string;
+  target: string;
+  met: boolean | null;
 }
 
 export interface BenchResults {
@@ -80,6 +91,10 @@ export interface BenchResults {
   /** The capture burst on a stack with one merchant key and on one with four. */
   keys: KeysRun[];
   targets: Target[];
+  /** Issue 26's targets (bench/issue26Targets.ts); absent in runs from before them. */
+  targets26?: Target26[];
+  /** The merchant's webhook endpoint the rows ran with (bench/webhookReceiver.ts); absent in runs from before it. */
+  webhook?: WebhookFigures;
   /** Refunds and partial captures against their floor (issue 18); absent in runs from before them. */
   refunds?: RefundResults;
   /** With --profile: where the worker's and the API's CPU went in the highest-concurrency row (self time; the profiler's own overhead is in this run's CPU figures). */

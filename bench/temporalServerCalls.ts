@@ -13,6 +13,12 @@ export interface ServerCallsPerLifecycle {
   persistence: Record<string, number>;
   /** Milliseconds spent in persistence per lifecycle, by operation. */
   persistenceMs: Record<string, number>;
+  /**
+   * Persistence writes of workflow executions per lifecycle (persistence_requests{operation=…}, every
+   * service): UpdateWorkflowExecution (each change to a running execution's state) and
+   * CreateWorkflowExecution (each start, continue-as-new included). Absent in runs from before it.
+   */
+  writes?: { UpdateWorkflowExecution: number; CreateWorkflowExecution: number };
 }
 
 const wanted = /^(service_requests|persistence_requests|persistence_latency_sum)\{([^}]*)\} ([0-9.e+-]+)$/gm;
@@ -41,6 +47,15 @@ export function serverCallsPerLifecycle(before: Counters, after: Counters, lifec
     }
     return Object.fromEntries(rows.sort((a, b) => b[1] - a[1]).slice(0, top));
   };
+  const writes = (operation: string) => {
+    const key = `persistence_requests|${operation}`;
+    return Math.round((((after.get(key) ?? 0) - (before.get(key) ?? 0)) / lifecycles) * 100) / 100;
+  };
   // Temporal's Prometheus reporter records latencies in seconds.
-  return { frontend: pick('service_requests'), persistence: pick('persistence_requests'), persistenceMs: pick('persistence_latency_sum', 1000) };
+  return {
+    frontend: pick('service_requests'),
+    persistence: pick('persistence_requests'),
+    persistenceMs: pick('persistence_latency_sum', 1000),
+    writes: { UpdateWorkflowExecution: writes('UpdateWorkflowExecution'), CreateWorkflowExecution: writes('CreateWorkflowExecution') },
+  };
 }
