@@ -21,10 +21,13 @@ export function createCaptureOnchainActivity(ctx: ChainContext, requestRelay: (r
   return async function captureOnchain(request: CaptureOnchainRequest): Promise<CaptureOnchainResult> {
     const { from, nonce, validBefore } = request.call.authorization;
     const unfollow = ctx.followed.follow(from, nonce);
+    let settled = false;
     try {
-      return await follow(request, from, nonce, BigInt(validBefore));
+      const outcome = await follow(request, from, nonce, BigInt(validBefore));
+      settled = true;
+      return outcome;
     } finally {
-      unfollow();
+      unfollow(settled);
     }
   };
 
