@@ -36,7 +36,8 @@ const wanted: [string, string][] = [
   ['webhook-endpoints', `WorkflowType = 'webhookEndpointsWorkflow'`],
   ['refunds', `WorkflowType = 'refundsWorkflow' AND ExecutionStatus = 'Completed'`],
   ['refunds-running', `WorkflowType = 'refundsWorkflow' AND ExecutionStatus = 'Running'`],
-  ['webhook-dispatch', `WorkflowType = 'webhookDispatchWorkflow' AND ExecutionStatus = 'ContinuedAsNew'`],
+  // A dispatcher ends when its endpoint is deleted (the tests delete theirs), or rolls over.
+  ['webhook-dispatch', `WorkflowType = 'webhookDispatchWorkflow' AND ExecutionStatus != 'Running'`],
   ['webhook-dispatch-running', `WorkflowType = 'webhookDispatchWorkflow' AND ExecutionStatus = 'Running'`],
 ];
 /** Captured authorizations whose memo holds a partial capture's release (no search attribute names them). */
