@@ -4,7 +4,8 @@
 // every run of each), and its share of the workflows that serve every lifecycle at once: the merchant
 // relayer and each webhook endpoint's dispatcher (their events recorded in the phase's window ÷ the
 // phase's lifecycles, every run of theirs that overlaps it). Read from the recorded histories.
-import { Client, Connection } from '@temporalio/client';
+import { Client } from '@temporalio/client';
+import { connectTemporal } from './temporalConnection.js';
 import proto, { type temporal } from '@temporalio/proto';
 import { parseResourceId } from '../client/ids.js';
 import { WEBHOOK_DISPATCH_WORKFLOW_TYPE } from '../domain/webhookDispatch.js';
@@ -243,7 +244,7 @@ export async function temporalPerUnit(options: {
   units: number;
   window: { startMs: number; endMs: number };
 }): Promise<TemporalPerLifecycle> {
-  const connection = await Connection.connect({ address: options.address });
+  const connection = await connectTemporal(options.address);
   try {
     const client = new Client({ connection, namespace: options.namespace });
     const own = new Map<string, TemporalFigures>();

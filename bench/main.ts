@@ -31,6 +31,7 @@ import { distribution, perUnit, pool, ratio, total } from './stats.js';
 import { scrapeServerCounters, serverCallsPerLifecycle } from './temporalServerCalls.js';
 import { summarizeProfiles } from './cpuProfile.js';
 import { temporalCostOf } from './temporalCost.js';
+import { useTemporalTls } from './temporalConnection.js';
 import { spread, temporalPerLifecycle } from './lifecycleCost.js';
 import { captureBurstWithKeys } from './keysComparison.js';
 import { rpcCallsByMethod } from './workerCounters.js';
@@ -126,6 +127,7 @@ async function main(): Promise<number> {
 
 async function run(stack: Stack, temporalMetricsUrl: string, receiver: WebhookReceiver): Promise<BenchResults> {
   const dev = stack.devJson;
+  useTemporalTls(dev.temporalTls);
   const metricsUrl = `http://127.0.0.1:${process.env.AUTHCAP_WORKER_METRICS_PORT}/metrics`;
   const sampler = new UsageSampler(stackPids(stack));
   const chain = createPublicClient({ transport: http(dev.rpcUrl) });

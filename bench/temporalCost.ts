@@ -1,6 +1,7 @@
 // Temporal round trips one capture costs: workflow tasks, activities and history events of the
 // authorization's workflow (the relayer's share is counted apart), read from the recorded history.
-import { Client, Connection } from '@temporalio/client';
+import { Client } from '@temporalio/client';
+import { connectTemporal } from './temporalConnection.js';
 import proto from '@temporalio/proto';
 import { parseResourceId } from '../client/ids.js';
 import { averageSteps, captureSteps } from './captureProfile.js';
@@ -21,7 +22,7 @@ export async function temporalCostOf(
   namespace: string,
   resourceIds: string[],
 ): Promise<{ cost: TemporalCost; captureProfileMs: Record<string, number> }> {
-  const connection = await Connection.connect({ address });
+  const connection = await connectTemporal(address);
   try {
     const client = new Client({ connection, namespace });
     const totals: TemporalCost = { historyEvents: 0, workflowTasks: 0, activities: 0, localActivities: 0, signals: 0, updates: 0 };
