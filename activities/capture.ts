@@ -3,19 +3,11 @@ import type { Hex, TransactionReceipt } from 'viem';
 import type { CaptureConfirmation, CaptureInclusion, CaptureRequest, PrepareResult } from '../domain/activityContract.js';
 import { tokenAbi } from '../domain/tokenAbi.js';
 import type { ChainContext } from './chainContext.js';
-import {
-  authorizationCanceledTopic,
-  authorizationUsedTopic,
-  consumptionFromLog,
-  createNonceStateActivity,
-  logPairKey,
-  nonceTopics,
-  pairKey,
-} from './nonceState.js';
-import type { OnchainConsumption } from '../domain/facts.js';
+import { authorizationUsedTopic, createNonceStateActivity, nonceTopics } from './nonceState.js';
 import { captureFailureFromRevert, isRevert } from './revert.js';
 import { untilNextBlock, waitForDepth, waitForReceipt } from './heartbeat.js';
 import { captureCall } from './tokenCalls.js';
+import { pendingNonceLog } from './pendingNonceLog.js';
 
 export { captureCall };
 
@@ -63,15 +55,9 @@ export function createCaptureActivities(ctx: ChainContext) {
         return { status: 'included', transactionHash: receipt.transactionHash, blockNumber: receipt.blockNumber.toString(), blockHash: receipt.blockHash };
       }
       // Not mined (or replaced under a new hash): the preconfirmed view shows the log of whichever lands.
-      const logs = await ctx.logs.getLogs({ address: ctx.tokenAddress, topics: nonceTopics(from, nonce), fromBlock, toBlock: 'pending' });
-      const mine = logs.filter((l) => !l.removed && logPairKey(l) === pairKey(from, nonce));
-      const used = mine.find((l) => l.topics[0] === authorizationUsedTopic);
-      if (used?.transactionHash && used.blockNumber !== null && used.blockHash) {
-        return { status: 'included', transactionHash: used.transactionHash, blockNumber: used.blockNumber.toString(), blockHash: used.blockHash };
-      }
       // The payer canceled (or someone consumed the nonce) while ours waited: ours can never land.
-      const canceled = mine.find((l) => l.topics[0] === authorizationCanceledTopic && l.blockNumber !== null);
-      if (canceled) return { status: 'consumed', onchain: consumptionFromLog(canceled) as OnchainConsumption };
+      const found = await pendingNonceLog(ctx, from, nonce, fromBlock);
+      if (found) return found;
       // Past validBefore by block time nothing can land any more: stop waiting, the window decides.
       if (Date.now() / 1000 > Number(request.authorization.validBefore)) {
         const head = await ctx.publicClient.getBlock({ blockTag: 'latest' });

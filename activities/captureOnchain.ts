@@ -12,7 +12,8 @@ import type { RelayRequest } from '../domain/relay.js';
 import { tokenAbi } from '../domain/tokenAbi.js';
 import type { ChainContext } from './chainContext.js';
 import { heartbeat, lastHeartbeat, untilNextBlock, waitForDepth } from './heartbeat.js';
-import { authorizationCanceledTopic, authorizationUsedTopic, consumptionFromLog, logPairKey, nonceTopics, pairKey } from './nonceState.js';
+import { pendingNonceLog } from './pendingNonceLog.js';
+import { authorizationUsedTopic, nonceTopics } from './nonceState.js';
 
 /** A capture may be mined a few blocks before this activity first looks. */
 const LOOK_BACK_BLOCKS = 8n;
@@ -108,19 +109,8 @@ type Seen =
 async function untilSeen(ctx: ChainContext, from: Hex, nonce: Hex, validBefore: bigint, fromBlock: bigint): Promise<Seen> {
   for (;;) {
     const seen = ctx.heads.head;
-    const logs = await ctx.logs.getLogs({
-      address: ctx.tokenAddress,
-      topics: nonceTopics(from, nonce),
-      fromBlock: fromBlock > 0n ? fromBlock : 0n,
-      toBlock: 'pending',
-    });
-    const mine = logs.filter((l) => !l.removed && logPairKey(l) === pairKey(from, nonce));
-    const used = mine.find((l) => l.topics[0] === authorizationUsedTopic);
-    if (used?.transactionHash && used.blockNumber !== null && used.blockHash) {
-      return { status: 'included', transactionHash: used.transactionHash, blockNumber: used.blockNumber.toString(), blockHash: used.blockHash };
-    }
-    const canceled = mine.find((l) => l.topics[0] === authorizationCanceledTopic && l.blockNumber !== null);
-    if (canceled) return { status: 'consumed', onchain: consumptionFromLog(canceled) as OnchainConsumption };
+    const found = await pendingNonceLog(ctx, from, nonce, fromBlock);
+    if (found) return found;
     // Past validBefore by block time nothing can land any more: the window decides.
     if (Date.now() / 1000 > Number(validBefore)) {
       const block = await ctx.publicClient.getBlock({ blockTag: 'latest' });

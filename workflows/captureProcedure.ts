@@ -3,10 +3,11 @@
 // capture is the update's workflow task and the one that records its outcome. The relayer speaks
 // only when something went wrong (it refused the call, its transaction reverted or was abandoned):
 // then the follower is cancelled and the chain says what became of the nonce.
-import { CancellationScope, condition, isCancellation, log, workflowInfo } from '@temporalio/workflow';
+import { log, workflowInfo } from '@temporalio/workflow';
+import { followUnlessTroubled } from './followOnchain.js';
 import type { CaptureOnchainResult } from '../domain/activityContract.js';
 import type { AuthorizationView } from '../domain/authorization.js';
-import { followers, shortReads } from './activities.js';
+import { shortReads } from './activities.js';
 import { failureOf } from './failures.js';
 import type { Lifecycle } from './lifecycle.js';
 import { completePartialCapture, lastErrorFailure, reconcile, settledMeanwhile, type ChainWindow } from './procedures.js';
@@ -44,29 +45,16 @@ export async function captureInOneActivity(lifecycle: Lifecycle, relay: Relay, w
   // One relayer request per attempt: a retry after a reverted attempt is a new transaction.
   const requestId = `capture:${from}:${nonce}:${lifecycle.captureAttempts}`;
   const { workflowId, runId } = workflowInfo();
-  const follower = new CancellationScope();
-  const following = follower.run(() =>
-    followers().captureOnchain.executeWithOptions(
-      { scheduleToCloseTimeout: Math.max(Number(validBefore) * 1000 - Date.now(), 0) + FOLLOW_MARGIN_MS, summary: `capture of ${lifecycle.context.orderId}` },
-      [{ requestId, replyTo: { workflowId, runId }, call: { kind: 'capture', ...request }, ...(fromBlock === undefined ? {} : { fromBlock }) }],
-    ),
+  const first = await followUnlessTroubled(
+    relay,
+    { requestId, replyTo: { workflowId, runId }, call: { kind: 'capture', ...request }, ...(fromBlock === undefined ? {} : { fromBlock }) },
+    { scheduleToCloseTimeout: Math.max(Number(validBefore) * 1000 - Date.now(), 0) + FOLLOW_MARGIN_MS, summary: `capture of ${lifecycle.context.orderId}` },
   );
-  const troubled = condition(() => relay.answer(requestId)?.failure !== undefined);
-  const first = await Promise.race([
-    following.then(
-      (result) => ({ result }),
-      (error: unknown) => ({ error }),
-    ),
-    troubled.then(() => ({ troubled: true as const })),
-  ]);
   if (!lifecycle.matches('capturing')) return settledMeanwhile(lifecycle, 'captured') ?? lifecycle.view();
 
   if ('result' in first) record(lifecycle, first.result);
   else {
-    if ('troubled' in first) {
-      follower.cancel();
-      await following.catch((err: unknown) => (isCancellation(err) ? undefined : log.warn('capture follower ended', { error: failureOf(err).message })));
-    } else log.warn('following the capture failed for good', { orderId: lifecycle.context.orderId, error: failureOf(first.error).message });
+    if ('error' in first) log.warn('following the capture failed for good', { orderId: lifecycle.context.orderId, error: failureOf(first.error).message });
     // Whatever the relayer or the follower says, the chain has the last word: the nonce may be used.
     await reconcile(lifecycle, window).catch(() => undefined);
     if (lifecycle.matches('capturing')) {

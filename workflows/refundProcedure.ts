@@ -2,7 +2,7 @@
 // decides each step. Used by the refunds workflow (refunds after a capture) and by the authorization's
 // own workflow (a partial capture's release). Node outages only delay a refund: the loop outlives
 // them, and every step resumes from the record after a crash.
-import { ApplicationFailure, CancellationScope, condition, log, sleep, workflowInfo } from '@temporalio/workflow';
+import { ApplicationFailure, log, sleep, workflowInfo } from '@temporalio/workflow';
 import type { Hex } from 'viem';
 import type { ActivityOptions } from '@temporalio/common';
 import type { CaptureRequest } from '../domain/activityContract.js';
@@ -10,10 +10,11 @@ import type { RefundCall } from '../domain/relay.js';
 import { formatAmount } from '../domain/amount.js';
 import { isErrorCode } from '../domain/errors.js';
 import type { RefundRecord } from '../domain/refunds.js';
-import { currentGeneration, followers, refundReads, waits } from './activities.js';
+import { currentGeneration, refundReads, waits } from './activities.js';
 import { failureOf } from './failures.js';
 import { isRefundFinal, stepRefund, type RefundMachineEvent } from './refundMachine.js';
 import type { Relay } from './relayClient.js';
+import { followUnlessTroubled } from './followOnchain.js';
 
 type Command = RefundMachineEvent extends infer E ? (E extends RefundMachineEvent ? Omit<E, 'at'> : never) : never;
 
@@ -203,25 +204,13 @@ async function sendAndFollow(record: RefundRecord, signed: CaptureRequest, relay
     signature: signed.signature,
     refund: { authorizationRunId: record.authorizationRunId, sequence: record.sequence, captureTransactionHash: record.captureTransactionHash ?? null },
   };
-  const follower = new CancellationScope();
   const windowMs = Math.max(Number(record.validBefore ?? '0') * 1000 - Date.now(), 0) + 10 * 60_000;
-  const following = follower.run(() =>
-    followers().captureOnchain.executeWithOptions({ ...options, scheduleToCloseTimeout: windowMs }, [
-      { requestId, replyTo: { workflowId, runId }, call, ...(record.fromBlock ? { fromBlock: record.fromBlock } : {}) },
-    ]),
+  const first = await followUnlessTroubled(
+    relay,
+    { requestId, replyTo: { workflowId, runId }, call, ...(record.fromBlock ? { fromBlock: record.fromBlock } : {}) },
+    { ...options, scheduleToCloseTimeout: windowMs },
   );
-  // The relayer speaks only when it refused the call, or its transaction reverted or was abandoned.
-  const troubled = condition(() => relay.answer(requestId)?.failure !== undefined);
-  const first = await Promise.race([
-    following.then(
-      (result) => ({ result }),
-      (error: unknown) => ({ error }),
-    ),
-    troubled.then(() => ({ troubled: true as const })),
-  ]);
   if ('troubled' in first) {
-    follower.cancel();
-    await following.catch(() => undefined);
     const answer = relay.answer(requestId)!;
     // Reverted onchain (its transaction stays on the record), or never sent: either way the signed
     // attempt may still land until its window closes (awaitingExpiry).
