@@ -1,5 +1,6 @@
 // The typed client library order services use. Every method validates its input before anything
 // reaches Temporal, and every failure is an AuthcapError with a stable code.
+import type { ResolvedDeployment } from '../runtime/deployment/resolve.js';
 import {
   Client,
   Connection,
@@ -109,6 +110,11 @@ export interface AuthcapClientOptions {
    * and only a valid one reaches the workflow: a stranger's attempts never spend the payer's budget.
    */
   rpcUrl?: string;
+  /**
+   * The networks and tokens this deployment serves (runtime/deployment/): requests name theirs, and
+   * amounts are read in that token's decimals. Absent: one network, whatever the worker serves.
+   */
+  deployment?: ResolvedDeployment;
 }
 
 export interface CaptureOutcome {

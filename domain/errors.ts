@@ -30,6 +30,10 @@ export const errorCodes = {
   /** A pre-signed authorization whose validBefore is further away than AUTHCAP_MAX_VALIDITY_SECONDS. */
   validity_too_long: 422,
   domain_mismatch: 422,
+  /** The request names a network this deployment does not serve (the message lists those it does). */
+  network_not_served: 422,
+  /** The request names a token this deployment does not serve on that network (the message lists those it does). */
+  token_not_served: 422,
   recipient_mismatch: 422,
   /**
    * The payer is a contract wallet (ERC-1271) and the token cannot check its signatures onchain (no

@@ -1,4 +1,5 @@
 // Builds the authcap worker: workflows bundled from workflows/, activities bound to the chain.
+import type { ResolvedDeployment } from '../runtime/deployment/resolve.js';
 import { createHash } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { EncryptionCodec } from '../runtime/codec.js';
@@ -30,7 +31,13 @@ const prebuiltBundlePath = fileURLToPath(new URL('../workflow-bundle.js', import
 
 export interface AuthcapWorkerOptions {
   temporal: TemporalSettings;
+  /** The worker's policy (validity, history limit, ...) and, without `deployment`, its one network. */
   chain: ChainConfig;
+  /**
+   * The networks and tokens to serve, checked against their chains (runtime/deployment/): every
+   * network gets its own clients, relayers, head feed and log watcher. Absent: `chain`'s one network.
+   */
+  deployment?: ResolvedDeployment;
   /** A prebuilt bundle (tests build one per run); by default the worker bundles workflows/ itself. */
   workflowBundle?: WorkflowBundleOption;
   /** Run the log watcher beside the worker (several workers may each run one: deliveries are idempotent). */

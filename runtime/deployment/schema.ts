@@ -1,0 +1,91 @@
+// The deployment's networks and tokens: one typed configuration, validated with the API's schema
+// library (zod) so a wrong entry stops the start with its path and what is wrong with it. Secrets
+// (merchant keys, RPC URLs that carry an API key) stay in the environment and are named here.
+import { z } from 'zod';
+
+/** CAIP-2 ids of EVM networks, as x402 names them: `eip155:<chain id>`. */
+export const networkIdSchema = z
+  .string()
+  .regex(/^eip155:[1-9]\d{0,15}$/, 'must be a CAIP-2 EVM network id such as "eip155:8453"')
+  .describe('CAIP-2 network id, e.g. "eip155:8453" (Base) or "eip155:1" (Ethereum).');
+
+const tokenAddressSchema = z
+  .string()
+  .regex(/^0x[0-9a-fA-F]{40}$/, 'must be a token contract address (0x followed by 40 hex digits)');
+
+/** A URL, or `${NAME}` read from the environment (providers' URLs carry API keys). */
+const urlSchema = (schemes: readonly string[]) =>
+  z
+    .string()
+    .min(1)
+    .refine((value) => /^\$\{[A-Z_][A-Z0-9_]*\}$/.test(value) || schemes.some((s) => value.startsWith(`${s}://`)), {
+      message: `must be a ${schemes.join(' or ')} URL, or \${VARIABLE} naming one in the environment`,
+    });
+
+const confirmationsSchema = z
+  .union([z.number().int().min(1).max(1_000), z.enum(['safe', 'finalized'])])
+  .describe('When a capture counts as final: blocks built on it (1 or more), or the node\'s "safe" / "finalized" tag.');
+
+export const networkSchema = z
+  .object({
+    id: networkIdSchema,
+    /** A label for people (tables, the payer's page); the CAIP-2 id when absent. */
+    name: z.string().min(1).max(60).optional().describe('A label for people, e.g. "Base".'),
+    rpcUrls: z
+      .array(urlSchema(['http', 'https']))
+      .min(1)
+      .max(8)
+      .describe('JSON-RPC endpoints, tried in order: the next one takes over when one fails (viem fallback).'),
+    publicRpcUrls: z
+      .array(z.string().regex(/^https?:\/\//, 'must be an http(s) URL'))
+      .max(4)
+      .optional()
+      .describe("URLs a payer's wallet may be given to add this network (never the provider URLs above, which carry keys)."),
+    wsUrl: urlSchema(['ws', 'wss']).optional().describe('WebSocket endpoint for new blocks; polled over HTTP when absent.'),
+    confirmations: confirmationsSchema.default(1),
+    logSpan: z.number().int().min(1).max(100_000).default(1_999).describe("Most blocks per eth_getLogs call (the provider's limit)."),
+    tokens: z.array(tokenAddressSchema).min(1).max(16).describe('Token contracts taken on this network; name, version, decimals and form are read from the chain.'),
+    merchantKeys: z
+      .array(z.string().regex(/^[A-Z_][A-Z0-9_]*$/, 'must name an environment variable, e.g. "MERCHANT_PRIVATE_KEY"'))
+      .min(1)
+      .max(16)
+      .default(['MERCHANT_PRIVATE_KEY'])
+      .describe('Environment variables holding merchant keys (0x-prefixed hex, or several separated by commas).'),
+    singleNetworkIds: z
+      .boolean()
+      .default(false)
+      .describe('Keep the one-network shape\'s relayer ids and watcher cursor: set it on the network a deployment served before it had a configuration file, so open relayers keep their nonce sequences.'),
+  })
+  .strict();
+
+export const deploymentSchema = z
+  .object({
+    networks: z.array(networkSchema).min(1).max(32),
+  })
+  .strict()
+  .superRefine((config, ctx) => {
+    const seen = new Set<string>();
+    config.networks.forEach((network, i) => {
+      if (seen.has(network.id)) ctx.addIssue({ code: 'custom', path: ['networks', i, 'id'], message: `${network.id} is listed twice` });
+      seen.add(network.id);
+      const tokens = new Set<string>();
+      network.tokens.forEach((token, j) => {
+        if (tokens.has(token.toLowerCase())) ctx.addIssue({ code: 'custom', path: ['networks', i, 'tokens', j], message: `${token} is listed twice` });
+        tokens.add(token.toLowerCase());
+      });
+    });
+    const legacy = config.networks.filter((n) => n.singleNetworkIds);
+    if (legacy.length > 1) ctx.addIssue({ code: 'custom', path: ['networks'], message: 'singleNetworkIds may be set on one network only' });
+  });
+
+export type DeploymentFile = z.input<typeof deploymentSchema>;
+export type DeploymentConfig = z.output<typeof deploymentSchema>;
+export type NetworkConfig = DeploymentConfig['networks'][number];
+
+export function chainIdOfNetwork(network: string): number {
+  return Number(network.slice('eip155:'.length));
+}
+
+export function networkOfChainId(chainId: number | bigint | string): string {
+  return `eip155:${Number(chainId)}`;
+}
