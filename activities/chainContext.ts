@@ -3,7 +3,7 @@ import {
   createPublicClient,
   createWalletClient,
   defineChain,
-  http,
+  fallback,
   type Account,
   type Address,
   type Chain,
@@ -65,6 +65,16 @@ export const DEFAULT_REFUND_VALIDITY_SECONDS = 300;
 const FEES_FRESH_MS = 1_000;
 
 export interface ChainContext {
+  /** CAIP-2 id of the network (e.g. "eip155:8453"). */
+  network: string;
+  chainId: number;
+  /** This network keeps the one-network shape's relayer ids (domain/relay.ts). */
+  singleNetworkIds: boolean;
+  /**
+   * What a (payer, nonce) digest is scoped by (activities/nonceKey.ts): empty for the one-network
+   * shape's token, so open authorizations keep theirs; the network and token for every other.
+   */
+  nonceScope: string;
   publicClient: PublicClient<Transport, Chain>;
   walletClient: WalletClient<Transport, Chain, Account>;
   /** The first merchant key's address (the only one unless MERCHANT_PRIVATE_KEYS names more). */
@@ -96,21 +106,63 @@ export interface ChainContext {
   followed: FollowedNonces;
 }
 
+/** One network as the worker serves it: its endpoints, keys and finality, and the tokens it takes there. */
+export interface NetworkSettings {
+  /** CAIP-2 id; read from the node when absent (the one-network variables). */
+  network?: string;
+  rpcUrls: string[];
+  wsUrl?: string;
+  confirmations: Confirmations;
+  /** Most blocks per eth_getLogs call. */
+  logSpan?: number;
+  merchantPrivateKeys: Hex[];
+  /** The one-network shape's ids (relayers, nonce digests): the network a deployment served before it had several. */
+  singleNetworkIds: boolean;
+  tokens: Address[];
+}
+
+/** The policy every network shares (validity windows, history limits): ChainConfig without its one network. */
+export type ChainPolicy = Omit<ChainConfig, 'rpcUrl' | 'tokenAddress' | 'merchantPrivateKey' | 'merchantPrivateKeys' | 'confirmations' | 'wsUrl'>;
+
 export async function createChainContext(config: ChainConfig): Promise<ChainContext> {
-  const probe = createPublicClient({ transport: http(config.rpcUrl) });
-  const chainId = await probe.getChainId();
+  const [ctx] = await createNetworkContexts(
+    {
+      rpcUrls: [config.rpcUrl],
+      wsUrl: config.wsUrl,
+      confirmations: config.confirmations,
+      merchantPrivateKeys: [config.merchantPrivateKey, ...(config.merchantPrivateKeys ?? [])],
+      singleNetworkIds: true,
+      tokens: [config.tokenAddress],
+    },
+    config,
+  );
+  return ctx!;
+}
+
+/**
+ * The contexts of one network, one per token: they share the network's clients, keys, head feed, log
+ * reader, fee cache, metrics and followed nonces, so a network costs one set of node connections
+ * however many tokens it has.
+ */
+export async function createNetworkContexts(settings: NetworkSettings, policy: ChainPolicy): Promise<ChainContext[]> {
+  const rpcMetrics = new RpcMetrics();
+  // Retries are Temporal's job (activity retry policies), so the transport itself does not retry;
+  // with several endpoints a failing one hands the call to the next (viem's fallback).
+  const transports = settings.rpcUrls.map((url) => instrumentedHttp(url, rpcMetrics, { retryCount: 0 }));
+  const transport = transports.length === 1 ? transports[0]! : fallback(transports, { retryCount: 0 });
+  const chainId = await createPublicClient({ transport }).getChainId();
+  const network = settings.network ?? `eip155:${chainId}`;
+  if (network !== `eip155:${chainId}`) throw new Error(`the node for ${network} serves chain ${chainId}`);
   const chain = defineChain({
     id: chainId,
-    name: `chain-${chainId}`,
+    name: network,
     nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
-    rpcUrls: { default: { http: [config.rpcUrl] } },
+    rpcUrls: { default: { http: settings.rpcUrls } },
   });
-  const pollingIntervalMs = config.pollingIntervalMs ?? 200;
-  const rpcMetrics = new RpcMetrics();
-  // Retries are Temporal's job (activity retry policies), so the transport itself does not retry.
-  const transport = instrumentedHttp(config.rpcUrl, rpcMetrics, { retryCount: 0 });
-  const account = privateKeyToAccount(config.merchantPrivateKey);
-  const keys = [...new Set([config.merchantPrivateKey, ...(config.merchantPrivateKeys ?? [])].map((k) => k.toLowerCase() as Hex))];
+  const pollingIntervalMs = policy.pollingIntervalMs ?? 200;
+  const keys = [...new Set(settings.merchantPrivateKeys.map((k) => k.toLowerCase() as Hex))];
+  if (keys.length === 0) throw new Error(`no merchant key for ${network}`);
+  const account = privateKeyToAccount(keys[0]!);
   const accounts = new Map(keys.map((k) => privateKeyToAccount(k)).map((a) => [a.address.toLowerCase(), a] as const));
   const merchants = [...accounts.values()].map((a) => a.address);
   let turn = 0;
@@ -125,31 +177,39 @@ export async function createChainContext(config: ChainConfig): Promise<ChainCont
     }
     return fees.value;
   };
-  return {
+  const shared = {
+    network,
+    chainId,
+    singleNetworkIds: settings.singleNetworkIds,
     publicClient,
     walletClient,
     merchant: account.address,
     merchants,
     accountFor: (merchant?: Address) => {
       const found = accounts.get((merchant ?? account.address).toLowerCase());
-      if (!found) throw new Error(`${merchant} is not one of this worker's merchant keys`);
+      if (!found) throw new Error(`${merchant} is not one of this worker's merchant keys on ${network}`);
       return found;
     },
     isMerchant: (address: string) => accounts.has(address.toLowerCase()),
     senderFor: (payee?: string) => accounts.get((payee ?? '').toLowerCase())?.address ?? account.address,
     nextMerchant: () => merchants[turn++ % merchants.length]!,
-    tokenAddress: config.tokenAddress,
-    validitySeconds: config.validitySeconds,
-    confirmations: config.confirmations,
+    validitySeconds: policy.validitySeconds,
+    confirmations: settings.confirmations,
     pollingIntervalMs,
-    logs: new LogReader(publicClient),
-    heads: new HeadFeed(chain, config.wsUrl, pollingIntervalMs),
+    logs: new LogReader(publicClient, settings.logSpan ? { maxSpanBlocks: BigInt(settings.logSpan) } : {}),
+    heads: new HeadFeed(chain, settings.wsUrl, pollingIntervalMs),
     feesPerGas,
     rpcMetrics,
-    reconcileIntervalSeconds: config.reconcileIntervalSeconds ?? 0,
-    maxValiditySeconds: config.maxValiditySeconds ?? DEFAULT_MAX_VALIDITY_SECONDS,
-    historyLimit: config.historyLimit ?? DEFAULT_HISTORY_LIMIT,
-    refundValiditySeconds: config.refundValiditySeconds ?? DEFAULT_REFUND_VALIDITY_SECONDS,
+    reconcileIntervalSeconds: policy.reconcileIntervalSeconds ?? 0,
+    maxValiditySeconds: policy.maxValiditySeconds ?? DEFAULT_MAX_VALIDITY_SECONDS,
+    historyLimit: policy.historyLimit ?? DEFAULT_HISTORY_LIMIT,
+    refundValiditySeconds: policy.refundValiditySeconds ?? DEFAULT_REFUND_VALIDITY_SECONDS,
     followed: new FollowedNonces(),
   };
+  return settings.tokens.map((tokenAddress, i) => ({
+    ...shared,
+    tokenAddress,
+    // The one-network shape's first token keeps its digests (open runs and their search attributes).
+    nonceScope: settings.singleNetworkIds && i === 0 ? '' : `${network}/${tokenAddress.toLowerCase()}`,
+  }));
 }

@@ -28,7 +28,7 @@ export function createDraftActivity(ctx: ChainContext, deps: { now?: () => numbe
     return {
       domain,
       fromBlock: head.toString(),
-      nonceKey: nonceSearchKey(request.payer, nonce),
+      nonceKey: nonceSearchKey(request.payer, nonce, ctx.nonceScope),
       policy: workerPolicyOf(ctx),
       authorization: {
         from: request.payer,

@@ -21,22 +21,45 @@ import { workerPolicyOf } from './workerPolicy.js';
 import { createCaptureOnchainActivity } from './captureOnchain.js';
 import { createCaptureAttemptActivity } from './captureAttempt.js';
 
-export { createChainContext, type ChainConfig, type ChainContext } from './chainContext.js';
+export { createChainContext, createNetworkContexts, type ChainConfig, type ChainContext } from './chainContext.js';
+export { ChainContexts } from './chainRouting.js';
+import { ChainContexts, routedActivities } from './chainRouting.js';
 
 export interface ActivityDependencies {
-  /** Delivers a transaction to the merchant's relayer workflow (the worker builds it on its Temporal client). */
-  requestRelay: (request: RelayRequest) => Promise<void>;
+  /**
+   * Delivers a transaction to the merchant's relayer workflow on the request's network (the worker
+   * builds it on its Temporal client). The request names its token.
+   */
+  requestRelay: (request: RelayRequest, ctx: ChainContext) => Promise<void>;
   /** Event streams and webhook endpoints (the worker builds them on its Temporal client). */
   events: EventDependencies;
   /** Tag the nonces of drafts (activities/draftNonce.ts): derived from the payload keys. */
   draftNonceKeys: DraftNonceKeys;
 }
 
-export function createActivities(ctx: ChainContext, deps: ActivityDependencies): AuthorizationActivities & RelayerActivities & EventActivities {
+/**
+ * The activities of every served network and token behind one set of names: each call runs on the
+ * chain its workflow named (activities/chainRouting.ts).
+ */
+export function createActivities(
+  contexts: ChainContexts | ChainContext,
+  deps: ActivityDependencies,
+): AuthorizationActivities & RelayerActivities & EventActivities {
+  const served = contexts instanceof ChainContexts ? contexts : new ChainContexts([contexts]);
+  return routedActivities(served, (ctx) => createChainActivities(ctx, served, deps));
+}
+
+function createChainActivities(
+  ctx: ChainContext,
+  served: ChainContexts,
+  deps: ActivityDependencies,
+): AuthorizationActivities & RelayerActivities & EventActivities {
+  // Every relay request names its token: the relayer of a network sends for each of its tokens.
+  const requestRelay = (request: RelayRequest) => deps.requestRelay({ ...request, token: request.token ?? ctx.tokenAddress }, ctx);
   return classifyingErrors({
     ...createEventActivities(deps.events),
-    requestRelay: deps.requestRelay,
-    ...createRelayerActivities(ctx),
+    requestRelay,
+    ...createRelayerActivities(ctx, (token) => served.sibling(ctx, token)),
     workerPolicy: async () => workerPolicyOf(ctx),
     checkPresignedAuthorization: createPresignedActivity(ctx, deps.draftNonceKeys),
     ...createCancelActivities(ctx),
@@ -46,7 +69,7 @@ export function createActivities(ctx: ChainContext, deps: ActivityDependencies):
     readNonceState: createNonceStateActivity(ctx),
     ...createCaptureActivities(ctx),
     prepareCaptureAttempt: createCaptureAttemptActivity(ctx),
-    captureOnchain: createCaptureOnchainActivity(ctx, deps.requestRelay),
+    captureOnchain: createCaptureOnchainActivity(ctx, requestRelay),
     ...createRefundActivities(ctx),
   });
 }

@@ -25,7 +25,7 @@ export function createPresignedActivity(ctx: ChainContext, draftNonceKeys: Draft
       ctx.publicClient.readContract({ address: ctx.tokenAddress, abi: tokenAbi, functionName: 'authorizationState', args: [from, nonce], blockTag: 'pending' }),
     ]);
     const fromBlock = head.toString();
-    const nonceKey = nonceSearchKey(from, nonce);
+    const nonceKey = nonceSearchKey(from, nonce, ctx.nonceScope);
     const policy = workerPolicyOf(ctx);
     const refuse = (code: SignatureCheck['code'], reason: string) => ({ domain, fromBlock, nonceKey, policy, check: { valid: false, code, reason } });
     if (request.domain && !sameDomain(request.domain, domain)) {

@@ -19,7 +19,7 @@ import { heartbeat, lastHeartbeat } from './heartbeat.js';
 import { captureFailureFromRevert, isRevert, revertReasonOf } from './revert.js';
 import type { CaptureFailure } from '../domain/facts.js';
 import { classifyRpcError } from './rpc/rpcErrors.js';
-import { buildRelayTransaction, refundBackingCheck, type BuiltTransaction } from './relayCalls.js';
+import { buildRelayTransaction, refundBackingCheck, type BuiltTransaction, type RefundBackingCheck } from './relayCalls.js';
 
 /** Replacement must pay at least 10% more (geth's rule); 25% clears every client's threshold. */
 const FEE_BUMP_PERCENT = 125n;
@@ -28,8 +28,17 @@ export const MAX_FEE_BUMPS = 5;
 /** Blocks on top of a mined transaction before the relayer stops watching it (reorg safety). */
 export const SETTLE_DEPTH = 64n;
 
-export function createRelayerActivities(ctx: ChainContext): RelayerActivities {
-  const backing = refundBackingCheck(ctx);
+/**
+ * `tokenContext`: the context of another token on the same network (a relayer sends for each of its
+ * network's tokens); undefined for a token the network does not serve, which is refused.
+ */
+export function createRelayerActivities(ctx: ChainContext, tokenContext: (token?: Address) => ChainContext | undefined = () => ctx): RelayerActivities {
+  const backings = new Map<ChainContext, RefundBackingCheck>();
+  const backingOf = (tokenCtx: ChainContext) => {
+    let check = backings.get(tokenCtx);
+    if (!check) backings.set(tokenCtx, (check = refundBackingCheck(tokenCtx)));
+    return check;
+  };
   async function sign(
     account: LocalAccount,
     tx: { to: InflightTransaction['to']; data: Hex; gas: bigint; nonce: number; maxFeePerGas: bigint; maxPriorityFeePerGas: bigint },
@@ -65,9 +74,12 @@ export function createRelayerActivities(ctx: ChainContext): RelayerActivities {
       // Each call is built and checked before any nonce is given out: a refused one takes none.
       const built: { item: RelayRequest; transaction: BuiltTransaction }[] = [];
       for (const item of request.items) {
-        const result = isTypedRelayRequest(item)
-          ? await buildRelayTransaction(ctx, account.address, item.call, backing)
-          : { refused: 'raw calldata is not relayed: the relayer builds every call itself' };
+        const tokenCtx = isTypedRelayRequest(item) ? tokenContext(item.token) : undefined;
+        const result = !isTypedRelayRequest(item)
+          ? { refused: 'raw calldata is not relayed: the relayer builds every call itself' }
+          : !tokenCtx
+            ? { refused: `token ${item.token} is not served on ${ctx.network}` }
+            : await buildRelayTransaction(tokenCtx, account.address, item.call, backingOf(tokenCtx));
         if ('refused' in result)
           refused.push({ requestId: item.requestId, failure: { code: 'relay_refused', message: `the relayer refused: ${result.refused}` } });
         else built.push({ item: item as RelayRequest, transaction: result.transaction });
@@ -192,7 +204,8 @@ export function createRelayerActivities(ctx: ChainContext): RelayerActivities {
       }
       // Dropped from the pool. Resubmit only while the authorization is still unused.
       const consumed = await ctx.publicClient.readContract({
-        address: ctx.tokenAddress,
+        // The transaction's own contract: the token it was built for.
+        address: tx.to,
         abi: tokenAbi,
         functionName: 'authorizationState',
         args: [tx.authorizer, tx.nonce],

@@ -17,6 +17,8 @@ import { refundWindowDays } from '../client/refunds.js';
 import { createApiServer, listen } from './server.js';
 import { WaitLimits } from './waitLimits.js';
 import { cpuProfileOnSignal } from '../runtime/cpuProfiler.js';
+import { loadDeployment } from '../runtime/deployment/load.js';
+import { resolveDeployment } from '../runtime/deployment/resolve.js';
 
 cpuProfileOnSignal('api');
 
@@ -33,14 +35,25 @@ const forbiddenPayers = [
     .filter(Boolean)
     .map((address) => ({ address, why: 'the merchant itself' })),
 ];
+// The networks and tokens served (AUTHCAP_CONFIG, or RPC_URL and TOKEN_ADDRESS for one): checked
+// against their chains now, so a wrong entry stops the start with its name. Without either, the API
+// takes requests that name no network and leaves the chain to the worker.
+const deployment =
+  process.env.AUTHCAP_CONFIG || (process.env.RPC_URL && process.env.TOKEN_ADDRESS)
+    ? await resolveDeployment(loadDeployment(process.env, { keys: false })).catch((err: Error) => {
+        console.error(`authcap API: ${err.message}`);
+        process.exit(1);
+      })
+    : undefined;
 // With the chain at hand, a signature that is not the payer's own is judged before any workflow sees it.
-const client = await AuthcapClient.connect(loadTemporalSettings(), { rpcUrl: process.env.RPC_URL });
+const client = await AuthcapClient.connect(loadTemporalSettings(), { rpcUrl: process.env.RPC_URL, deployment });
 const server = createApiServer({
   client,
   keys: ApiKeyStore.open(ApiKeyStore.defaultFile()),
   idempotency: { dir: process.env.AUTHCAP_IDEMPOTENCY_DIR ?? join(stateDir, 'idempotency') },
   forbiddenPayers,
   rpcUrl: process.env.RPC_URL,
+  deployment,
   // One link secret per host: every API process on it accepts the links the others hand out.
   checkout: { stateDir },
   captureWaitMs: process.env.AUTHCAP_CAPTURE_WAIT_MS ? Number(process.env.AUTHCAP_CAPTURE_WAIT_MS) : undefined,

@@ -57,7 +57,10 @@ const summaries: Record<string, string> = {
 };
 
 const refundContent = { 'application/json': { schema: { $ref: '#/components/schemas/Refund' } } };
+const authorizationContent = { 'application/json': { schema: { $ref: '#/components/schemas/Authorization' } } };
 const responses: Record<string, Record<string, unknown>> = {
+  'POST /v1/authorizations': { '201': { description: 'The authorization: `drafted` with typedData to sign, or `stored` when pre-signed.', content: authorizationContent } },
+  'GET /v1/authorizations/:id': { '200': { description: 'The authorization.', content: authorizationContent } },
   'POST /v1/authorizations/:id/refunds': {
     '201': { description: 'The refund, final within the wait: succeeded, or failed with `failure` (nothing moved).', content: refundContent },
     '202': { description: 'The refund, still pending after the wait: follow it with GET /v1/refunds/{id}.', content: refundContent },
@@ -71,6 +74,39 @@ const responses: Record<string, Record<string, unknown>> = {
   },
 };
 
+/** Which network and token: on authorizations and refunds (issue 27). */
+const chainProperties = {
+  network: { type: 'string', description: 'CAIP-2 network id, e.g. "eip155:8453".', pattern: '^eip155:[1-9][0-9]*$' },
+  token: {
+    type: 'object',
+    description: "The token: amounts are decimal strings in its decimals.",
+    required: ['address', 'symbol', 'decimals'],
+    properties: { address: { type: 'string' }, symbol: { type: 'string' }, decimals: { type: 'integer', minimum: 0, maximum: 36 } },
+  },
+} as const;
+
+/** The authorization resource (domain/authorization.ts `AuthorizationResource`): its main fields. */
+const authorizationSchema = {
+  type: 'object',
+  required: ['id', 'orderId', 'state', 'network', 'token', 'amount', 'amountCaptured', 'amountRefunded', 'history'],
+  properties: {
+    id: { type: 'string', description: 'auth_…' },
+    orderId: { type: 'string' },
+    ...chainProperties,
+    state: { type: 'string', enum: ['drafting', 'drafted', 'stored', 'capturing', 'canceling', 'captured', 'canceled', 'voided', 'expired', 'rejected'] },
+    primaryType: { type: 'string', enum: ['ReceiveWithAuthorization', 'TransferWithAuthorization'] },
+    amount: { type: 'string', description: "Decimal token amount, in the token's decimals." },
+    amountCaptured: { type: 'string' },
+    amountCapturing: { type: ['string', 'null'] },
+    amountRefunded: { type: 'string' },
+    typedData: { type: ['object', 'null'], description: 'eth_signTypedData_v4 payload while `drafted`: its domain is the token on the network.' },
+    cancellationTypedData: { type: ['object', 'null'] },
+    capture: { type: ['object', 'null'] },
+    lastError: { type: ['object', 'null'] },
+    history: { type: 'array', items: { type: 'object' } },
+  },
+};
+
 /** A refund as every answer and event carries it (domain/refunds.ts `Refund`). */
 const refundSchema = {
   type: 'object',
@@ -79,7 +115,8 @@ const refundSchema = {
     id: { type: 'string', description: 'ref_…' },
     authorizationId: { type: 'string' },
     orderId: { type: 'string' },
-    amount: { type: 'string', description: 'Decimal token amount.' },
+    ...chainProperties,
+    amount: { type: 'string', description: "Decimal token amount, in the token's decimals." },
     reason: { type: ['string', 'null'], description: '`partial_capture` for what a partial capture gave back.' },
     state: { type: 'string', enum: ['pending', 'succeeded', 'failed'] },
     transactionHash: { type: ['string', 'null'] },
@@ -141,6 +178,7 @@ export function openApiDocument(routes: RouteInfo[], schemas: Schemas): Record<s
     components: {
       securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'An API key: `authcap keys create --role order-service|operator`.' } },
       schemas: {
+        Authorization: authorizationSchema,
         Refund: refundSchema,
         Error: {
           type: 'object',

@@ -32,29 +32,53 @@ export const addressSchema = z
     return digits === digits.toLowerCase() || digits === digits.toUpperCase() || isAddress(value, { strict: true });
   }, 'has an invalid EIP-55 checksum; check the address or send it in lower case');
 
-export const amountSchema = z
+/**
+ * A decimal token amount with at most `decimals` fraction digits: the most any served token has (the
+ * client checks the authorization's own token's). With every token at 6 this is the whole check.
+ */
+export function amountSchemaFor(decimals: number) {
+  return z
+    .string()
+    .superRefine((value, ctx) => {
+      const match = /^(\d{1,78})(?:\.(\d+))?$/.exec(value);
+      if (!match) {
+        ctx.addIssue({
+          code: 'custom',
+          message: /^-/.test(value.trim())
+            ? 'must be positive (greater than zero)'
+            : `"${value.slice(0, 40)}" is not a decimal amount such as "12.50" (no spaces, no exponent)`,
+        });
+        return;
+      }
+      const fraction = match[2] ?? '';
+      if (fraction.length > decimals) {
+        ctx.addIssue({ code: 'custom', message: `has ${fraction.length} decimal places; the token has ${decimals}` });
+        return;
+      }
+      const minor = BigInt(match[1]!) * 10n ** BigInt(decimals) + BigInt(fraction.padEnd(decimals, '0') || '0');
+      if (minor === 0n) ctx.addIssue({ code: 'custom', message: 'must be positive (greater than zero)' });
+      else if (minor >= UINT256_LIMIT) ctx.addIssue({ code: 'custom', message: 'must be below 2^256 minor units' });
+    })
+    .describe(
+      `Token amount as a decimal string in the token's decimals (${decimals === 6 ? 'at most 6' : `at most the token's, up to ${decimals}`}), e.g. "12.50".`,
+    );
+}
+
+export const amountSchema = amountSchemaFor(6);
+
+/** CAIP-2 network id. */
+const networkSchema = z
   .string()
-  .superRefine((value, ctx) => {
-    const match = /^(\d{1,78})(?:\.(\d+))?$/.exec(value);
-    if (!match) {
-      ctx.addIssue({
-        code: 'custom',
-        message: /^-/.test(value.trim())
-          ? 'must be positive (greater than zero)'
-          : `"${value.slice(0, 40)}" is not a decimal amount such as "12.50" (no spaces, no exponent)`,
-      });
-      return;
-    }
-    const fraction = match[2] ?? '';
-    if (fraction.length > 6) {
-      ctx.addIssue({ code: 'custom', message: `has ${fraction.length} decimal places; the token has 6` });
-      return;
-    }
-    const minor = BigInt(match[1]!) * 10n ** 6n + BigInt(fraction.padEnd(6, '0') || '0');
-    if (minor === 0n) ctx.addIssue({ code: 'custom', message: 'must be positive (greater than zero)' });
-    else if (minor >= UINT256_LIMIT) ctx.addIssue({ code: 'custom', message: 'must be below 2^256 minor units' });
-  })
-  .describe('Token amount as a decimal string (at most 6 decimals), e.g. "12.50".');
+  .regex(/^eip155:[1-9]\d{0,15}$/, 'must be a CAIP-2 network id such as "eip155:8453"')
+  .describe('CAIP-2 network id, e.g. "eip155:8453"; optional when the deployment serves one network.');
+
+/** A token by address or by symbol. */
+const tokenSchema = z
+  .string()
+  .min(1)
+  .max(42)
+  .regex(/^(?:0x[0-9a-fA-F]{40}|[A-Za-z0-9.$_-]{1,20})$/, 'must be a token contract address or a symbol such as "USDC"')
+  .describe('The token, by contract address or symbol (e.g. "USDC"); optional when the network has one token.');
 
 const uintSchema = z
   .string()
@@ -75,6 +99,8 @@ export const signatureSchema = z
 export interface SchemaOptions {
   /** Addresses that may never pay: the zero address is always refused; the token and the merchant when known. */
   forbiddenPayers?: { address: string; why: string }[];
+  /** The most decimals any served token has (default 6): amounts may have that many fraction digits. */
+  maxDecimals?: number;
 }
 
 export function createSchemas(options: SchemaOptions = {}) {
@@ -82,6 +108,7 @@ export function createSchemas(options: SchemaOptions = {}) {
     ...entry,
     address: entry.address.toLowerCase(),
   }));
+  const amountSchema = amountSchemaFor(options.maxDecimals ?? 6);
   const payerSchema = addressSchema.superRefine((value, ctx) => {
     const hit = forbidden.find((entry) => entry.address === value.toLowerCase());
     if (hit) ctx.addIssue({ code: 'custom', message: `cannot be ${hit.why}` });
@@ -93,6 +120,8 @@ export function createSchemas(options: SchemaOptions = {}) {
       payer: payerSchema.describe('The payer who will sign.'),
       amount: amountSchema,
       validForSeconds: z.number().int().min(1).max(2_592_000).optional().describe('A shorter window than the default, in seconds.'),
+      network: networkSchema.optional(),
+      token: tokenSchema.optional(),
     })
     .strict();
 
@@ -121,6 +150,8 @@ export function createSchemas(options: SchemaOptions = {}) {
         .strict(),
       signature: signatureSchema,
       domain: domainSchema.optional(),
+      network: networkSchema.optional().describe('The network the payload was signed for (x402 names it); must agree with its domain when both are given.'),
+      token: tokenSchema.optional(),
     })
     .strict();
 
@@ -170,6 +201,8 @@ export function createSchemas(options: SchemaOptions = {}) {
         orderId: orderIdSchema.optional(),
         state: z.enum(authorizationStates).optional(),
         payer: addressSchema.optional(),
+        network: networkSchema.optional(),
+        token: tokenSchema.optional(),
         limit: z
           .string()
           .regex(/^\d{1,3}$/, 'must be a whole number')

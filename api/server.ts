@@ -2,6 +2,7 @@
 // {error:{code,message}} with stable codes. The signature is accepted but never returned.
 // Every route but the probes and the payer's checkout pages (their own link token, api/checkout)
 // needs an API key; roles decide who may move money.
+import type { ResolvedDeployment } from '../runtime/deployment/resolve.js';
 import { createServer, type Server } from 'node:http';
 import type { AuthorizationResource } from '../domain/authorization.js';
 import { AuthcapError } from '../domain/errors.js';
@@ -37,6 +38,11 @@ export interface ApiOptions {
   forbiddenPayers?: SchemaOptions['forbiddenPayers'];
   /** The node /readyz asks for its head block, and the checkout pages read the token's symbol from. */
   rpcUrl?: string;
+  /**
+   * The networks and tokens served (runtime/deployment/): amounts may have as many decimals as the
+   * tokens do, /readyz asks each network's node, and a network whose node is down is `degraded`.
+   */
+  deployment?: ResolvedDeployment;
   /** The worker's own /readyz (default AUTHCAP_WORKER_READYZ_URL): /readyz reports how many of its workflows' tasks keep failing. */
   workerReadyzUrl?: string;
 }
@@ -47,9 +53,13 @@ const ANY_ROLE = ['order-service', 'operator'] as const;
 /** @param listenUrl the API's own URL once it listens: checkout links use it unless AUTHCAP_PUBLIC_URL is set. */
 export function createApiRouter(options: ApiOptions, listenUrl: () => string | undefined = () => undefined): Router {
   const { client } = options;
-  const schemas = createSchemas({ forbiddenPayers: options.forbiddenPayers });
+  const served = options.deployment?.networks ?? [];
+  const schemas = createSchemas({
+    forbiddenPayers: [...(options.forbiddenPayers ?? []), ...served.flatMap((n) => n.tokens.map((t) => ({ address: t.address, why: 'a token contract' })))],
+    maxDecimals: Math.max(6, ...served.flatMap((n) => n.tokens.map((t) => t.decimals))),
+  });
   const ok = (status: number, body: unknown): JsonResponse => ({ status, body });
-  const checkout = new Checkout({ client, schemas, rpcUrl: options.rpcUrl, listenUrl, options: options.checkout });
+  const checkout = new Checkout({ client, schemas, rpcUrl: options.rpcUrl, listenUrl, options: options.checkout, deployment: options.deployment });
   // Every resource /v1 answers with carries the payer's links while the payer has something to do.
   const resource = (status: number, body: AuthorizationResource): JsonResponse => ok(status, checkout.withLinks(body));
   const idempotency = 'claim' in options.idempotency ? options.idempotency : new FileIdempotencyStore(options.idempotency.dir);
@@ -76,15 +86,23 @@ export function createApiRouter(options: ApiOptions, listenUrl: () => string | u
       'public',
       async () => {
         const workerReadyzUrl = options.workerReadyzUrl ?? process.env.AUTHCAP_WORKER_READYZ_URL;
-        const [checks, node, worker] = await Promise.all([client.checkReadiness(), nodeReady(options.rpcUrl), workerReport(workerReadyzUrl)]);
-        const ready = checks.temporal.ok && checks.worker.ok && node.ok;
+        const [checks, nodes, worker] = await Promise.all([client.checkReadiness(), networksReady(options), workerReport(workerReadyzUrl)]);
+        // One network's node down stops only that network's payments: with another one up this API
+        // is `degraded`, not down. With one network, its node is the API's readiness.
+        const up = Object.values(nodes).filter((n) => n.ok).length;
+        const node = Object.values(nodes)[0] ?? { ok: true };
+        const ready = checks.temporal.ok && checks.worker.ok && up > 0;
         // A head feed that is down is `degraded`, still 200: captures succeed, only slower (their waits
         // poll the node), so a load balancer must keep sending traffic here; operators see why.
-        const degraded = ready && worker?.heads !== undefined && !worker.heads.ok;
+        const degraded = ready && ((worker?.heads !== undefined && !worker.heads.ok) || up < Object.keys(nodes).length);
         const headers: Record<string, string> = ready ? {} : { 'retry-after': '2' };
         // A stuck workflow does not make the API unready either: it is reported (a count only: this
         // route is public, and workflow ids name orders), and the worker's own /readyz names them.
-        const extra = { ...(worker ? { workflowTasks: worker.workflowTasks } : {}), ...(worker?.heads ? { heads: worker.heads } : {}) };
+        const extra = {
+          ...(worker ? { workflowTasks: worker.workflowTasks } : {}),
+          ...(worker?.heads ? { heads: worker.heads } : {}),
+          ...(options.deployment ? { networks: nodes } : {}),
+        };
         const status = !ready ? 'not_ready' : degraded ? 'degraded' : 'ready';
         return { status: ready ? 200 : 503, body: { status, checks: { ...checks, node, ...extra } }, headers };
       },
@@ -175,6 +193,23 @@ export function createApiRouter(options: ApiOptions, listenUrl: () => string | u
   registerEventRoutes(router, client);
   checkout.register(router);
   return router;
+}
+
+/** Each served network's node (or the one RPC_URL's), by CAIP-2 id. */
+async function networksReady(options: ApiOptions): Promise<Record<string, { ok: boolean; detail?: string }>> {
+  if (!options.deployment) return { node: await nodeReady(options.rpcUrl) };
+  const answers = await Promise.all(options.deployment.networks.map(async (n) => [n.network, await firstNodeReady(n.rpcUrls)] as const));
+  return Object.fromEntries(answers);
+}
+
+/** A network is up when any of its endpoints answers (the others are its fallbacks). */
+async function firstNodeReady(rpcUrls: readonly string[]): Promise<{ ok: boolean; detail?: string }> {
+  let last: { ok: boolean; detail?: string } = { ok: false, detail: 'no endpoint' };
+  for (const url of rpcUrls) {
+    last = await nodeReady(url);
+    if (last.ok) return last;
+  }
+  return last;
 }
 
 async function nodeReady(rpcUrl: string | undefined): Promise<{ ok: boolean; detail?: string }> {

@@ -67,10 +67,11 @@ export class AuthcapApi {
     }
   }
 
-  async create(payer: Payer, label: string): Promise<{ id: string; typedData: unknown }> {
+  /** `chain`: the network (and token) to create on, where the deployment serves several. */
+  async create(payer: Payer, label: string, chain: { network?: string; token?: string } = {}): Promise<{ id: string; typedData: unknown }> {
     // An order service sends an Idempotency-Key, so a create retried after a 503 is not a second one.
     const orderId = `${label}-${randomUUID()}`;
-    let res = await this.call('POST', '/v1/authorizations', { orderId, payer: payer.address, amount: '0.01' }, { 'idempotency-key': orderId });
+    let res = await this.call('POST', '/v1/authorizations', { orderId, payer: payer.address, amount: '0.01', ...chain }, { 'idempotency-key': orderId });
     if (res.status === 409 && res.body.error?.code === 'order_has_open_authorization' && res.body.error.details?.id) {
       // The timed-out first try did start it: carry on with that one.
       res = await this.call('GET', `/v1/authorizations/${res.body.error.details.id}`);
@@ -115,9 +116,9 @@ export class AuthcapApi {
     return { id: res.body.id, secret: res.body.secret };
   }
 
-  async lifecycle(payer: Payer, label: string): Promise<LifecycleTiming> {
+  async lifecycle(payer: Payer, label: string, chain: { network?: string; token?: string } = {}): Promise<LifecycleTiming> {
     const started = performance.now();
-    const created = await this.create(payer, label);
+    const created = await this.create(payer, label, chain);
     const createMs = performance.now() - started;
     await this.store(payer, created);
     const storedMs = performance.now() - started;

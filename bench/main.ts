@@ -6,6 +6,7 @@
 //   refunds     against a bare viem transfer(payer, amount) from a key holding the token (bench/refundFlows.ts)
 // Writes bench/results/<time>.json, latest.json, latest.md and latest.svg; exits 1 if the run's
 // exactly-once audit fails.
+import { twoNetworksRow } from './twoNetworks.js';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { cpus, platform, release, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
@@ -117,6 +118,8 @@ async function main(): Promise<number> {
   // Throughput grows with merchant keys: the same burst on a stack with one key, then four.
   results.keys = [];
   for (const keys of [1, 4]) results.keys.push(await captureBurstWithKeys(keys, plan.stores, plan.burstCallers));
+  // A second network costs authcap a relayer, a watcher and a head feed: the c50 row over two networks.
+  results.networks = await twoNetworksRow(plan.sweep.find(([c]) => c === 50)![1]!, 50);
   const ok = results.exactlyOnce.ok && results.keys.every((k) => k.exactlyOnceOk);
   results.targets = targetsOf(results);
   results.targets26 = issue26TargetsOf(results);

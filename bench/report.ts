@@ -82,6 +82,16 @@ export function targetsOf(r: Omit<BenchResults, 'targets'>): Target[] {
           ),
         ]
       : []),
+    ...(r.networks
+      ? [
+          t(
+            'lifecycles/s at concurrency 50, two networks vs one',
+            'within 10 %',
+            `${r.networks.twoNetworks.lifecyclesPerSecond}/s vs ${r.networks.oneNetwork.lifecyclesPerSecond}/s (${r.networks.ratio}×)`,
+            r.networks.ratio >= 0.9,
+          ),
+        ]
+      : []),
     ...(top
       ? [t(`lifecycles at concurrency ${top.concurrency}`, 'reported', `${top.authcap.lifecyclesPerSecond}/s (A ${top.baselineA.capturesPerSecond}/s)`, true)]
       : []),
@@ -180,6 +190,23 @@ export function markdownOf(r: BenchResults): string {
       ]),
     ]),
     '',
+    ...(r.networks
+      ? [
+          '**Networks** (concurrency 50 on one stack serving two dev chains: on one of them, then spread over both)',
+          '',
+          markdownTable([
+            ['networks', 'lifecycles', 'lifecycles/s', 'capture p50 / p95 ms', 'per network'],
+            ...[r.networks.oneNetwork, r.networks.twoNetworks].map((run) => [
+              String(run.networks),
+              String(run.n),
+              String(run.lifecyclesPerSecond),
+              `${run.captured.p50} / ${run.captured.p95}`,
+              Object.values(run.perNetwork).join(' / '),
+            ]),
+          ]),
+          '',
+        ]
+      : []),
     '**Idle** (open authorizations waiting; CPU % of one core, RSS MB)',
     '',
     markdownTable([

@@ -1,3 +1,4 @@
+import type { TwoNetworksRow } from './twoNetworks.js';
 import type { ServerCallsPerLifecycle } from './temporalServerCalls.js';
 import type { ProfileSummary } from './cpuProfile.js';
 // The shape of one bench run, as written to bench/results/*.json.
@@ -90,6 +91,8 @@ export interface BenchResults {
   apiRetries: number;
   /** The capture burst on a stack with one merchant key and on one with four. */
   keys: KeysRun[];
+  /** Concurrency 50 on one network, then spread over two, on a stack serving both (issue 27); absent before it. */
+  networks?: TwoNetworksRow;
   targets: Target[];
   /** Issue 26's targets (bench/issue26Targets.ts); absent in runs from before them. */
   targets26?: Target26[];

@@ -9,11 +9,13 @@ export interface Distribution {
   mean: number;
 }
 
+/** One decimal: what every figure in the report is given with. */
+export const round = (v: number) => Math.round(v * 10) / 10;
+
 /** Nearest-rank percentiles, in whole milliseconds (or whatever unit the sample is in). */
 export function distribution(sample: readonly number[]): Distribution {
   const sorted = [...sample].sort((a, b) => a - b);
   const at = (p: number) => (sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!);
-  const round = (v: number) => Math.round(v * 10) / 10;
   return {
     n: sorted.length,
     p50: round(at(50)),

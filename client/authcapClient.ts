@@ -29,7 +29,15 @@ import {
   type AuthorizationWorkflowInput,
 } from '../domain/authorization.js';
 import { AuthcapError } from '../domain/errors.js';
-import { AmountMinorAttribute, AuthorizationStateAttribute, OrderIdAttribute, PayerAttribute, ValidBeforeAttribute } from '../domain/searchAttributes.js';
+import {
+  AmountMinorAttribute,
+  AuthorizationStateAttribute,
+  NetworkAttribute,
+  OrderIdAttribute,
+  PayerAttribute,
+  TokenAttribute,
+  ValidBeforeAttribute,
+} from '../domain/searchAttributes.js';
 import { loadTemporalSettings, type TemporalSettings } from '../runtime/temporal.js';
 import {
   WORKFLOW_TYPE,
@@ -53,6 +61,8 @@ import { WebhookEndpoints } from './webhookEndpoints.js';
 import { listEvents, type EventPage, type ListEventsRequest } from './eventFeed.js';
 import { quote } from './visibilityQuery.js';
 import { sealedEntries } from '../domain/sealed.js';
+import { selectChain } from './chainSelection.js';
+import type { Catalog } from '../runtime/deployment/catalog.js';
 import { SignatureChecker, type SignatureKind, type SignatureVerdict } from './signatureCheck.js';
 
 export interface CreateAuthorizationRequest {
@@ -63,11 +73,19 @@ export interface CreateAuthorizationRequest {
   amount: string | number;
   /** A shorter window than the worker's AUTHCAP_VALIDITY_SECONDS, if the order needs one. */
   validForSeconds?: number;
+  /** CAIP-2 network id, e.g. "eip155:8453"; optional when the deployment serves one network. */
+  network?: string;
+  /** The token's address or symbol, e.g. "USDC"; optional when the network has one token. */
+  token?: string;
 }
 
 /** An authorization signed elsewhere (for example an x402-style TransferWithAuthorization). */
 export interface CreatePresignedRequest extends PresignedRequest {
   orderId: string;
+  /** The network the payload was signed for (its domain's chain when it carries one). */
+  network?: string;
+  /** The token it was signed for, by address or symbol (its domain's verifyingContract when it carries one). */
+  token?: string;
 }
 
 export interface AuthorizationSummary {
@@ -78,12 +96,19 @@ export interface AuthorizationSummary {
   amountMinor: string | null;
   validBefore: string | null;
   createdAt: string;
+  /** CAIP-2 network id; null for authorizations from before networks (the deployment's first). */
+  network: string | null;
+  /** Token contract; null for authorizations from before networks. */
+  token: string | null;
 }
 
 export interface ListRequest {
   orderId?: string;
   state?: string;
   payer?: string;
+  network?: string;
+  /** A token contract, or a symbol the deployment serves. */
+  token?: string;
   limit?: number;
 }
 
@@ -136,6 +161,48 @@ export class AuthcapClient {
     options: AuthcapClientOptions = {},
   ) {
     if (options.rpcUrl) this.signatures = new SignatureChecker(options.rpcUrl);
+    // Each network's signatures are judged by its own node.
+    for (const network of options.deployment?.networks ?? []) this.signaturesByChain.set(network.chainId, new SignatureChecker(network.rpcUrls[0]!));
+    this.catalog = options.deployment?.catalog;
+  }
+
+  private readonly signaturesByChain = new Map<number, SignatureChecker>();
+
+  /** What the deployment serves (absent: a client given no configuration; one network, by default). */
+  private readonly catalog?: Catalog;
+
+  /** Runs from before networks name none in their view: they are on the deployment's first. */
+  private withChain(resource: AuthorizationResource): AuthorizationResource {
+    if (resource.network || !this.catalog) return resource;
+    const { network, token } = this.catalog.defaultRef;
+    const served = this.catalog.token({ network, token })!;
+    return { ...resource, network, token: { address: served.address, symbol: served.symbol, decimals: served.decimals } };
+  }
+
+  /**
+   * List filters by network and token. With the deployment at hand a token may be named by symbol;
+   * without it (the CLI given no AUTHCAP_CONFIG) by address only, and the network as given.
+   */
+  private chainClauses(request: { network?: string; token?: string }): string[] {
+    if (this.catalog) {
+      const chain = selectChain(this.catalog, request);
+      return [
+        ...(request.network !== undefined ? [`Network = ${quote(chain!.network)}`] : []),
+        ...(request.token !== undefined ? [`Token = ${quote(chain!.token.toLowerCase())}`] : []),
+      ];
+    }
+    if (request.network !== undefined && !/^eip155:[1-9]\d{0,15}$/.test(request.network))
+      throw new AuthcapError('validation_error', 'network must be a CAIP-2 network id such as "eip155:8453"');
+    return [
+      ...(request.network !== undefined ? [`Network = ${quote(request.network)}`] : []),
+      ...(request.token !== undefined ? [`Token = ${quote(parseAddress(request.token, 'token').toLowerCase())}`] : []),
+    ];
+  }
+
+  /** The decimals of an authorization's token: read from it only where the deployment has a token with other than 6. */
+  private async decimalsOf(id: string): Promise<number> {
+    if (!this.catalog || this.catalog.networks.every((n) => n.tokens.every((t) => t.decimals === 6))) return 6;
+    return (await this.getAuthorization(id)).token?.decimals ?? 6;
   }
 
   static async connect(settings: TemporalSettings = loadTemporalSettings(), options: AuthcapClientOptions = {}): Promise<AuthcapClient> {
@@ -170,9 +237,15 @@ export class AuthcapClient {
   async createAuthorization(request: CreateAuthorizationRequest): Promise<AuthorizationResource> {
     const orderId = parseOrderId(request?.orderId);
     const payer = parseAddress(request?.payer, 'payer');
-    const value = parseAmount(request?.amount);
+    const chain = selectChain(this.catalog, request ?? {});
+    const value = parseAmount(request?.amount, chain?.decimals);
     const validForSeconds = parseValidFor(request?.validForSeconds);
-    return this.start(orderId, payer, value, { orderId, draft: { payer, value: value.toString(), validForSeconds }, generation: AUTHORIZATION_GENERATION });
+    return this.start(orderId, payer, value, {
+      orderId,
+      draft: { payer, value: value.toString(), validForSeconds },
+      generation: AUTHORIZATION_GENERATION,
+      ...(chain ? { chain } : {}),
+    });
   }
 
   /**
@@ -182,8 +255,9 @@ export class AuthcapClient {
   async createPresignedAuthorization(request: CreatePresignedRequest): Promise<AuthorizationResource> {
     const orderId = parseOrderId(request?.orderId);
     const presigned = parsePresigned(request);
+    const chain = selectChain(this.catalog, request, presigned.domain);
     const value = BigInt(presigned.authorization.value);
-    return this.start(orderId, presigned.authorization.from, value, { orderId, presigned, generation: AUTHORIZATION_GENERATION });
+    return this.start(orderId, presigned.authorization.from, value, { orderId, presigned, generation: AUTHORIZATION_GENERATION, ...(chain ? { chain } : {}) });
   }
 
   /**
@@ -200,8 +274,12 @@ export class AuthcapClient {
     first = true,
   ): Promise<AuthorizationResource> {
     const workflowId = workflowIdForOrder(orderId);
-    if (value > BigInt(Number.MAX_SAFE_INTEGER)) {
-      // Operators search and sort by AmountMinor (an integer attribute): an amount it cannot hold exactly is refused, not silently unindexed.
+    const chain = 'chain' in input ? input.chain : undefined;
+    // Operators search and sort by AmountMinor (an integer attribute): an amount it cannot hold exactly
+    // is refused for 6-decimal tokens (no payment is that large); an 18-decimal token's amounts pass
+    // 2^53 minor units at 0.009 of a token, so theirs are recorded only while exact.
+    const exact = value <= BigInt(Number.MAX_SAFE_INTEGER);
+    if (!exact && (chain?.decimals ?? 6) <= 6) {
       throw new AuthcapError('validation_error', `amount is larger than authcap records (at most ${Number.MAX_SAFE_INTEGER} minor units)`);
     }
     // One order, one charge: a new attempt is allowed only after one that moved no money.
@@ -221,7 +299,13 @@ export class AuthcapClient {
         { key: OrderIdAttribute, value: orderId },
         { key: PayerAttribute, value: payer },
         { key: AuthorizationStateAttribute, value: 'drafting' },
-        { key: AmountMinorAttribute, value: Number(value) },
+        ...(exact ? [{ key: AmountMinorAttribute, value: Number(value) }] : []),
+        ...(chain
+          ? [
+              { key: NetworkAttribute, value: chain.network },
+              { key: TokenAttribute, value: chain.token.toLowerCase() },
+            ]
+          : []),
       ],
     });
     let view: DraftReady | undefined;
@@ -323,7 +407,7 @@ export class AuthcapClient {
     // Refunds after the capture live in the authorization's refunds workflow: only a captured
     // authorization can have one, so only its reads pay for the look.
     const refunded = await this.refunds.amountRefunded(firstRunId);
-    return refunded > 0n ? { ...resource, amountRefunded: formatAmount(refunded) } : resource;
+    return refunded > 0n ? { ...resource, amountRefunded: formatAmount(refunded, resource.token?.decimals) } : resource;
   }
 
   /** The authorization's own record (its memo), and a partial capture's release beside it. */
@@ -345,7 +429,7 @@ export class AuthcapClient {
     const memo = run ? sealedEntries(await run.memo([VIEW_MEMO_KEY, RELEASE_MEMO_KEY])) : undefined;
     const view = memo?.[VIEW_MEMO_KEY] as AuthorizationView | undefined;
     if (view) {
-      const resource = withAmounts({ id, ...view });
+      const resource = this.withChain(withAmounts({ id, ...view }));
       // A capture followed by one activity (generation 2): what it has seen so far is in its heartbeat.
       const progress = resource.state === 'capturing' && !resource.capture ? await run!.captureProgress() : undefined;
       return {
@@ -360,7 +444,7 @@ export class AuthcapClient {
       () => this.ping(),
       () => handle.query(statusQuery),
     );
-    return { resource: withAmounts({ id, ...queried }), release: null, firstRunId };
+    return { resource: this.withChain(withAmounts({ id, ...queried })), release: null, firstRunId };
   }
 
   private refundsApi?: Refunds;
@@ -436,10 +520,11 @@ export class AuthcapClient {
    * signature that is not the payer's is refused here, so it never reaches Temporal.
    */
   private async checkSignature(id: string, kind: SignatureKind, signature: Hex): Promise<SignatureVerdict | undefined> {
-    if (!this.signatures) return undefined;
+    if (!this.signatures && this.signaturesByChain.size === 0) return undefined;
     const { state, domain, primaryType, authorization } = await this.getAuthorization(id);
     if (!domain || !authorization || state !== (kind === 'signature' ? 'drafted' : 'stored')) return undefined;
-    return this.signatures.check(kind, { domain, primaryType, authorization }, signature);
+    const checker = this.signaturesByChain.get(Number(domain.chainId)) ?? this.signatures;
+    return checker?.check(kind, { domain, primaryType, authorization }, signature);
   }
 
   /** Runs an attempt; a `too_many_attempts` answer is remembered until its cool-down ends. */
@@ -470,7 +555,7 @@ export class AuthcapClient {
   async capture(id: string, options: { waitMs?: number; amount?: string | number } = {}): Promise<CaptureOutcome> {
     const handle = this.handle(id);
     // A partial capture keeps `amount` and gives the rest back; the workflow checks it against what was authorized.
-    const command = options.amount === undefined ? {} : { amount: parseAmount(options.amount).toString() };
+    const command = options.amount === undefined ? {} : { amount: parseAmount(options.amount, await this.decimalsOf(id)).toString() };
     try {
       this.refusals.screen(id, 'capture');
       return await this.budgeted(id, 'capture', () =>
@@ -491,8 +576,9 @@ export class AuthcapClient {
       // The same request again, unless it asks to keep another amount than the capture under way or
       // done (`{}` asks for all of it): then the answer says what is kept, never "capturing" for it.
       const kept = current.amountCapturing ?? current.capture?.amount ?? current.amount;
-      const asked = command.amount === undefined ? current.amount : formatAmount(BigInt(command.amount));
-      if (parseAmount(asked) !== parseAmount(kept)) {
+      const decimals = current.token?.decimals;
+      const asked = command.amount === undefined ? current.amount : formatAmount(BigInt(command.amount), decimals);
+      if (parseAmount(asked, decimals) !== parseAmount(kept, decimals)) {
         throw new AuthcapError('invalid_state', `cannot capture ${asked}: the authorization is ${current.state}, keeping ${kept}`, {
           state: current.state,
           amountKept: kept,
@@ -561,6 +647,7 @@ export class AuthcapClient {
     const state = parseState(request.state);
     if (state) clauses.push(`AuthorizationState = ${quote(state)}`);
     if (request.payer !== undefined) clauses.push(`Payer = ${quote(parseAddress(request.payer, 'payer'))}`);
+    if (request.network !== undefined || request.token !== undefined) clauses.push(...this.chainClauses(request));
     const limit = request.limit ?? 20;
     if (!Number.isSafeInteger(limit) || limit < 1 || limit > 100) {
       throw new AuthcapError('validation_error', 'limit must be a whole number from 1 to 100');
@@ -754,6 +841,8 @@ function summaryOf(execution: proto.api.workflow.v1.IWorkflowExecutionInfo, firs
     payer: (attr(PayerAttribute.name) as string | undefined) ?? null,
     amountMinor: amount === undefined ? null : String(amount),
     validBefore: validBefore ? new Date(validBefore).toISOString() : null,
+    network: (attr(NetworkAttribute.name) as string | undefined) ?? null,
+    token: (attr(TokenAttribute.name) as string | undefined) ?? null,
     createdAt: new Date(seconds * 1000 + Math.floor(Number(execution.startTime?.nanos ?? 0) / 1e6)).toISOString(),
   };
 }

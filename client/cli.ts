@@ -1,6 +1,6 @@
 // The operator CLI. Readable tables by default (cli-table3), --json for scripts.
 //   authcap get <id | --order ID> [--wait SECONDS [--state STATE]]
-//   authcap list [--order ID] [--state STATE] [--payer ADDRESS] [--limit N] [--page-token T]
+//   authcap list [--order ID] [--state STATE] [--payer ADDRESS] [--network CAIP2] [--token ADDRESS] [--limit N] [--page-token T]
 //   authcap history <id | --order ID>
 //   authcap void <id | --order ID> --reason TEXT [--by NAME]
 //   authcap capture <id | --order ID> [--amount A]
@@ -26,7 +26,7 @@ import { temporalSetupCommand } from './cliSetup.js';
 
 const usage = `usage:
   authcap get <id | --order ID> [--wait SECONDS [--state STATE]] [--json]
-  authcap list [--order ID] [--state STATE] [--payer ADDRESS] [--limit N] [--page-token T] [--json]
+  authcap list [--order ID] [--state STATE] [--payer ADDRESS] [--network CAIP2] [--token ADDRESS] [--limit N] [--page-token T] [--json]
   authcap history <id | --order ID> [--json]
   authcap void <id | --order ID> --reason TEXT [--by NAME] [--json]
   authcap capture <id | --order ID> [--amount A] [--json]   (--amount: capture less; the rest goes back to the payer)
@@ -54,9 +54,11 @@ function resourceTable(a: AuthorizationResource): string {
     ['id', a.id],
     ['order', a.orderId],
     ['state', a.state],
-    ['amount', a.amount],
-    ['captured', a.amountCaptured],
-    ['refunded', a.amountRefunded],
+    ['network', a.network],
+    ['token', a.token ? `${a.token.symbol} (${a.token.address})` : null],
+    ['amount', withSymbol(a.amount, a)],
+    ['captured', withSymbol(a.amountCaptured, a)],
+    ['refunded', withSymbol(a.amountRefunded, a)],
     ['payer', a.authorization?.from],
     ['valid before', a.authorization ? new Date(Number(a.authorization.validBefore) * 1000).toISOString() : null],
     ['capture tx', a.capture?.transactionHash],
@@ -68,6 +70,11 @@ function resourceTable(a: AuthorizationResource): string {
   return table(['field', 'value'], rows);
 }
 
+/** "12.5 USDC": amounts as people read them, in the authorization's token. */
+function withSymbol(amount: string | undefined, a: AuthorizationResource): string | undefined {
+  return amount === undefined || !a.token ? amount : `${amount} ${a.token.symbol}`;
+}
+
 function historyTable(a: AuthorizationResource): string {
   return table(
     ['at', 'state', 'event', 'actor', 'reason', 'transaction'],
@@ -77,8 +84,8 @@ function historyTable(a: AuthorizationResource): string {
 
 function listTable(rows: AuthorizationSummary[]): string {
   return table(
-    ['id', 'order', 'state', 'payer', 'amount (minor)', 'valid before', 'created'],
-    rows.map((r) => [r.id, r.orderId, r.state, r.payer, r.amountMinor, r.validBefore, r.createdAt]),
+    ['id', 'order', 'state', 'network', 'payer', 'amount (minor)', 'valid before', 'created'],
+    rows.map((r) => [r.id, r.orderId, r.state, r.network, r.payer, r.amountMinor, r.validBefore, r.createdAt]),
   );
 }
 
@@ -132,6 +139,8 @@ export async function main(argv: string[], out: Out = console.log, err: Out = co
         order: { type: 'string' },
         state: { type: 'string' },
         payer: { type: 'string' },
+        network: { type: 'string' },
+        token: { type: 'string' },
         limit: { type: 'string' },
         'page-token': { type: 'string' },
         reason: { type: 'string' },
@@ -205,6 +214,8 @@ export async function main(argv: string[], out: Out = console.log, err: Out = co
             orderId: values.order,
             state: values.state,
             payer: values.payer,
+            network: values.network,
+            token: values.token,
             pageToken: values['page-token'],
             limit: values.limit === undefined ? undefined : Number(values.limit),
           });

@@ -85,13 +85,15 @@ export class Refunds {
 
   /** Gives money back; resolves once the refund is final, or after `waitMs` with it pending. */
   async refund(authorizationId: string, request: RefundRequest = {}, options: RefundOptions = {}): Promise<RefundOutcome> {
-    const amountMinor = request?.amount === undefined || request.amount === null ? null : parseAmount(request.amount);
     const reason = parseReason(request?.reason);
     const { resource, firstRunId: runId } = await this.ctx.readAuthorization(authorizationId);
+    // Amounts are in the authorization's token's decimals.
+    const decimals = resource.token?.decimals;
+    const amountMinor = request?.amount === undefined || request.amount === null ? null : parseAmount(request.amount, decimals);
     if (resource.state !== 'captured' || !resource.authorization) {
       throw new AuthcapError('invalid_state', `cannot refund: the authorization is ${resource.state}; only a captured one can be refunded`);
     }
-    const captured = parseAmount(resource.amountCaptured);
+    const captured = parseAmount(resource.amountCaptured, decimals);
     const capturedAt = resource.capture?.confirmedAt ?? new Date().toISOString();
     const refundableUntil = new Date(Date.parse(capturedAt) + refundWindowDays() * 86_400_000).toISOString();
     // Decided here, before anything starts: no refunds workflow exists for a request that could never fit.
@@ -115,6 +117,9 @@ export class Refunds {
       captureTransactionHash: resource.capture?.transactionHash ?? null,
       // Its events in its own memo, its writes coalesced (workflows/refunds.ts).
       generation: 2,
+      ...(resource.network && resource.token
+        ? { chain: { network: resource.network, token: resource.token.address, symbol: resource.token.symbol, decimals: resource.token.decimals } }
+        : {}),
       capturedAt,
       refundableUntil,
       authorization: {

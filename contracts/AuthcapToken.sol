@@ -62,7 +62,9 @@ contract AuthcapToken {
 
     string public name;
     string public symbol;
-    uint8 public constant decimals = 6;
+    // A constructor argument, not FiatToken's 6: the dev stack also deploys an 18-decimal token so
+    // amounts are tried in more than one scale. Immutable, so reading it costs what a constant does.
+    uint8 public immutable decimals;
     uint256 public totalSupply;
     address public owner;
     bool public paused;
@@ -102,10 +104,12 @@ contract AuthcapToken {
         _;
     }
 
-    constructor(string memory name_, string memory symbol_, address owner_) {
+    // Argument order as FiatToken's initialize(name, symbol, currency, decimals, ...): decimals before the owner.
+    constructor(string memory name_, string memory symbol_, uint8 decimals_, address owner_) {
         require(owner_ != address(0), "Ownable: new owner is the zero address");
         name = name_;
         symbol = symbol_;
+        decimals = decimals_;
         owner = owner_;
         emit OwnershipTransferred(address(0), owner_);
         _cachedChainId = block.chainid;

@@ -52,7 +52,8 @@ export async function startAnvil(options: AnvilOptions): Promise<Anvil> {
   if (options.stateFile) args.push('--state', options.stateFile);
   if (options.blockTimeSeconds && options.blockTimeSeconds > 0) args.push('--block-time', String(options.blockTimeSeconds));
   const proc = await startProcess({
-    name: 'anvil',
+    // Two anvils run side by side with AUTHCAP_DEV_NETWORKS=2: their messages say which one.
+    name: chainId === 31337 ? 'anvil' : `anvil (chain ${chainId})`,
     command: anvilBinaryPath(),
     args,
     onOutput: options.onOutput,

@@ -62,6 +62,8 @@ export interface AppProcessesOptions {
   /** The embedded server's certificates (the production shape): each process presents its own. */
   temporalTls?: TemporalTls;
   chain: ChainConfig;
+  /** The deployment configuration (AUTHCAP_CONFIG): every network and token the processes serve. */
+  configFile: string;
   merchantAddresses: string[];
   counts: { workers: number; apis: number };
   /** The port of the i-th API process. */
@@ -106,6 +108,8 @@ export async function startAppProcesses(options: AppProcessesOptions): Promise<A
     const env: Record<string, string> = {
       TEMPORAL_ADDRESS: options.temporal.connectionOptions.address!,
       TEMPORAL_NAMESPACE: options.temporal.namespace,
+      AUTHCAP_CONFIG: options.configFile,
+      // The one-network variables too, for what still reads them (and a build from before the file).
       RPC_URL: options.chain.rpcUrl,
       TOKEN_ADDRESS: options.chain.tokenAddress,
       AUTHCAP_STATE_DIR: options.stateDir,

@@ -53,13 +53,16 @@ export function startNotices(env: NodeJS.ProcessEnv = process.env): string[] {
   if (usesExternalChain(env)) {
     if (env.AUTHCAP_RPC_PORT) notices.push(`AUTHCAP_RPC_PORT=${env.AUTHCAP_RPC_PORT} is ignored: RPC_URL names the chain, so no anvil is started`);
     if (env.AUTHCAP_MERCHANT_KEYS) notices.push('AUTHCAP_MERCHANT_KEYS is ignored on your chain: name more merchant keys with MERCHANT_PRIVATE_KEYS');
+    if (env.AUTHCAP_DEV_NETWORKS) notices.push('AUTHCAP_DEV_NETWORKS is ignored on your chain: list your networks in a deployment file (AUTHCAP_CONFIG)');
     if (!env.AUTHCAP_DEMO_PAYER_KEYS?.trim()) {
       notices.push(
         "dev.json will list no payers: set AUTHCAP_DEMO_PAYER_KEYS=0x…,0x… (keys of accounts holding the token on your chain) to try the README's examples",
       );
     }
-  } else if (env.AUTHCAP_DEMO_PAYER_KEYS) {
-    notices.push("AUTHCAP_DEMO_PAYER_KEYS is ignored on anvil: dev.json lists anvil's funded demo payers");
+  } else {
+    if (env.AUTHCAP_DEMO_PAYER_KEYS) notices.push("AUTHCAP_DEMO_PAYER_KEYS is ignored on anvil: dev.json lists anvil's funded demo payers");
+    // The stack writes its own file for the dev chain and hands it to every process.
+    if (env.AUTHCAP_CONFIG) notices.push('AUTHCAP_CONFIG is ignored on anvil: the dev stack writes its own deployment.json in the state dir');
   }
   return notices;
 }

@@ -1,6 +1,7 @@
 // `npm start`: the whole main job on embedded defaults, until Ctrl-C.
 import { resolve } from 'node:path';
 import { startStack } from './stack.js';
+import { devNetworksFromEnv, type DevNetworkCount } from './devNetworks.js';
 import { temporalTopology } from './embeddedTemporal.js';
 import { startNotices, usesExternalChain } from './externalChain.js';
 import { installSafetyNet, safeLog, supervise } from './supervisor.js';
@@ -17,8 +18,10 @@ function port(name: string, fallback: number): number {
 
 const stateDir = resolve(process.env.AUTHCAP_STATE_DIR ?? '.authcap');
 let externalChain: boolean;
+let networks: DevNetworkCount;
 try {
   externalChain = usesExternalChain();
+  networks = externalChain ? 1 : devNetworksFromEnv();
   // Settings that mean nothing on this chain are said to be ignored, never dropped in silence.
   for (const notice of startNotices()) console.log(`authcap: ${notice}`);
 } catch (err) {
@@ -31,13 +34,16 @@ const temporalPart = process.env.TEMPORAL_ADDRESS
   : topology === 'postgres'
     ? 'Temporal server on PostgreSQL'
     : 'Temporal dev server';
-const parts = [temporalPart, externalChain ? `the chain at ${process.env.RPC_URL}` : 'anvil', 'workers', 'APIs'];
+const chainPart = externalChain ? `the chain at ${process.env.RPC_URL}` : networks === 2 ? 'two anvils (chains 31337 and 31338)' : 'anvil';
+const parts = [temporalPart, chainPart, 'workers', 'APIs'];
 console.log(`authcap: starting the dev stack (${parts.join(', ')})…`);
 // A stack that cannot start says why and exits 1 (the safety net below would otherwise keep an idle process).
 const stack = await startStack({
   stateDir,
   apiPort: port('AUTHCAP_API_PORT', 8080),
   rpcPort: port('AUTHCAP_RPC_PORT', 8545),
+  // AUTHCAP_DEV_NETWORKS=2: a second anvil, on AUTHCAP_RPC_PORT + 1.
+  networks,
   temporalPort: port('TEMPORAL_PORT', 7233),
   temporalUiPort: port('TEMPORAL_UI_PORT', 8233),
   persistent: true,
@@ -56,6 +62,12 @@ authcap is up.
   Temporal UI  ${devJson.temporalUiUrl ?? '(external cluster)'}
   Temporal     ${devJson.temporalAddress} namespace ${devJson.temporalNamespace}${devJson.temporalConfigFile ? `, mutual TLS: export TEMPORAL_CONFIG_FILE=${devJson.temporalConfigFile}` : ''}
   Chain        ${devJson.rpcUrl} (chain id ${devJson.chainId}${externalChain ? '' : ', anvil'}), token ${devJson.tokenAddress}
+${
+  devJson.networks.length > 1
+    ? `  Networks     ${devJson.networks.map((n) => `${n.network} at ${n.rpcUrl}: ${n.tokens.map((t) => `${t.symbol} ${t.address} (${t.decimals} decimals)`).join(', ')}`).join('; ')}; requests name their "network" (and "token" where there are two)
+`
+    : ''
+}  Config       ${devJson.configFile} (AUTHCAP_CONFIG of the worker and API)
   Merchant     ${devJson.merchantAddress}
   Payers       ${
     externalChain
@@ -72,5 +84,5 @@ authcap is up.
 Ctrl-C stops everything.`);
 
 const supervisor = supervise({ stop: () => stack.stop() });
-const { workers = [], apis = [], temporal, temporalUi, anvil } = stack.processes;
-for (const proc of [...workers, ...apis, temporal, temporalUi, anvil, stack.temporalCluster?.postgres.process]) if (proc) supervisor.watch(proc);
+const { workers = [], apis = [], temporal, temporalUi, anvils = [] } = stack.processes;
+for (const proc of [...workers, ...apis, temporal, temporalUi, ...anvils, stack.temporalCluster?.postgres.process]) if (proc) supervisor.watch(proc);

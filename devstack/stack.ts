@@ -1,10 +1,11 @@
-// The one place that composes everything: Temporal dev server, anvil and the token, the worker and
-// the HTTP API. `npm start` runs it on fixed ports; the test suite runs it on free ones.
+// The one place that composes everything: Temporal dev server, anvil and the token (one network or
+// two: devNetworks.ts), the deployment configuration every process reads (deploymentFile.ts), the
+// worker and the HTTP API. `npm start` runs it on fixed ports; the test suite runs it on free ones.
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Server } from 'node:http';
-import { createPublicClient, createTestClient, defineChain, http, parseEther, type Address, type Hex } from 'viem';
+import { createPublicClient, http, type Address, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { DefaultLogger, Runtime, type WorkflowBundleOption } from '@temporalio/worker';
 import { ApiKeyStore, createDevKeys } from '../client/apiKeys.js';
@@ -18,10 +19,11 @@ import { freePort, type ManagedProcess } from './process.js';
 import { loadTemporalSettings, type TemporalSettings } from '../runtime/temporal.js';
 import { createAuthcapWorker, type AuthcapWorker } from '../worker/createWorker.js';
 import { chainConfigFromEnv, watcherConfigFromEnv } from '../worker/config.js';
-import { startAnvil, type Anvil } from './anvil.js';
+import { devChainOptions, startDevChain, type DevNetwork, type DevNetworkCount } from './devNetworks.js';
+import { deploymentFileFor, devJsonNetworks, loadDevDeployment, servedTokens } from './deploymentFile.js';
 import { ensureDevWebhook, type DevWebhook } from './webhook.js';
 import { demoPayersFromEnv, usesExternalChain } from './externalChain.js';
-import { deployDevToken, devAccounts, extraMerchantKeys } from './token.js';
+import { devAccounts } from './token.js';
 import { startEmbeddedTemporal, temporalTopology, type TemporalTopology } from './embeddedTemporal.js';
 import type { TemporalOnPostgres } from './temporalOnPostgres.js';
 import { operatorTemporalAccess, type OperatorTemporalAccess } from './temporalProfile.js';
@@ -63,6 +65,10 @@ export interface DevJson {
   temporalConfigFile: string | null;
   /** The endpoint registered from AUTHCAP_WEBHOOK_URL, with its signing secret; null without one. */
   webhook: DevWebhook | null;
+  /** The deployment configuration the worker and API run on (AUTHCAP_CONFIG): written by the stack, or the operator's own. */
+  configFile: string;
+  /** Every network served, its tokens as the chain reports them; the first is the one rpcUrl and tokenAddress describe. */
+  networks: DevNetwork[];
 }
 
 export interface StackOptions {
@@ -96,6 +102,13 @@ export interface StackOptions {
   apis?: number;
   /** Ports of the second and later API processes (default apiPort + 1, + 2…). */
   moreApiPorts?: number[];
+  /**
+   * Networks on the dev chain (default 1; npm start: AUTHCAP_DEV_NETWORKS): 2 adds a second anvil,
+   * chain 31338, with USDC and the 18-decimal DEUR18. Ignored on an operator's chain.
+   */
+  networks?: DevNetworkCount;
+  /** anvil ports of the second network (default rpcPort + 1). */
+  moreRpcPorts?: number[];
   log?: (line: string) => void;
 }
 
@@ -120,7 +133,9 @@ export interface StackProcesses {
   temporal?: ManagedProcess;
   /** The Web UI's own process (the production shape; the dev server serves its UI itself). */
   temporalUi?: ManagedProcess;
+  /** The first network's anvil; every network's is in anvils. */
   anvil?: ManagedProcess;
+  anvils?: ManagedProcess[];
 }
 
 let runtimeInstalled = false;
@@ -200,7 +215,12 @@ export async function startStack(options: StackOptions): Promise<Stack> {
 
     // Chain: RPC_URL + TOKEN_ADDRESS + MERCHANT_PRIVATE_KEY name a real one, else anvil with our token.
     const external = usesExternalChain();
-    const chainConfig = external ? chainConfigFromEnv() : await startDevChain(options, stops, processes);
+    const devChain = external ? undefined : await startDevChain(devChainOptions(options), stops);
+    if (devChain) Object.assign(processes, { anvil: devChain.anvils[0]!.process, anvils: devChain.anvils.map((a) => a.process) });
+    const chainConfig = devChain?.chainConfig ?? chainConfigFromEnv();
+    const configFile = await deploymentFileFor(options.stateDir, options.confirmations ?? chainConfig.confirmations, chainConfig, devChain);
+    // Checked against the chains before anything serves: a wrong id or token stops the start, with why.
+    const deployment = await loadDevDeployment(configFile, chainConfig);
     const accounts = devAccounts();
     const merchantAddress = privateKeyToAccount(chainConfig.merchantPrivateKey).address;
     const merchantAddresses = [
@@ -216,7 +236,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     let moreApiUrls: string[] = [];
     let workerMetricsUrl: string | null = null;
     // The in-process API checks payers' signatures against the chain, as the API process does.
-    const client = await AuthcapClient.connect(temporal, { rpcUrl: chainConfig.rpcUrl });
+    const client = await AuthcapClient.connect(temporal, { rpcUrl: chainConfig.rpcUrl, deployment });
     stops.push(() => client.close());
     // The production shape's certificates: each process presents its own (the operator's in dev.json).
     const temporalTls = temporalCluster?.tls;
@@ -227,6 +247,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
         temporal,
         temporalTls,
         chain: chainConfig,
+        configFile,
         merchantAddresses,
         counts: processCounts(options, topology),
         apiPorts: (i) => (i === 0 ? options.apiPort : (options.moreApiPorts?.[i - 1] ?? options.apiPort + i)),
@@ -248,6 +269,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
           validitySeconds: options.validitySeconds ?? chainConfig.validitySeconds,
           confirmations: options.confirmations ?? chainConfig.confirmations,
         },
+        deployment,
         workflowBundle: options.workflowBundle,
         watcher: watcherConfigFromEnv(chainConfig.rpcUrl, options.stateDir),
       });
@@ -263,10 +285,11 @@ export async function startStack(options: StackOptions): Promise<Stack> {
         idempotency: { dir: join(options.stateDir, 'idempotency') },
         captureWaitMs: options.captureWaitMs,
         forbiddenPayers: [
-          { address: chainConfig.tokenAddress, why: 'the token contract' },
+          ...servedTokens(chainConfig.tokenAddress, deployment).map((address) => ({ address, why: 'the token contract' })),
           ...merchantAddresses.map((address) => ({ address, why: 'the merchant itself' })),
         ],
         rpcUrl: chainConfig.rpcUrl,
+        deployment,
         // Links handed out before a restart keep working: the same secret file as the API process.
         checkout: { stateDir: options.stateDir },
       });
@@ -283,6 +306,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     const webhookUrl = options.webhookUrl ?? process.env.AUTHCAP_WEBHOOK_URL;
     const webhook = webhookUrl ? await ensureDevWebhook(client, options.stateDir, webhookUrl) : null;
     const chainClient = createPublicClient({ transport: http(chainConfig.rpcUrl) });
+    const chainId = await chainClient.getChainId();
     const devJson: DevJson = {
       apiUrl,
       apiUrls: [apiUrl, ...moreApiUrls],
@@ -292,7 +316,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       codecEndpoint,
       workerMetricsUrl,
       rpcUrl: chainConfig.rpcUrl,
-      chainId: await chainClient.getChainId(),
+      chainId,
       tokenAddress: chainConfig.tokenAddress,
       tokenOwner: external ? null : accounts.tokenOwner,
       merchantAddress,
@@ -306,6 +330,8 @@ export async function startStack(options: StackOptions): Promise<Stack> {
         ? operatorTemporalAccess(options.stateDir, { address: temporal.connectionOptions.address!, namespace: temporal.namespace, tls: temporalTls })
         : { temporalTls: null, temporalConfigFile: null }),
       webhook,
+      configFile,
+      networks: devJsonNetworks(deployment, chainId),
     };
     writeFileSync(join(options.stateDir, 'dev.json'), `${JSON.stringify(devJson, null, 2)}\n`, { mode: 0o600 });
     return { devJson, client, worker, processes, temporalCluster, stop };
@@ -320,33 +346,4 @@ function devSecret(stateDir: string, name: string): string {
   const file = join(stateDir, name);
   if (!existsSync(file)) writeFileSync(file, randomBytes(24).toString('base64url'), { mode: 0o600 });
   return readFileSync(file, 'utf8').trim();
-}
-
-async function startDevChain(options: StackOptions, stops: (() => Promise<void>)[], processes: Stack['processes']) {
-  const anvil: Anvil = await startAnvil({
-    port: options.rpcPort,
-    blockTimeSeconds: options.blockTimeSeconds ?? 0.2,
-    stateFile: options.persistent ? join(options.stateDir, 'anvil-state.json') : undefined,
-  });
-  stops.push(() => anvil.stop());
-  processes.anvil = anvil.process;
-  const accounts = devAccounts();
-  const chain = defineChain({
-    id: anvil.chainId,
-    name: 'anvil',
-    nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
-    rpcUrls: { default: { http: [anvil.rpcUrl] } },
-  });
-  const tokenAddress = await deployDevToken({ rpcUrl: anvil.rpcUrl, chain, accounts });
-  // Further merchant keys beyond anvil's funded accounts: given gas money directly.
-  const extra = extraMerchantKeys((options.merchantKeys ?? Number(process.env.AUTHCAP_MERCHANT_KEYS ?? 1)) - 1);
-  const funding = createTestClient({ mode: 'anvil', chain, transport: http(anvil.rpcUrl) });
-  for (const key of extra) await funding.setBalance({ address: key.address, value: parseEther('1000') });
-  return chainConfigFromEnv({
-    ...process.env,
-    RPC_URL: anvil.rpcUrl,
-    TOKEN_ADDRESS: tokenAddress,
-    MERCHANT_PRIVATE_KEY: accounts.merchant.privateKey,
-    MERCHANT_PRIVATE_KEYS: extra.map((k) => k.privateKey).join(','),
-  });
 }

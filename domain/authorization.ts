@@ -2,6 +2,7 @@
 // it crosses Temporal payloads and the HTTP API unchanged.
 import type { Address, Hex } from 'viem';
 import type { RecordedError } from './errors.js';
+import type { AuthorizationChain } from './chain.js';
 import type { AuthorizationMessage, AuthorizationPrimaryType, CancelAuthorizationMessage, TokenDomain, TypedDataPayload } from './eip3009.js';
 
 /** Lifecycle states callers see (design.md). `drafting` is the moment before the typed data exists. */
@@ -44,6 +45,8 @@ export const AUTHORIZATION_GENERATION = 2;
 /** Workflow input: draft a new authorization for the payer to sign, or store one signed elsewhere. */
 export type AuthorizationWorkflowInput =
   | (({ orderId: string; draft: { payer: Address; value: string; validForSeconds?: number } } | { orderId: string; presigned: PresignedAuthorization }) & {
+      /** The network and token (absent: the worker's first, as before networks). */
+      chain?: AuthorizationChain;
       /** Operators' and tests' knobs over the worker's policy for this one workflow (not on the API). */
       policyOverrides?: { historyLimit?: number; reconcileIntervalSeconds?: number };
       /** The workflow code's shape (absent: 1, runs started before generations). */
@@ -113,6 +116,10 @@ export interface HistoryEntry {
 /** What the `status` query returns; the API resource is this plus its id. The signature is never in it. */
 export interface AuthorizationView {
   orderId: string;
+  /** CAIP-2 network id, e.g. "eip155:8453" (absent in the workflow's view of runs from before networks; the client fills it). */
+  network?: string;
+  /** The token: its contract, symbol and decimals (amounts are in these decimals). */
+  token?: TokenRef;
   state: AuthorizationState;
   primaryType: AuthorizationPrimaryType;
   /** Decimal token amount, e.g. "12.5". */
@@ -140,6 +147,12 @@ export interface AuthorizationView {
   void: VoidRecord | null;
   lastError: RecordedError | null;
   history: HistoryEntry[];
+}
+
+export interface TokenRef {
+  address: Address;
+  symbol: string;
+  decimals: number;
 }
 
 /** The memo key under which the workflow keeps its AuthorizationView (encrypted like every payload). */

@@ -5,8 +5,10 @@
 // a partial capture captures the signed value and returns the difference (sequence 0, reason
 // `partial_capture`, kept by the authorization's own workflow); refunds asked for after the capture
 // (sequence 1 on) are kept by the authorization's refunds workflow, which serializes them.
+import type { AuthorizationChain } from './chain.js';
+import type { TokenRef } from './authorization.js';
 import type { Address, Hex } from 'viem';
-import { formatAmount } from './amount.js';
+import { TOKEN_DECIMALS, formatAmount } from './amount.js';
 import type { RecordedError } from './errors.js';
 import { resourceId } from './ids.js';
 
@@ -30,6 +32,8 @@ export type RefundStage = (typeof refundStages)[number];
 export interface RefundRecord {
   /** 0: a partial capture's release; 1 on: refunds asked for after the capture, in order. */
   sequence: number;
+  /** The authorization's network and token (absent in records from before networks: the deployment's first). */
+  chain?: AuthorizationChain;
   /** The authorization attempt (its first run id) the refund gives money back for. */
   authorizationRunId: string;
   orderId: string;
@@ -73,6 +77,10 @@ export interface Refund {
   id: string;
   authorizationId: string;
   orderId: string;
+  /** CAIP-2 network id (absent for refunds from before networks: the deployment's first). */
+  network?: string;
+  /** The token given back, as on its authorization. */
+  token?: TokenRef;
   /** Decimal token amount, e.g. "3". */
   amount: string;
   reason: string | null;
@@ -115,7 +123,11 @@ export function publicRefund(record: RefundRecord): Refund {
     id: refundId(record.orderId, record.authorizationRunId, record.sequence),
     authorizationId: resourceId(record.orderId, record.authorizationRunId),
     orderId: record.orderId,
-    amount: formatAmount(BigInt(record.amountMinor)),
+    ...(record.chain
+      ? { network: record.chain.network, token: { address: record.chain.token, symbol: record.chain.symbol, decimals: record.chain.decimals } }
+      : {}),
+    // In the token's own decimals (the workflow records them; older records are of a 6-decimal token).
+    amount: formatAmount(BigInt(record.amountMinor), record.chain?.decimals ?? TOKEN_DECIMALS),
     reason: record.reason,
     state: refundStateOf(record.stage),
     transactionHash: record.transactionHash,

@@ -50,6 +50,8 @@ export interface RelayRequest {
   replyTo: { workflowId: string; runId: string };
   /** The merchant key that must send it (its relayer); the first key when absent. */
   sender?: Address;
+  /** The token the call is for, one of the relayer's network's (absent: its first, as before networks). */
+  token?: Address;
   call: RelayCall;
   /**
    * When the relayer answers: `always` (absent: the transaction's hash, or why not), or only on
@@ -141,12 +143,22 @@ export interface RelayerActivities {
   inspectInflight(request: { inflight: InflightTransaction[]; now: number; stuckAfterMs: number; sender?: Address }): Promise<InflightReport>;
 }
 
-export function relayerWorkflowId(merchant: Address): string {
-  return `relayer-${merchant.toLowerCase()}`;
+/**
+ * One relayer per merchant key and network: `relayer-<network>-<key>`, or `relayer-<key>` on the
+ * network that keeps the one-network shape's ids (its open relayers keep their nonce sequences).
+ */
+export function relayerWorkflowId(merchant: Address, network?: string): string {
+  return network ? `relayer-${network}-${merchant.toLowerCase()}` : `relayer-${merchant.toLowerCase()}`;
 }
+
+const RELAYER_ID = /^relayer-(?:(eip155:\d+)-)?(0x[0-9a-f]{40})$/;
 
 /** The merchant key a relayer works for, from its workflow id. */
 export function relayerSender(workflowId: string): Address | undefined {
-  const match = /^relayer-(0x[0-9a-f]{40})$/.exec(workflowId);
-  return match ? (match[1] as Address) : undefined;
+  return (RELAYER_ID.exec(workflowId)?.[2] as Address | undefined) ?? undefined;
+}
+
+/** The network a relayer works on, from its workflow id (absent: the one-network shape's). */
+export function relayerNetwork(workflowId: string): string | undefined {
+  return RELAYER_ID.exec(workflowId)?.[1];
 }

@@ -13,6 +13,10 @@ export const ValidBeforeAttribute = defineSearchAttributeKey('ValidBefore', Sear
  */
 export const AuthorizationNonceAttribute = defineSearchAttributeKey('AuthorizationNonce', SearchAttributeType.KEYWORD);
 
+/** The authorization's network (CAIP-2, e.g. "eip155:8453") and token contract (lower case). */
+export const NetworkAttribute = defineSearchAttributeKey('Network', SearchAttributeType.KEYWORD);
+export const TokenAttribute = defineSearchAttributeKey('Token', SearchAttributeType.KEYWORD);
+
 /** An authorization's event stream: the events feed lists streams by these (workflows/eventStream.ts). */
 export const EventTypesAttribute = defineSearchAttributeKey('EventTypes', SearchAttributeType.KEYWORD_LIST);
 export const EventsStartedAtAttribute = defineSearchAttributeKey('EventsStartedAt', SearchAttributeType.DATETIME);
@@ -40,6 +44,8 @@ export const searchAttributeKeys = [
   EventsKeyAttribute,
   AmountRefundedMinorAttribute,
   RefundStatesAttribute,
+  NetworkAttribute,
+  TokenAttribute,
 ] as const;
 
 /** `Name=Type` pairs in the form `temporal server start-dev --search-attribute` takes. */

@@ -2,7 +2,12 @@
 // they call these sinks (proxySinks); the worker implements them. Never pass a secret through here.
 import type { Sinks } from '@temporalio/workflow';
 
-export interface TransitionInfo {
+/** Every report names the network it concerns (absent from runs from before networks: the worker's first). */
+export interface OnNetwork {
+  network?: string;
+}
+
+export interface TransitionInfo extends OnNetwork {
   orderId: string;
   from: string;
   to: string;
@@ -10,7 +15,7 @@ export interface TransitionInfo {
   event: string;
 }
 
-export interface CaptureTiming {
+export interface CaptureTiming extends OnNetwork {
   orderId: string;
   /** Capture requested → AuthorizationUsed seen in the pending view. Null when not observed. */
   preconfirmedMs: number | null;
@@ -18,7 +23,7 @@ export interface CaptureTiming {
   capturedMs: number;
 }
 
-export interface RefundOutcome {
+export interface RefundOutcome extends OnNetwork {
   orderId: string;
   outcome: 'succeeded' | 'failed';
   /** Refund asked for → succeeded or failed. */
@@ -32,6 +37,6 @@ export interface AuthcapSinks extends Sinks {
     transition(info: TransitionInfo): void;
     captureConfirmed(timing: CaptureTiming): void;
     refundSettled(outcome: RefundOutcome): void;
-    relayerQueue(depth: { queued: number; inflight: number }): void;
+    relayerQueue(depth: { queued: number; inflight: number } & OnNetwork): void;
   };
 }

@@ -2,6 +2,41 @@
 import type { Address, Hex } from 'viem';
 import { parseAddress } from '../domain/address.js';
 import type { ChainConfig } from '../activities/index.js';
+import { loadDeployment } from '../runtime/deployment/load.js';
+import { resolveDeployment, type ResolvedDeployment } from '../runtime/deployment/resolve.js';
+
+/**
+ * The worker's settings from a deployment configuration (AUTHCAP_CONFIG): its networks and tokens,
+ * checked against their chains, and the policy every network shares from the environment. `chain`
+ * names the first network's first token and key, for what still reads one (metrics, tests).
+ */
+export async function workerDeploymentFromEnv(env: NodeJS.ProcessEnv = process.env): Promise<{ chain: ChainConfig; deployment: ResolvedDeployment }> {
+  const deployment = await resolveDeployment(loadDeployment(env));
+  const first = deployment.networks[0]!;
+  return {
+    deployment,
+    chain: {
+      ...chainPolicyFromEnv(env),
+      rpcUrl: first.rpcUrls[0]!,
+      wsUrl: first.wsUrl,
+      tokenAddress: first.tokens[0]!.address,
+      merchantPrivateKey: first.merchantPrivateKeys[0]!,
+      merchantPrivateKeys: first.merchantPrivateKeys.slice(1),
+      confirmations: first.confirmations,
+    },
+  };
+}
+
+/** The policy every network shares: validity windows, history and reconcile settings. */
+function chainPolicyFromEnv(env: NodeJS.ProcessEnv) {
+  return {
+    validitySeconds: positiveInt(env.AUTHCAP_VALIDITY_SECONDS, 900, 'AUTHCAP_VALIDITY_SECONDS'),
+    reconcileIntervalSeconds: reconcileInterval(env),
+    maxValiditySeconds: positiveInt(env.AUTHCAP_MAX_VALIDITY_SECONDS, 7 * 24 * 3600, 'AUTHCAP_MAX_VALIDITY_SECONDS'),
+    historyLimit: positiveInt(env.AUTHCAP_HISTORY_LIMIT, 2_000, 'AUTHCAP_HISTORY_LIMIT'),
+    refundValiditySeconds: positiveInt(env.AUTHCAP_REFUND_VALIDITY_SECONDS, 300, 'AUTHCAP_REFUND_VALIDITY_SECONDS'),
+  };
+}
 
 export function chainConfigFromEnv(env: NodeJS.ProcessEnv = process.env): ChainConfig {
   const missing = ['RPC_URL', 'TOKEN_ADDRESS', 'MERCHANT_PRIVATE_KEY'].filter((name) => !env[name]);
@@ -14,15 +49,11 @@ export function chainConfigFromEnv(env: NodeJS.ProcessEnv = process.env): ChainC
     tokenAddress: parseAddress(env.TOKEN_ADDRESS, 'TOKEN_ADDRESS') as Address,
     merchantPrivateKey: key as Hex,
     merchantPrivateKeys: merchantKeys(env.MERCHANT_PRIVATE_KEYS),
-    validitySeconds: positiveInt(env.AUTHCAP_VALIDITY_SECONDS, 900, 'AUTHCAP_VALIDITY_SECONDS'),
+    ...chainPolicyFromEnv(env),
     confirmations:
       env.AUTHCAP_CONFIRMATIONS === 'safe' || env.AUTHCAP_CONFIRMATIONS === 'finalized'
         ? env.AUTHCAP_CONFIRMATIONS
         : positiveInt(env.AUTHCAP_CONFIRMATIONS, 1, 'AUTHCAP_CONFIRMATIONS'),
-    reconcileIntervalSeconds: reconcileInterval(env),
-    maxValiditySeconds: positiveInt(env.AUTHCAP_MAX_VALIDITY_SECONDS, 7 * 24 * 3600, 'AUTHCAP_MAX_VALIDITY_SECONDS'),
-    historyLimit: positiveInt(env.AUTHCAP_HISTORY_LIMIT, 2_000, 'AUTHCAP_HISTORY_LIMIT'),
-    refundValiditySeconds: positiveInt(env.AUTHCAP_REFUND_VALIDITY_SECONDS, 300, 'AUTHCAP_REFUND_VALIDITY_SECONDS'),
   };
 }
 

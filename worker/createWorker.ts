@@ -1,6 +1,7 @@
 // Builds the authcap worker: workflows bundled from workflows/, activities bound to the chain.
 import type { ResolvedDeployment } from '../runtime/deployment/resolve.js';
 import { createHash } from 'node:crypto';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { EncryptionCodec } from '../runtime/codec.js';
 import { ensureWebhookDispatcher } from '../runtime/webhookDispatchers.js';
@@ -14,7 +15,8 @@ import type { merchantRelayerWorkflow as RelayerWorkflow } from '../workflows/re
 import { startWatcher, type Watcher } from './watcher.js';
 import { eventBridges } from './eventBridges.js';
 import type { RpcMetrics } from '../activities/rpc/rpcMetrics.js';
-import { createActivities, createChainContext, type ChainConfig } from '../activities/index.js';
+import { ChainContexts, createActivities, createChainContext, createNetworkContexts, type ChainConfig, type ChainContext } from '../activities/index.js';
+import { chainHeaderInbound } from './chainHeaderInbound.js';
 import { rpcCalls, rpcErrors, startMetricsServer, telemetrySinks } from './telemetry.js';
 import { tracingPluginFromEnv } from '../runtime/tracing.js';
 import { sealedActivityInputs } from './sealedActivityInputs.js';
@@ -51,8 +53,13 @@ export interface AuthcapWorkerOptions {
 export interface AuthcapWorker {
   worker: Worker;
   /** What this worker has asked of the node so far. */
+  /** The first network's: what this worker has asked of its node so far. */
   rpcMetrics: RpcMetrics;
+  rpcMetricsByNetwork: ReadonlyMap<string, RpcMetrics>;
+  /** The first network's log watcher. */
   watcher?: Watcher;
+  /** Every network's log watcher. */
+  watchers: Watcher[];
   connection: NativeConnection;
   /** Where this worker's Prometheus metrics answer, when metricsPort was given. */
   metricsUrl?: string;
@@ -62,18 +69,22 @@ export interface AuthcapWorker {
 }
 
 export async function createAuthcapWorker(options: AuthcapWorkerOptions): Promise<AuthcapWorker> {
-  const chain = await createChainContext(options.chain);
-  chain.rpcMetrics.listeners.call = (method) => rpcCalls.inc({ method });
-  chain.rpcMetrics.listeners.error = (method) => rpcErrors.inc({ method });
+  const contexts = new ChainContexts(await chainContextsOf(options));
+  const networks = contexts.networks();
+  for (const ctx of networks) {
+    ctx.rpcMetrics.listeners.call = (method) => rpcCalls.inc({ network: ctx.network, method });
+    ctx.rpcMetrics.listeners.error = (method) => rpcErrors.inc({ network: ctx.network, method });
+  }
+  const chain = contexts.defaultContext;
   const connection = await NativeConnection.connect(options.temporal.connectionOptions);
   const { namespace, taskQueue } = options.temporal;
   const client = new Client({ connection, namespace, dataConverter: options.temporal.dataConverter });
   // Signal-with-start: the merchant's relayer exists from the first transaction on, whichever worker
-  // process asks first, and Temporal guarantees there is only ever one per merchant key.
-  const requestRelay = async (request: RelayRequest) => {
+  // process asks first, and Temporal guarantees there is only ever one per merchant key and network.
+  const requestRelay = async (request: RelayRequest, ctx: ChainContext) => {
     await client.workflow.signalWithStart<typeof RelayerWorkflow, [RelayRequest | LegacyRelayRequest]>('merchantRelayerWorkflow', {
-      // Each merchant key has its own relayer: the one the transaction must be sent by.
-      workflowId: relayerWorkflowId(chain.senderFor(request.sender)),
+      // Each merchant key has its own relayer on each network: the one the transaction must be sent by.
+      workflowId: relayerWorkflowId(ctx.senderFor(request.sender), ctx.singleNetworkIds ? undefined : ctx.network),
       taskQueue,
       args: [{ accountNonce: null, inflight: [], answered: [] }],
       signal: relayRequestSignal,
@@ -82,7 +93,7 @@ export async function createAuthcapWorker(options: AuthcapWorkerOptions): Promis
   };
   // A bundle carries its workflow interceptors (built with them); bundling here adds them.
   const { workflowModules, ...code } = workflowCode(options.workflowBundle);
-  const activities = createActivities(chain, { requestRelay, events: eventBridges(client), draftNonceKeys: draftNonceKeysOf(options.temporal) });
+  const activities = createActivities(contexts, { requestRelay, events: eventBridges(client), draftNonceKeys: draftNonceKeysOf(options.temporal) });
   const worker = await Worker.create({
     connection,
     namespace,
@@ -90,8 +101,8 @@ export async function createAuthcapWorker(options: AuthcapWorkerOptions): Promis
     activities,
     maxConcurrentActivityTaskExecutions: activitySlots(),
     dataConverter: options.temporal.dataConverter,
-    interceptors: { activity: [sealedActivityInputs], ...(workflowModules ? { workflowModules } : {}) },
-    sinks: telemetrySinks(),
+    interceptors: { activity: [sealedActivityInputs, chainHeaderInbound], ...(workflowModules ? { workflowModules } : {}) },
+    sinks: telemetrySinks(chain.network),
     // Open authorizations mostly wait on a timer: bound the cache so memory does not grow with them
     // (an evicted one is replayed from its short history when a message or its deadline arrives).
     maxCachedWorkflows: workflowCacheSize(),
@@ -107,24 +118,31 @@ export async function createAuthcapWorker(options: AuthcapWorkerOptions): Promis
     taskQueue: followTaskQueue(taskQueue),
     activities,
     dataConverter: options.temporal.dataConverter,
-    interceptors: { activity: [sealedActivityInputs] },
+    interceptors: { activity: [sealedActivityInputs, chainHeaderInbound] },
     maxConcurrentActivityTaskExecutions: followerSlots(),
   });
-  const watcher = options.watcher
-    ? startWatcher({
-        client,
-        publicClient: chain.publicClient,
-        tokenAddress: chain.tokenAddress,
-        ignoreAuthorizers: chain.merchants,
-        isFollowed: (authorizer, nonce) => chain.followed.has(authorizer, nonce),
-        ...options.watcher,
-        log: (line) => console.warn(line),
-      })
-    : undefined;
-  const metrics = options.metricsPort !== undefined ? await startMetricsServer(options.metricsPort, '127.0.0.1', options.taskFailures, chain.heads) : undefined;
+  // One log watcher per network, reading all of its tokens in the same calls.
+  const watchers = options.watcher
+    ? networks.map((ctx) =>
+        startWatcher({
+          client,
+          publicClient: ctx.publicClient,
+          tokens: contexts.tokensOf(ctx.network).map((t) => ({ address: t.tokenAddress, nonceScope: t.nonceScope })),
+          ignoreAuthorizers: ctx.merchants,
+          isFollowed: (authorizer, nonce) => ctx.followed.has(authorizer, nonce),
+          cursorFile: watcherCursorFile(options.watcher!.cursorFile, ctx),
+          wsUrl: networkWsUrl(options, ctx),
+          log: (line) => console.warn(`${ctx.network}: ${line}`),
+        }),
+      )
+    : [];
+  const heads = new Map(networks.map((ctx) => [ctx.network, ctx.heads] as const));
+  const metrics = options.metricsPort !== undefined ? await startMetricsServer(options.metricsPort, '127.0.0.1', options.taskFailures, heads) : undefined;
   // Subscribed from the start, so /readyz tells a dead WebSocket before the first capture is slow.
-  chain.heads.onStateChange = (status) => console.warn(`authcap worker: head feed ${status.state}: ${status.detail}`);
-  chain.heads.connect();
+  for (const ctx of networks) {
+    ctx.heads.onStateChange = (status) => console.warn(`authcap worker: ${ctx.network} head feed ${status.state}: ${status.detail}`);
+    ctx.heads.connect();
+  }
   // Endpoints registered before dispatchers existed, or whose dispatcher ended: each has one.
   void ensureDispatchers(client, taskQueue);
   let running: Promise<void> | undefined;
@@ -132,7 +150,9 @@ export async function createAuthcapWorker(options: AuthcapWorkerOptions): Promis
   return {
     worker,
     rpcMetrics: chain.rpcMetrics,
-    watcher,
+    rpcMetricsByNetwork: new Map(networks.map((ctx) => [ctx.network, ctx.rpcMetrics] as const)),
+    watcher: watchers[0],
+    watchers,
     connection,
     metricsUrl: metrics?.url,
     run() {
@@ -147,8 +167,8 @@ export async function createAuthcapWorker(options: AuthcapWorkerOptions): Promis
     // instead of closing the connection twice (an uncaught "Client already closed", exit code 1).
     shutdown() {
       stopping ??= (async () => {
-        await watcher?.stop();
-        chain.heads.stop();
+        await Promise.all(watchers.map((w) => w.stop()));
+        for (const ctx of networks) ctx.heads.stop();
         metrics?.server.close();
         if (worker.getState() === 'RUNNING') worker.shutdown();
         if (followWorker.getState() === 'RUNNING') followWorker.shutdown();
@@ -158,6 +178,40 @@ export async function createAuthcapWorker(options: AuthcapWorkerOptions): Promis
       return stopping;
     },
   };
+}
+
+/** The contexts of every configured network and token (or of `chain`'s one network). */
+async function chainContextsOf(options: AuthcapWorkerOptions): Promise<ChainContext[]> {
+  if (!options.deployment) return [await createChainContext(options.chain)];
+  const perNetwork = await Promise.all(
+    options.deployment.networks.map((network) =>
+      createNetworkContexts(
+        {
+          network: network.network,
+          rpcUrls: network.rpcUrls,
+          wsUrl: network.wsUrl,
+          confirmations: network.confirmations,
+          logSpan: network.logSpan,
+          merchantPrivateKeys: network.merchantPrivateKeys,
+          singleNetworkIds: network.singleNetworkIds,
+          tokens: network.tokens.map((t) => t.address),
+        },
+        options.chain,
+      ),
+    ),
+  );
+  return perNetwork.flat();
+}
+
+/** The one-network shape's cursor file stays where it was; every other network has its own beside it. */
+function watcherCursorFile(cursorFile: string, ctx: ChainContext): string {
+  return ctx.singleNetworkIds ? cursorFile : join(dirname(cursorFile), `watcher-cursor-${ctx.network.replace(':', '-')}.json`);
+}
+
+function networkWsUrl(options: AuthcapWorkerOptions, ctx: ChainContext): string | undefined {
+  const configured = options.deployment?.networks.find((n) => n.network === ctx.network);
+  if (configured) return configured.wsUrl;
+  return options.watcher?.wsUrl;
 }
 
 /**

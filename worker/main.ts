@@ -3,7 +3,7 @@ import { Runtime } from '@temporalio/worker';
 import { createLogger, temporalLogger } from '../runtime/logger.js';
 import { loadTemporalSettings } from '../runtime/temporal.js';
 import { requireCodec } from '../runtime/codec.js';
-import { chainConfigFromEnv, watcherConfigFromEnv } from './config.js';
+import { chainConfigFromEnv, watcherConfigFromEnv, workerDeploymentFromEnv } from './config.js';
 import { createAuthcapWorker } from './createWorker.js';
 import { TaskFailureTracker, trackingLogger } from './taskFailures.js';
 import { cpuProfileOnSignal } from '../runtime/cpuProfiler.js';
@@ -18,10 +18,17 @@ const taskFailures = new TaskFailureTracker((message, meta) => logger.error(meta
 Runtime.install({ logger: trackingLogger(temporalLogger(logger), taskFailures), shutdownSignals: ['SIGINT', 'SIGTERM', 'SIGQUIT'] });
 requireCodec();
 const temporal = loadTemporalSettings();
-const chain = chainConfigFromEnv();
+// Networks and tokens from AUTHCAP_CONFIG (checked against their chains now: a wrong entry stops the
+// start with its name), or the one network of RPC_URL, TOKEN_ADDRESS and MERCHANT_PRIVATE_KEY.
+const { chain, deployment } = process.env.AUTHCAP_CONFIG
+  ? await workerDeploymentFromEnv().catch((err: Error) => {
+      console.error(`authcap worker: ${err.message}`);
+      process.exit(1);
+    })
+  : { chain: chainConfigFromEnv(), deployment: undefined };
 const stateDir = process.env.AUTHCAP_STATE_DIR ?? '.authcap';
 const metricsPort = process.env.AUTHCAP_WORKER_METRICS_PORT === undefined ? undefined : Number(process.env.AUTHCAP_WORKER_METRICS_PORT);
-const worker = await createAuthcapWorker({ temporal, chain, watcher: watcherConfigFromEnv(chain.rpcUrl, stateDir), metricsPort, taskFailures });
+const worker = await createAuthcapWorker({ temporal, chain, deployment, watcher: watcherConfigFromEnv(chain.rpcUrl, stateDir), metricsPort, taskFailures });
 for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void worker.shutdown());
 console.log(
   `authcap worker: task queue ${temporal.taskQueue} on ${temporal.connectionOptions.address} (${temporal.namespace})${worker.metricsUrl ? `, metrics at ${worker.metricsUrl}` : ''}`,

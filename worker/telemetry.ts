@@ -12,8 +12,8 @@ import type { HeadFeedStatus } from '../activities/rpc/headFeed.js';
 
 const transitions = new Counter({
   name: 'authcap_authorization_transitions_total',
-  help: 'Authorization state changes seen by this worker, by from and to state.',
-  labelNames: ['from', 'to'] as const,
+  help: 'Authorization state changes seen by this worker, by network, from and to state.',
+  labelNames: ['network', 'from', 'to'] as const,
   registers: [registry],
 });
 
@@ -27,8 +27,8 @@ for (const state of authorizationStates) byState.set({ state }, 0);
 
 const captureSeconds = new Histogram({
   name: 'authcap_capture_seconds',
-  help: 'Capture latency from submission: to preconfirmed (log in the pending view) and to captured (confirmation depth).',
-  labelNames: ['stage'] as const,
+  help: 'Capture latency from submission, by network: to preconfirmed (log in the pending view) and to captured (confirmation depth).',
+  labelNames: ['network', 'stage'] as const,
   buckets: [0.1, 0.25, 0.5, 0.75, 1, 1.5, 2, 3, 5, 10, 30, 60],
   registers: [registry],
 });
@@ -36,31 +36,33 @@ const captureSeconds = new Histogram({
 const refunds = new Counter({
   name: 'authcap_refunds_total',
   help: 'Refunds that ended, by outcome and, for failures, the reason code (partial-capture releases not included).',
-  labelNames: ['outcome', 'code'] as const,
+  labelNames: ['network', 'outcome', 'code'] as const,
   registers: [registry],
 });
 
 const refundSeconds = new Histogram({
   name: 'authcap_refund_seconds',
-  help: 'Refund latency, asked for → succeeded (confirmation depth) or failed.',
-  labelNames: ['outcome'] as const,
+  help: 'Refund latency, asked for → succeeded (confirmation depth) or failed, by network.',
+  labelNames: ['network', 'outcome'] as const,
   buckets: [0.25, 0.5, 0.75, 1, 1.5, 2, 3, 5, 10, 30, 60, 300, 900],
   registers: [registry],
 });
 
 const relayerQueue = new Gauge({
   name: 'authcap_relayer_queue_depth',
-  help: 'Transactions waiting in the merchant relayer, and in flight (sent, not yet mined).',
-  labelNames: ['kind'] as const,
+  help: 'Transactions waiting in the merchant relayers, and in flight (sent, not yet mined), by network.',
+  labelNames: ['network', 'kind'] as const,
   registers: [registry],
 });
 
-export function telemetrySinks(): InjectedSinks<AuthcapSinks> {
+/** `defaultNetwork`: what runs from before networks (which name none) are on: the worker's first. */
+export function telemetrySinks(defaultNetwork = ''): InjectedSinks<AuthcapSinks> {
+  const on = (report: { network?: string }) => report.network ?? defaultNetwork;
   return {
     telemetry: {
       transition: {
         fn: (_info, t) => {
-          transitions.inc({ from: t.from, to: t.to });
+          transitions.inc({ network: on(t), from: t.from, to: t.to });
           byState.dec({ state: t.from });
           byState.inc({ state: t.to });
         },
@@ -68,22 +70,26 @@ export function telemetrySinks(): InjectedSinks<AuthcapSinks> {
       },
       captureConfirmed: {
         fn: (_info, timing) => {
-          if (timing.preconfirmedMs !== null) captureSeconds.observe({ stage: 'preconfirmed' }, timing.preconfirmedMs / 1000);
-          captureSeconds.observe({ stage: 'captured' }, timing.capturedMs / 1000);
+          const network = on(timing);
+          if (timing.preconfirmedMs !== null) captureSeconds.observe({ network, stage: 'preconfirmed' }, timing.preconfirmedMs / 1000);
+          captureSeconds.observe({ network, stage: 'captured' }, timing.capturedMs / 1000);
         },
         callDuringReplay: false,
       },
       refundSettled: {
         fn: (_info, outcome) => {
-          refunds.inc({ outcome: outcome.outcome, code: outcome.code ?? '' });
-          refundSeconds.observe({ outcome: outcome.outcome }, outcome.ms / 1000);
+          const network = on(outcome);
+          refunds.inc({ network, outcome: outcome.outcome, code: outcome.code ?? '' });
+          refundSeconds.observe({ network, outcome: outcome.outcome }, outcome.ms / 1000);
         },
         callDuringReplay: false,
       },
       relayerQueue: {
         fn: (_info, depth) => {
-          relayerQueue.set({ kind: 'queued' }, depth.queued);
-          relayerQueue.set({ kind: 'inflight' }, depth.inflight);
+          // The sum over this worker's relayers on the network would need their ids: the last report stands.
+          const network = on(depth);
+          relayerQueue.set({ network, kind: 'queued' }, depth.queued);
+          relayerQueue.set({ network, kind: 'inflight' }, depth.inflight);
         },
         callDuringReplay: false,
       },
@@ -94,15 +100,15 @@ export function telemetrySinks(): InjectedSinks<AuthcapSinks> {
 /** JSON-RPC calls and errors by method, counted by the chain context's transport. */
 export const rpcCalls = new Counter({
   name: 'authcap_rpc_calls_total',
-  help: 'JSON-RPC calls this worker made to the node, by method.',
-  labelNames: ['method'] as const,
+  help: 'JSON-RPC calls this worker made to the node, by network and method.',
+  labelNames: ['network', 'method'] as const,
   registers: [registry],
 });
 
 export const rpcErrors = new Counter({
   name: 'authcap_rpc_errors_total',
-  help: 'JSON-RPC calls that failed, by method.',
-  labelNames: ['method'] as const,
+  help: 'JSON-RPC calls that failed, by network and method.',
+  labelNames: ['network', 'method'] as const,
   registers: [registry],
 });
 
@@ -111,14 +117,19 @@ export interface HeadFeedReporter {
   status(): HeadFeedStatus;
 }
 
-const headFeeds = new Set<HeadFeedReporter>();
+/** Each network's head feed, by CAIP-2 id. */
+export type HeadFeeds = ReadonlyMap<string, HeadFeedReporter>;
+
+const headFeeds = new Set<HeadFeeds>();
 
 new Gauge({
   name: 'authcap_head_feed_live',
-  help: 'Whether new blocks arrive over the WebSocket subscription (1), or waits poll the node because it failed, went silent or is not configured (0).',
+  help: 'Whether new blocks arrive over the WebSocket subscription (1), or waits poll the node because it failed, went silent or is not configured (0), by network.',
+  labelNames: ['network'] as const,
   registers: [registry],
   collect() {
-    if (headFeeds.size) this.set([...headFeeds].every((feed) => feed.status().live) ? 1 : 0);
+    this.reset();
+    for (const feeds of headFeeds) for (const [network, feed] of feeds) this.set({ network }, feed.status().live ? 1 : 0);
   },
 });
 
@@ -127,18 +138,21 @@ export async function startMetricsServer(
   port: number,
   host = '127.0.0.1',
   failures?: TaskFailureTracker,
-  heads?: HeadFeedReporter,
+  heads?: HeadFeeds,
 ): Promise<{ url: string; server: Server }> {
   if (heads) headFeeds.add(heads);
   const server = createServer((req, res) => {
     // The worker's own readiness, for operators: up, which workflows' tasks keep failing here, and
-    // whether its waits wake on announced blocks. Always 200: a degraded feed slows captures, it
-    // does not stop them, so nothing should take this worker out of service for it.
+    // whether its waits wake on announced blocks, per network. Always 200: a degraded feed slows
+    // that network's captures, it does not stop them or any other network's, so nothing should take
+    // this worker out of service for it.
     if (req.url === '/readyz') {
       const failingWorkflows = failures?.failing() ?? [];
-      const feed = heads?.status();
-      const status = feed && !feed.live && feed.state !== 'off' ? 'degraded' : 'ok';
-      const body = feed ? { status, failingWorkflows, heads: feed } : { status, failingWorkflows };
+      const networks = Object.fromEntries([...(heads ?? [])].map(([network, feed]) => [network, { heads: feed.status() }]));
+      const degraded = Object.values(networks).some(({ heads: feed }) => !feed.live && feed.state !== 'off');
+      const first = Object.values(networks)[0];
+      // `heads`: the first network's, as before there were several.
+      const body = first ? { status: degraded ? 'degraded' : 'ok', failingWorkflows, heads: first.heads, networks } : { status: 'ok', failingWorkflows };
       return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
     }
     if (req.url !== '/metrics') return void res.writeHead(404).end();

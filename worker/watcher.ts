@@ -16,7 +16,11 @@ import { WORKFLOW_TYPE, nonceActivitySignal } from '../workflows/messages.js';
 export interface WatcherOptions {
   client: Client;
   publicClient: PublicClient<Transport, Chain>;
-  tokenAddress: Address;
+  /**
+   * The network's tokens, each with the scope of its nonce digests (activities/nonceKey.ts): one
+   * watcher reads every token of its network in the same calls.
+   */
+  tokens: { address: Address; nonceScope: string }[];
   /** ws:// URL for subscriptions; without it the watcher polls. */
   wsUrl?: string;
   cursorFile: string;
@@ -50,6 +54,8 @@ const topics = [[authorizationUsedTopic, authorizationCanceledTopic]] as const;
 export function startWatcher(options: WatcherOptions): Watcher {
   const log = options.log ?? (() => undefined);
   const ignored = new Set((options.ignoreAuthorizers ?? []).map((a) => a.toLowerCase()));
+  const scopes = new Map(options.tokens.map((t) => [t.address.toLowerCase(), t.nonceScope]));
+  const address = options.tokens.length === 1 ? options.tokens[0]!.address : options.tokens.map((t) => t.address);
   const reader = new LogReader(options.publicClient);
   const seen = new Set<string>();
   const handled: string[] = [];
@@ -73,7 +79,9 @@ export function startWatcher(options: WatcherOptions): Watcher {
     if (ignored.has(payer)) return;
     const nonce = entry.topics[2]!.toLowerCase();
     if (options.isFollowed?.(payer, nonce)) return;
-    const query = `WorkflowType = '${WORKFLOW_TYPE}' AND ${AuthorizationNonceAttribute.name} = "${nonceSearchKey(payer, nonce)}" AND ExecutionStatus = 'Running'`;
+    const scope = scopes.get(entry.address.toLowerCase());
+    if (scope === undefined) return;
+    const query = `WorkflowType = '${WORKFLOW_TYPE}' AND ${AuthorizationNonceAttribute.name} = "${nonceSearchKey(payer, nonce, scope)}" AND ExecutionStatus = 'Running'`;
     for await (const execution of options.client.workflow.list({ query })) {
       const attrs = execution.typedSearchAttributes;
       const owner = String(attrs.get(PayerAttribute) ?? '').toLowerCase();
@@ -96,7 +104,7 @@ export function startWatcher(options: WatcherOptions): Watcher {
 
   async function scan(fromBlock: bigint, toBlock: bigint): Promise<void> {
     if (fromBlock > toBlock) return;
-    const logs = await reader.getLogs({ address: options.tokenAddress, topics, fromBlock, toBlock });
+    const logs = await reader.getLogs({ address, topics, fromBlock, toBlock });
     for (const entry of logs) await deliver(entry);
     cursor = toBlock;
     writeCursor(options.cursorFile, cursor);
@@ -139,11 +147,9 @@ export function startWatcher(options: WatcherOptions): Watcher {
         mode = 'polling';
         void poll();
       };
-      const logsSub = await subscribe({ params: ['logs', { address: options.tokenAddress, topics }], onData, onError });
+      const logsSub = await subscribe({ params: ['logs', { address, topics }], onData, onError });
       // Preconfirmed logs, where the node offers them (Flashblocks); anvil does not.
-      const pendingSub = await subscribe({ params: ['pendingLogs', { address: options.tokenAddress, topics }], onData, onError: () => undefined }).catch(
-        () => undefined,
-      );
+      const pendingSub = await subscribe({ params: ['pendingLogs', { address, topics }], onData, onError: () => undefined }).catch(() => undefined);
       unsubscribe = () => {
         void logsSub.unsubscribe().catch(() => undefined);
         void pendingSub?.unsubscribe().catch(() => undefined);

@@ -5,6 +5,8 @@ import { allHandlersFinished, condition, continueAsNew, log, makeContinueAsNewFu
 import type { AuthorizationView, AuthorizationWorkflowInput, ResumedAuthorization } from '../domain/authorization.js';
 import type { WorkerPolicy } from '../domain/activityContract.js';
 import { currentGeneration, shortReads, useGeneration } from './activities.js';
+import { useChain } from './chainHeader.js';
+import { useTokenDecimals } from '../domain/amount.js';
 import { coalesceWrites } from './coalescedWrites.js';
 import { Lifecycle, type PersistedLifecycle } from './lifecycle.js';
 import {
@@ -43,6 +45,10 @@ export async function authorizationWorkflow(input: AuthorizationWorkflowInput): 
   const presigned = 'presigned' in input ? input.presigned : undefined;
   const draftRequest = 'draft' in input ? input.draft : undefined;
   const resumed = 'resume' in input ? input.resume : undefined;
+  const chain = 'chain' in input ? input.chain : (resumed?.lifecycle as PersistedLifecycle | undefined)?.context.chain;
+  // Every activity runs on this authorization's network and token; amounts are in its decimals.
+  useChain(chain && { network: chain.network, token: chain.token });
+  if (chain) useTokenDecimals(chain.decimals);
   const lifecycle = new Lifecycle(
     resumed
       ? (resumed.lifecycle as PersistedLifecycle)
@@ -51,6 +57,7 @@ export async function authorizationWorkflow(input: AuthorizationWorkflowInput): 
           payer: presigned ? presigned.authorization.from : draftRequest!.payer,
           value: presigned ? presigned.authorization.value : draftRequest!.value,
           primaryType: presigned ? presigned.primaryType : 'ReceiveWithAuthorization',
+          ...(chain ? { chain } : {}),
         },
     now,
   );

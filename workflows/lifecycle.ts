@@ -137,7 +137,7 @@ export class Lifecycle {
     if (to !== from) this.history.push(historyEntryFor(event, to, before.context, this.snapshot.context));
     if (to !== from) {
       upsertSearchAttributes([{ key: AuthorizationStateAttribute, value: to }]);
-      telemetry.transition({ orderId: this.context.orderId, from, to, event: event.type });
+      telemetry.transition({ orderId: this.context.orderId, network: this.context.chain?.network, from, to, event: event.type });
     }
     if ((command.type === 'DRAFTED' || command.type === 'PRESIGNED_CHECKED') && this.context.authorization) {
       upsertSearchAttributes([{ key: ValidBeforeAttribute, value: new Date(Number(this.context.authorization.validBefore) * 1000) }]);
@@ -268,6 +268,7 @@ export class Lifecycle {
     const c = this.context;
     return {
       orderId: c.orderId,
+      ...(c.chain ? { network: c.chain.network, token: { address: c.chain.token, symbol: c.chain.symbol, decimals: c.chain.decimals } } : {}),
       state: this.state,
       primaryType: c.primaryType,
       amount: formatAmount(BigInt(c.value)),
@@ -310,6 +311,6 @@ export class Lifecycle {
     const requested = capture?.submittedAt;
     if (!capture?.confirmedAt || !requested) return;
     const since = (at: string | null) => (at ? Date.parse(at) - Date.parse(requested) : null);
-    telemetry.captureConfirmed({ orderId: this.context.orderId, preconfirmedMs: since(capture.preconfirmedAt), capturedMs: since(capture.confirmedAt)! });
+    telemetry.captureConfirmed({ orderId: this.context.orderId, network: this.context.chain?.network, preconfirmedMs: since(capture.preconfirmedAt), capturedMs: since(capture.confirmedAt)! });
   }
 }

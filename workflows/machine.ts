@@ -8,6 +8,7 @@ import type { ErrorCode, RecordedError } from '../domain/errors.js';
 import type { CapturePrecheckFacts, CaptureFailure, OnchainConsumption, OnchainNonceFacts, SignatureCheck } from '../domain/facts.js';
 import { formatAmount } from '../domain/amount.js';
 import type { RefundRecord } from '../domain/refunds.js';
+import type { AuthorizationChain } from '../domain/chain.js';
 import { precheckFailure } from './precheckFailure.js';
 
 export interface AuthorizationContext {
@@ -30,6 +31,8 @@ export interface AuthorizationContext {
   captureAmount?: string | null;
   /** A partial capture's release: the refund of what was captured but not kept (sequence 0). */
   release?: RefundRecord | null;
+  /** The network and token (absent in runs from before networks: the deployment's first). */
+  chain?: AuthorizationChain;
 }
 
 export interface MachineInput {
@@ -37,6 +40,7 @@ export interface MachineInput {
   payer: Address;
   value: string;
   primaryType: AuthorizationPrimaryType;
+  chain?: AuthorizationChain;
 }
 
 /** Every event carries `at`, the workflow time it happened (ISO-8601), so the machine stays pure. */
@@ -275,6 +279,7 @@ export const authorizationMachine = setup({
     payer: input.payer,
     value: input.value,
     primaryType: input.primaryType,
+    ...(input.chain ? { chain: input.chain } : {}),
     domain: null,
     authorization: null,
     signature: null,

@@ -147,6 +147,7 @@ async function releaseDifference(lifecycle: Lifecycle, relay: Relay): Promise<vo
   if (!context.release) {
     const release = openRefund({
       sequence: 0,
+      ...(context.chain ? { chain: context.chain } : {}),
       authorizationRunId: workflowInfo().firstExecutionRunId,
       orderId: context.orderId,
       payer: authorization.from,

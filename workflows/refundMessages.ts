@@ -1,4 +1,5 @@
 // The refunds workflow's message surface: what the API and the typed client send it.
+import type { AuthorizationChain } from '../domain/chain.js';
 import { defineUpdate } from '@temporalio/workflow';
 import type { Address, Hex } from 'viem';
 import type { RefundedAuthorization, RefundRecord } from '../domain/refunds.js';
@@ -24,6 +25,8 @@ export interface RefundsWorkflowInput {
   carried?: { refunds: RefundRecord[]; eventSequence: number; refundableUntil: string; eventLog?: MemoEventLogState };
   /** The workflow code's shape (absent: 1): 2 keeps its events in its memo and coalesces its writes. */
   generation?: number;
+  /** The authorization's network and token (absent: the worker's first, as before networks). */
+  chain?: AuthorizationChain;
 }
 
 export interface RefundCommand {

@@ -19,7 +19,8 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
-import { formatAmount } from '../domain/amount.js';
+import { formatAmount, useTokenDecimals } from '../domain/amount.js';
+import { useChain } from './chainHeader.js';
 import { eventId, eventStreamWorkflowId, type AuthcapEvent, type RefundEventType } from '../domain/events.js';
 import {
   LEDGER_MEMO_KEY,
@@ -61,6 +62,9 @@ export async function refundsWorkflow(input: RefundsWorkflowInput): Promise<Refu
   // Generation 2: the ledger's events live in its own memo (no stream) and its writes are coalesced.
   const generation = input.generation ?? 1;
   useGeneration(generation);
+  // Refunds go out on the authorization's network, in its token; amounts in its decimals.
+  useChain(input.chain && { network: input.chain.network, token: input.chain.token });
+  if (input.chain) useTokenDecimals(input.chain.decimals);
   const eventLog = generation >= 2 ? new MemoEventLog(input.carried?.eventLog) : undefined;
   if (generation >= 2) coalesceWrites();
   const events = eventLog ? { isDrained: () => true } : startOutboxPublisher(outbox, input.orderId);
@@ -155,6 +159,7 @@ export async function refundsWorkflow(input: RefundsWorkflowInput): Promise<Refu
     }
     telemetry.refundSettled({
       orderId: input.orderId,
+      network: input.chain?.network,
       outcome: final.stage === 'succeeded' ? 'succeeded' : 'failed',
       ms: Date.now() - started,
       code: final.failure?.code,
@@ -170,6 +175,7 @@ export async function refundsWorkflow(input: RefundsWorkflowInput): Promise<Refu
       // Reserved before anything else runs: the next refund's validator already counts this one.
       const record = openRefund({
         sequence: refunds.length + 1,
+        ...(input.chain ? { chain: input.chain } : {}),
         authorizationRunId: input.authorizationRunId,
         orderId: input.orderId,
         payer: input.payer,

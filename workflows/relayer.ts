@@ -1,6 +1,7 @@
 // One relayer per merchant key. Every capture and cancellation transaction goes through it, and
 // Temporal runs one workflow execution at a time, so account nonces are handed out in order with
 // no lock and no collision, however many captures and worker processes there are.
+import { useChain } from './chainHeader.js';
 import {
   ActivityFailure,
   condition,
@@ -16,6 +17,7 @@ import {
 } from '@temporalio/workflow';
 import {
   isTypedRelayRequest,
+  relayerNetwork,
   relayerSender,
   type InflightTransaction,
   type LegacyRelayRequest,
@@ -57,8 +59,11 @@ const PAUSE_AFTER_FAILURE_MS = 2_000;
 const TYPED_REQUESTS_ONLY = 'relayer-typed-requests-only';
 
 export async function merchantRelayerWorkflow(state: RelayerState = { accountNonce: null, inflight: [], answered: [] }): Promise<void> {
-  // One relayer per merchant key: its id names the key it sends with.
+  // One relayer per merchant key and network: its id names the key it sends with, and the network
+  // (none: the one-network shape's, whose activities carry no header and run on the default chain).
   const sender = relayerSender(workflowInfo().workflowId);
+  const network = relayerNetwork(workflowInfo().workflowId);
+  useChain(network ? { network } : undefined);
   let accountNonce = state.accountNonce;
   let inflight = state.inflight;
   const answered = new Map(state.answered);
@@ -188,7 +193,7 @@ export async function merchantRelayerWorkflow(state: RelayerState = { accountNon
       });
       await sleep(PAUSE_AFTER_FAILURE_MS);
     }
-    telemetry.relayerQueue({ queued: queue.length, inflight: inflight.length });
+    telemetry.relayerQueue({ queued: queue.length, inflight: inflight.length, ...(network ? { network } : {}) });
   }
   await continueAsNew<typeof merchantRelayerWorkflow>({ accountNonce, inflight, answered: [...answered], queue: [...queue] });
 }

@@ -6,6 +6,7 @@
 import type { AuthorizationResource } from '../../domain/authorization.js';
 import { AuthcapError } from '../../domain/errors.js';
 import type { AuthcapClient } from '../../client/authcapClient.js';
+import type { ResolvedDeployment } from '../../runtime/deployment/resolve.js';
 import type { JsonResponse, RouteContext, Router } from '../router.js';
 import { parseWith, type Schemas } from '../schemas.js';
 import { buildCheckoutAssets, type CheckoutAssets } from './assets.js';
@@ -27,6 +28,8 @@ export interface CheckoutDeps {
   client: AuthcapClient;
   schemas: Schemas;
   rpcUrl?: string;
+  /** The networks and tokens served: the page names the network and can add it to the payer's wallet. */
+  deployment?: ResolvedDeployment;
   /** The API's own URL once it listens: the default public URL. */
   listenUrl: () => string | undefined;
   options?: CheckoutOptions;
@@ -122,7 +125,8 @@ export class Checkout {
   }
 
   private async json(status: number, resource: AuthorizationResource): Promise<JsonResponse> {
-    return { status, body: await checkoutSession(resource, { merchantName: this.merchantName, tokens: this.tokens }) };
+    const context = { merchantName: this.merchantName, tokens: this.tokens, catalog: this.deps.deployment?.catalog };
+    return { status, body: await checkoutSession(resource, context) };
   }
 
   private async page({ params, target }: RouteContext, which: 'page' | 'cancel'): Promise<JsonResponse> {

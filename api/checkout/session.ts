@@ -1,11 +1,14 @@
-// The payer's view of an authorization for the checkout pages: who is paid, how much of which token,
-// the window, the state, and the typed data to sign. Built from the resource; the token's symbol and
-// decimals are read from the chain once per token and kept.
+// The payer's view of an authorization for the checkout pages: who is paid, how much of which token
+// on which network, the window, the state, and the typed data to sign. Built from the resource; the
+// token's symbol and decimals come from the resource, else the deployment's catalog, else the chain
+// (read once per token and kept: a deployment without configuration).
 import { createPublicClient, http, type Address, type PublicClient } from 'viem';
 import type { AuthorizationResource } from '../../domain/authorization.js';
 import { AuthcapError } from '../../domain/errors.js';
 import { tokenAbi } from '../../domain/tokenAbi.js';
-import type { CheckoutSession, TypedDataJson } from './sessionTypes.js';
+import type { Catalog, ServedNetwork } from '../../runtime/deployment/catalog.js';
+import { chainIdOfNetwork, networkOfChainId } from '../../runtime/deployment/schema.js';
+import type { CheckoutNetwork, CheckoutSession, TypedDataJson } from './sessionTypes.js';
 
 export interface TokenInfo {
   symbol: string;
@@ -51,12 +54,39 @@ export class TokenInfoCache {
 export interface SessionContext {
   merchantName: string;
   tokens: TokenInfoCache;
+  /** The deployment's networks and tokens; absent for an API without configuration. */
+  catalog?: Catalog;
   now?: () => number;
+}
+
+/** The served network an authorization is on: named by it, else by its signed chain, else the default (records from before networks). */
+function servedNetworkOf(resource: AuthorizationResource, catalog: Catalog | undefined): ServedNetwork | undefined {
+  if (!catalog) return undefined;
+  if (resource.network) return catalog.network(resource.network);
+  if (resource.domain) return catalog.networks.find((n) => n.chainId === resource.domain!.chainId);
+  return catalog.network(catalog.defaultRef.network);
+}
+
+/** What the page tells the wallet of the network; without a catalog entry, what the resource itself says. */
+export function checkoutNetwork(resource: AuthorizationResource, served: ServedNetwork | undefined): CheckoutNetwork | null {
+  if (served) return { id: served.network, chainId: served.chainId, name: served.name, rpcUrls: [...(served.publicRpcUrls ?? [])] };
+  const id = resource.network ?? (resource.domain ? networkOfChainId(resource.domain.chainId) : undefined);
+  if (!id) return null;
+  return { id, chainId: resource.domain?.chainId ?? chainIdOfNetwork(id), name: id, rpcUrls: [] };
+}
+
+async function tokenInfo(resource: AuthorizationResource, served: ServedNetwork | undefined, context: SessionContext): Promise<TokenInfo> {
+  if (resource.token) return { symbol: resource.token.symbol, decimals: resource.token.decimals };
+  const address = resource.domain?.verifyingContract;
+  if (!address) return { symbol: '', decimals: 6 };
+  const known = served && context.catalog?.tokenOf({ network: served.network, token: address });
+  return known ? { symbol: known.symbol, decimals: known.decimals } : context.tokens.get(address);
 }
 
 export async function checkoutSession(resource: AuthorizationResource, context: SessionContext): Promise<CheckoutSession> {
   const { authorization, domain } = resource;
-  const info = domain ? await context.tokens.get(domain.verifyingContract) : { symbol: '', decimals: 6 };
+  const served = servedNetworkOf(resource, context.catalog);
+  const info = await tokenInfo(resource, served, context);
   const last = resource.history.at(-1);
   return {
     id: resource.id,
@@ -64,7 +94,13 @@ export async function checkoutSession(resource: AuthorizationResource, context: 
     state: resource.state,
     payer: authorization?.from ?? null,
     merchant: { address: authorization?.to ?? null, name: context.merchantName },
-    token: { address: domain?.verifyingContract ?? null, symbol: info.symbol, decimals: info.decimals, chainId: domain?.chainId ?? null },
+    network: checkoutNetwork(resource, served),
+    token: {
+      address: domain?.verifyingContract ?? resource.token?.address ?? null,
+      symbol: info.symbol,
+      decimals: info.decimals,
+      chainId: domain?.chainId ?? null,
+    },
     amountMinor: authorization?.value ?? null,
     validAfter: authorization?.validAfter ?? null,
     validBefore: authorization?.validBefore ?? null,

@@ -10,6 +10,14 @@ export interface TypedDataJson {
   message: Record<string, unknown>;
 }
 
+export interface CheckoutNetwork {
+  /** CAIP-2, e.g. "eip155:8453". */
+  id: string;
+  chainId: number;
+  name: string;
+  rpcUrls: string[];
+}
+
 export interface CheckoutSession {
   id: string;
   orderId: string;
@@ -17,6 +25,13 @@ export interface CheckoutSession {
   state: string;
   payer: string | null;
   merchant: { address: string | null; name: string };
+  /**
+   * The network the authorization is on, as a wallet is told of it: `rpcUrls` are the deployment's
+   * public ones (never a provider's keyed URL; [] when none are configured). Null only when nothing
+   * names the network yet (a draft being built without a deployment configuration).
+   */
+  network: CheckoutNetwork | null;
+  /** `chainId`: the signed domain's chain (null before the typed data exists). */
   token: { address: string | null; symbol: string; decimals: number; chainId: number | null };
   /** The amount in the token's smallest unit (decimal string); the page formats it with `token.decimals`. */
   amountMinor: string | null;

@@ -74,7 +74,8 @@ export class Catalog {
       throw new AuthcapError('token_not_served', `token ${request.token} is not served${where}; served: ${served}`);
     }
     if (candidates.length > 1) {
-      const missing = [!request.network && new Set(candidates.map((c) => c.n.network)).size > 1 ? 'network' : null, 'token'].filter(Boolean);
+      const networksLeft = new Set(candidates.map((c) => c.n.network)).size;
+      const missing = [!request.network && networksLeft > 1 ? 'network' : null, !wanted || networksLeft === 1 ? 'token' : null].filter(Boolean);
       const options = candidates.map((c) => `${c.t.symbol} on ${c.n.network}`).join(', ');
       throw new AuthcapError('validation_error', `name the ${missing.join(' and ')}: this deployment serves ${options}`);
     }

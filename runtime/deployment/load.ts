@@ -3,7 +3,7 @@
 // comes back is checked against its schema, with `${VARIABLE}` references and keys resolved.
 import { readFileSync } from 'node:fs';
 import type { Hex } from 'viem';
-import { z } from 'zod';
+import type { z } from 'zod';
 import { deploymentSchema, networkIdSchema, type DeploymentConfig, type NetworkConfig } from './schema.js';
 
 export class DeploymentConfigError extends Error {
@@ -62,7 +62,9 @@ function fromFile(file: string, env: NodeJS.ProcessEnv, options: LoadOptions): L
 function fromSingleNetworkVariables(env: NodeJS.ProcessEnv, options: LoadOptions): LoadedDeployment {
   const missing = ['RPC_URL', 'TOKEN_ADDRESS', ...(options.keys === false ? [] : ['MERCHANT_PRIVATE_KEY'])].filter((name) => !env[name]);
   if (missing.length) throw new DeploymentConfigError(`set AUTHCAP_CONFIG, or ${missing.join(', ')} for one network (npm start sets them for the dev stack)`);
-  const network: DeploymentConfig['networks'][number] = deploymentSchema.parse({
+  if (env.AUTHCAP_NETWORK && !networkIdSchema.safeParse(env.AUTHCAP_NETWORK).success)
+    throw new DeploymentConfigError(`AUTHCAP_NETWORK must be a CAIP-2 network id such as "eip155:8453", got "${env.AUTHCAP_NETWORK}"`);
+  const parsed = deploymentSchema.safeParse({
     networks: [
       {
         id: env.AUTHCAP_NETWORK ?? 'eip155:1',
@@ -74,8 +76,9 @@ function fromSingleNetworkVariables(env: NodeJS.ProcessEnv, options: LoadOptions
         singleNetworkIds: true,
       },
     ],
-  }).networks[0]!;
-  if (env.AUTHCAP_NETWORK) networkIdSchema.parse(env.AUTHCAP_NETWORK);
+  });
+  if (!parsed.success) throw new DeploymentConfigError(`the one-network variables: ${describeIssues(parsed.error, VARIABLE_OF)}`);
+  const network: DeploymentConfig['networks'][number] = parsed.data.networks[0]!;
   const loaded = resolveNetwork(network, 'environment', env, options);
   // The one-network variables never named their chain: it is whatever RPC_URL serves (read at start).
   return { source: 'environment', networks: [{ ...loaded, id: env.AUTHCAP_NETWORK ?? undefined }] };
@@ -84,8 +87,9 @@ function fromSingleNetworkVariables(env: NodeJS.ProcessEnv, options: LoadOptions
 function confirmationsOf(raw: string | undefined): number | 'safe' | 'finalized' {
   if (raw === undefined || raw === '') return 1;
   if (raw === 'safe' || raw === 'finalized') return raw;
-  const value = Number(raw);
-  if (!Number.isSafeInteger(value) || value < 1) throw new DeploymentConfigError(`AUTHCAP_CONFIRMATIONS must be a positive whole number, "safe" or "finalized", got "${raw}"`);
+  const value = /^\d+$/.test(raw) ? Number(raw) : Number.NaN;
+  if (!Number.isSafeInteger(value) || value < 1)
+    throw new DeploymentConfigError(`AUTHCAP_CONFIRMATIONS must be a positive whole number, "safe" or "finalized", got "${raw}"`);
   return value;
 }
 
@@ -116,11 +120,24 @@ function fromEnvironment(value: string, where: string, env: NodeJS.ProcessEnv): 
   return resolved;
 }
 
+/** Which variable each field of the one network comes from, for messages. */
+const VARIABLE_OF: Record<string, string> = {
+  'networks[0].rpcUrls[0]': 'RPC_URL',
+  'networks[0].wsUrl': 'AUTHCAP_WS_URL',
+  'networks[0].confirmations': 'AUTHCAP_CONFIRMATIONS',
+  'networks[0].tokens[0]': 'TOKEN_ADDRESS',
+  'networks[0].id': 'AUTHCAP_NETWORK',
+};
+
 /** "networks[1].tokens[0]: must be a token contract address" — every issue, with where it is. */
-function describeIssues(error: z.ZodError): string {
+function describeIssues(error: z.ZodError, names: Record<string, string> = {}): string {
   return error.issues
     .map((issue) => {
-      const path = issue.path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`)).join('').replace(/^\./, '');
+      const raw = issue.path
+        .map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`))
+        .join('')
+        .replace(/^\./, '');
+      const path = names[raw] ?? raw;
       return `${path || 'the configuration'}: ${issue.message}`;
     })
     .join('; ');

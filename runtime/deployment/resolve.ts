@@ -19,13 +19,19 @@ export async function resolveDeployment(loaded: LoadedDeployment, options: { tim
   const ids = networks.map((n) => n.network);
   const twice = ids.find((id, i) => ids.indexOf(id) !== i);
   if (twice) throw new DeploymentConfigError(`${loaded.source}: two networks are ${twice}`);
-  return { source: loaded.source, networks, catalog: new Catalog(networks.map(({ network, chainId, name, tokens, publicRpcUrls }) => ({ network, chainId, name, tokens, ...(publicRpcUrls ? { publicRpcUrls } : {}) }))) };
+  return {
+    source: loaded.source,
+    networks,
+    catalog: new Catalog(
+      networks.map(({ network, chainId, name, tokens, publicRpcUrls }) => ({ network, chainId, name, tokens, ...(publicRpcUrls ? { publicRpcUrls } : {}) })),
+    ),
+  };
 }
 
 /** A read-only client over every URL of a network, the next taking over when one fails. */
 export function networkReader(rpcUrls: readonly string[], timeoutMs = 10_000): PublicClient {
   const transports = rpcUrls.map((url) => http(url, { timeout: timeoutMs, retryCount: 0 }));
-  return createPublicClient({ transport: transports.length === 1 ? transports[0]! : fallback(transports) });
+  return createPublicClient({ transport: transports.length === 1 ? transports[0]! : fallback(transports, { retryCount: 0 }) });
 }
 
 async function resolveNetwork(network: LoadedNetwork, source: string, timeoutMs: number): Promise<ResolvedNetwork> {
@@ -38,7 +44,9 @@ async function resolveNetwork(network: LoadedNetwork, source: string, timeoutMs:
     throw new DeploymentConfigError(`${source}: ${label}: the node at ${redact(network.rpcUrls[0]!)} did not answer eth_chainId (${shortMessage(err)})`);
   }
   if (network.id && chainIdOfNetwork(network.id) !== chainId)
-    throw new DeploymentConfigError(`${source}: ${network.id}: the node at ${redact(network.rpcUrls[0]!)} serves chain ${chainId} (${networkOfChainId(chainId)}), not ${network.id}`);
+    throw new DeploymentConfigError(
+      `${source}: ${network.id}: the node at ${redact(network.rpcUrls[0]!)} serves chain ${chainId} (${networkOfChainId(chainId)}), not ${network.id}`,
+    );
   const id = network.id ?? networkOfChainId(chainId);
   const tokens = await Promise.all(network.tokens.map((address) => readToken(client, address as Address, `${source}: ${id}: token ${address}`)));
   const { id: _id, name, tokens: _addresses, ...rest } = network;
@@ -51,7 +59,13 @@ async function readToken(client: PublicClient, address: Address, where: string):
   try {
     const code = await client.getCode({ address });
     if (!code || code === '0x') throw new DeploymentConfigError(`${where}: no contract at this address on this network`);
-    const [name, version, symbol, decimals, form] = await Promise.all([read('name'), read('version'), read('symbol'), read('decimals'), signatureForm(client, address)]);
+    const [name, version, symbol, decimals, form] = await Promise.all([
+      read('name'),
+      read('version'),
+      read('symbol'),
+      read('decimals'),
+      signatureForm(client, address),
+    ]);
     return { address, name, version, symbol, decimals: Number(decimals), form };
   } catch (err) {
     if (err instanceof DeploymentConfigError) throw err;

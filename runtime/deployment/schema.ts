@@ -9,9 +9,7 @@ export const networkIdSchema = z
   .regex(/^eip155:[1-9]\d{0,15}$/, 'must be a CAIP-2 EVM network id such as "eip155:8453"')
   .describe('CAIP-2 network id, e.g. "eip155:8453" (Base) or "eip155:1" (Ethereum).');
 
-const tokenAddressSchema = z
-  .string()
-  .regex(/^0x[0-9a-fA-F]{40}$/, 'must be a token contract address (0x followed by 40 hex digits)');
+const tokenAddressSchema = z.string().regex(/^0x[0-9a-fA-F]{40}$/, 'must be a token contract address (0x followed by 40 hex digits)');
 
 /** A URL, or `${NAME}` read from the environment (providers' URLs carry API keys). */
 const urlSchema = (schemes: readonly string[]) =>
@@ -44,7 +42,11 @@ export const networkSchema = z
     wsUrl: urlSchema(['ws', 'wss']).optional().describe('WebSocket endpoint for new blocks; polled over HTTP when absent.'),
     confirmations: confirmationsSchema.default(1),
     logSpan: z.number().int().min(1).max(100_000).default(1_999).describe("Most blocks per eth_getLogs call (the provider's limit)."),
-    tokens: z.array(tokenAddressSchema).min(1).max(16).describe('Token contracts taken on this network; name, version, decimals and form are read from the chain.'),
+    tokens: z
+      .array(tokenAddressSchema)
+      .min(1)
+      .max(16)
+      .describe('Token contracts taken on this network; name, version, decimals and form are read from the chain.'),
     merchantKeys: z
       .array(z.string().regex(/^[A-Z_][A-Z0-9_]*$/, 'must name an environment variable, e.g. "MERCHANT_PRIVATE_KEY"'))
       .min(1)
@@ -54,7 +56,9 @@ export const networkSchema = z
     singleNetworkIds: z
       .boolean()
       .default(false)
-      .describe('Keep the one-network shape\'s relayer ids and watcher cursor: set it on the network a deployment served before it had a configuration file, so open relayers keep their nonce sequences.'),
+      .describe(
+        "Keep the one-network shape's relayer ids and watcher cursor: set it on the network a deployment served before it had a configuration file, so open relayers keep their nonce sequences.",
+      ),
   })
   .strict();
 

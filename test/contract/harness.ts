@@ -108,7 +108,7 @@ export async function startHarness() {
     return receipt.contractAddress;
   }
 
-  const token = await deploy(authcapToken, [TOKEN_NAME, TOKEN_SYMBOL, accounts.owner.address]);
+  const token = await deploy(authcapToken, [TOKEN_NAME, TOKEN_SYMBOL, 6, accounts.owner.address]);
   const domain = { name: TOKEN_NAME, version: '2', chainId: anvil.chainId, verifyingContract: token } as const;
 
   const read = <T>(functionName: string, args: readonly unknown[] = []): Promise<T> =>

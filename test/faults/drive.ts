@@ -10,7 +10,7 @@ export function sign(typedData: unknown, privateKey: Hex): Hex {
   return signTypedData({ privateKey: Buffer.from(privateKey.slice(2), 'hex'), data: typedData as never, version: SignTypedDataVersion.V4 }) as Hex;
 }
 
-export async function createStored(world: World, i: number, amount = '0.01', validForSeconds?: number): Promise<string> {
+export async function createStored(world: World, i: number, amount = '0.01', validForSeconds?: number, network?: string): Promise<string> {
   const p = world.payers[i % world.payers.length]!;
   counter += 1;
   const drafted = await world.client.createAuthorization({
@@ -18,6 +18,7 @@ export async function createStored(world: World, i: number, amount = '0.01', val
     payer: p.address,
     amount,
     validForSeconds,
+    ...(network ? { network } : {}),
   });
   const stored = await world.client.submitSignature(drafted.id, sign(drafted.typedData, p.privateKey));
   return stored.id;

@@ -19,6 +19,9 @@ import { tokenAbi } from '../../domain/tokenAbi.js';
 import { ensureDevCodecKeys } from '../../runtime/codec.js';
 import { loadTemporalSettings } from '../../runtime/temporal.js';
 import { startFaultProxy, type FaultProxy } from './faultProxy.js';
+import { startSecondNetwork, writeTwoNetworkDeployment, type SecondNetwork } from './secondNetwork.js';
+import { loadDeployment } from '../../runtime/deployment/load.js';
+import { resolveDeployment } from '../../runtime/deployment/resolve.js';
 
 export const FULL = process.env.FAULTS_FULL === '1';
 
@@ -63,6 +66,10 @@ export interface World {
   restartPostgres(): Promise<void>;
   /** Starts the first API again (after a kill) on its port, or a first one. */
   startApi(): Promise<void>;
+  /** startWorld({ networks: 2 }): the second network, served by the same workers and API. */
+  second?: SecondNetwork;
+  /** The world as seen from the second network (its chain, token and proxy): what the audit reads. */
+  onSecond(): World;
   stop(): Promise<void>;
 }
 
@@ -75,6 +82,8 @@ export async function startWorld(
     payers?: number;
     env?: Record<string, string>;
     temporal?: 'dev' | 'postgres';
+    /** 2: a second network (secondNetwork.ts) beside the first, in one deployment file. */
+    networks?: 1 | 2;
   } = {},
 ): Promise<World> {
   const stateDir = mkdtempSync(join(tmpdir(), 'authcap-faults-'));
@@ -121,7 +130,10 @@ export async function startWorld(
     file.on('error', () => undefined);
     return (chunk: string) => void file.write(chunk);
   };
+  const second = options.networks === 2 ? await startSecondNetwork(accounts) : undefined;
+  const configFile = second ? writeTwoNetworkDeployment(stateDir, { chainId: anvil.chainId, proxyUrl: proxy.url, tokenAddress }, second) : undefined;
   const env: Record<string, string> = {
+    ...(configFile ? { AUTHCAP_CONFIG: configFile } : {}),
     TEMPORAL_ADDRESS: temporal.address,
     TEMPORAL_NAMESPACE: temporal.namespace,
     RPC_URL: proxy.url,
@@ -140,7 +152,8 @@ export async function startWorld(
     return worker;
   };
   for (let i = 0; i < (options.workers ?? 1); i += 1) await startWorker();
-  const client = await AuthcapClient.connect(loadTemporalSettings({ address: temporal.address, namespace: temporal.namespace }));
+  const deployment = configFile ? await resolveDeployment(loadDeployment({ AUTHCAP_CONFIG: configFile }, { keys: false })) : undefined;
+  const client = await AuthcapClient.connect(loadTemporalSettings({ address: temporal.address, namespace: temporal.namespace }), { deployment });
   const startApiAt = async (port: number) => {
     const keys = ApiKeyStore.open(join(stateDir, 'api-keys.json'), {});
     world.apiKey ??= keys.create('order-service', 'faults').key;
@@ -167,6 +180,12 @@ export async function startWorld(
     testClient: createTestClient({ chain, transport, mode: 'anvil' }) as never,
     ownerWallet: createWalletClient({ chain, transport, account: privateKeyToAccount(accounts.tokenOwner.privateKey) }) as never,
     startWorker,
+    second,
+    onSecond() {
+      if (!second) throw new Error('this world has one network');
+      const { anvil: a, proxy: p, tokenAddress: t, payerBalancesAtStart: b, startBlock: s, publicClient, testClient, ownerWallet } = second;
+      return { ...world, anvil: a, proxy: p, tokenAddress: t, payerBalancesAtStart: b, startBlock: s, publicClient, testClient, ownerWallet };
+    },
     async restartTemporal() {
       if (cluster) {
         await cluster.restartServer({ kill: true });
@@ -194,6 +213,7 @@ export async function startWorld(
       for (const worker of workers) await worker.stop().catch(() => undefined);
       await proxy.close().catch(() => undefined);
       await anvil.stop().catch(() => undefined);
+      await second?.stop();
       await temporal.stop().catch(() => undefined);
     },
   };

@@ -145,7 +145,13 @@ describe('the watcher cursor file', () => {
   });
 
   async function runWatcher(cursorFile: string): Promise<void> {
-    const watcher = startWatcher({ client: temporal, publicClient: chain() as never, tokenAddress: dev().tokenAddress, cursorFile, pollIntervalMs: 100 });
+    const watcher = startWatcher({
+      client: temporal,
+      publicClient: chain() as never,
+      tokens: [{ address: dev().tokenAddress, nonceScope: '' }],
+      cursorFile,
+      pollIntervalMs: 100,
+    });
     try {
       await watcher.ready;
     } finally {

@@ -303,6 +303,6 @@ describe('what the API tells about itself', () => {
     ]) {
       expect(text, name).toContain(name);
     }
-    expect(text).toMatch(/authcap_authorization_transitions_total\{from="capturing",to="captured"\} [1-9]/);
+    expect(text).toMatch(/authcap_authorization_transitions_total\{network="eip155:\d+",from="capturing",to="captured"\} [1-9]/);
   });
 });

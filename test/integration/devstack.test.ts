@@ -97,7 +97,7 @@ describe('the dev stack (npm start) with separate processes', () => {
     expect(worker).toMatchObject({ status: 'ok', failingWorkflows: [], heads: { state: 'live', live: true } });
     const metrics = await (await fetch(metricsUrl)).text();
     expect(metrics).toContain('authcap_workflows_with_failing_tasks 0');
-    expect(metrics).toMatch(/^authcap_head_feed_live 1$/m);
+    expect(metrics).toMatch(/^authcap_head_feed_live\{network="eip155:\d+"\} 1$/m);
     const ready = await call('/readyz', {}, null);
     expect(ready.body.checks.workflowTasks).toEqual({ failing: 0 });
     expect(ready.body.checks.heads).toEqual({ ok: true, state: 'live' });

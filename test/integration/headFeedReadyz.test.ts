@@ -50,7 +50,7 @@ describe('a worker whose WebSocket head feed is unreachable', () => {
     // The URL may carry a provider's key: never in a report.
     expect(JSON.stringify(worker)).not.toContain(`ws://127.0.0.1:${closedPort}`);
     const metrics = await (await fetch(workerReadyz.replace(/\/readyz$/, '/metrics'))).text();
-    expect(metrics).toMatch(/^authcap_head_feed_live 0$/m);
+    expect(metrics).toMatch(/^authcap_head_feed_live\{network="eip155:\d+"\} 0$/m);
 
     const ready = await call('GET', '/readyz', undefined, null);
     expect(ready.status).toBe(200);

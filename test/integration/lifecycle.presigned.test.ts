@@ -19,6 +19,7 @@ import {
   type AuthorizationMessage,
   type PrimaryType,
   type TokenDomain,
+  sleep,
 } from '../support/lifecycle.js';
 
 // An EOA's 65-byte signature goes through the v, r, s overloads, which FiatToken v2.1 has too.
@@ -102,10 +103,28 @@ describe('a refused pre-signed authorization: 422, nothing stored, the order sta
       },
     },
     {
-      name: 'domain_mismatch (domain.chainId 1)',
-      code: 'domain_mismatch',
+      name: 'network_not_served (signed for domain.chainId 1, a network this deployment does not serve)',
+      code: 'network_not_served',
       make: async (domain) => {
         const mainnet = { ...domain, chainId: 1 };
+        const a = authorizationMessage(p.address, value);
+        return { nonce: a.nonce, body: ['', 'TransferWithAuthorization', a, await ethersSign('TransferWithAuthorization', mainnet, a, p.privateKey), mainnet] };
+      },
+    },
+    {
+      name: 'token_not_served (signed for another token contract on this network)',
+      code: 'token_not_served',
+      make: async (domain) => {
+        const other = { ...domain, verifyingContract: '0x000000000000000000000000000000000000dEaD' as const };
+        const a = authorizationMessage(p.address, value);
+        return { nonce: a.nonce, body: ['', 'TransferWithAuthorization', a, await ethersSign('TransferWithAuthorization', other, a, p.privateKey), other] };
+      },
+    },
+    {
+      name: 'domain_mismatch (another token name under this token contract)',
+      code: 'domain_mismatch',
+      make: async (domain) => {
+        const mainnet = { ...domain, name: 'Not USD Coin' };
         const a = authorizationMessage(p.address, value);
         return { nonce: a.nonce, body: ['', 'TransferWithAuthorization', a, await ethersSign('TransferWithAuthorization', mainnet, a, p.privateKey), mainnet] };
       },
@@ -150,6 +169,12 @@ describe('a refused pre-signed authorization: 422, nothing stored, the order sta
       expect(res.body).not.toHaveProperty('id');
     });
     expect(await authorizationState(p.address, nonce)).toBe(false);
+    if (code === 'network_not_served' || code === 'token_not_served') {
+      // Refused before anything starts: no run, so the order is as if never asked for.
+      await sleep(1_000);
+      expect(await listAuthorizations({ orderId })).toEqual([]);
+      return;
+    }
 
     // Visibility (eventually consistent) knows the refused attempt, and it is not stored.
     const attempts = await vi.waitFor(

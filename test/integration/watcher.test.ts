@@ -67,7 +67,7 @@ describe('the log watcher', () => {
   const watcherOptions = () => ({
     client,
     publicClient: publicClient(),
-    tokenAddress: dev().tokenAddress,
+    tokens: [{ address: dev().tokenAddress, nonceScope: '' }],
     cursorFile,
     wsUrl: dev().rpcUrl.replace(/^http/, 'ws'),
     pollIntervalMs: 200,

@@ -226,6 +226,15 @@ describe('publicRefund', () => {
     expect(publicRefund(record({ reason: null })).reason).toBeNull();
   });
 
+  it('names its network and token, and formats the amount in that token\'s decimals', () => {
+    const chain = { network: 'eip155:31338', token: '0x00000000000000000000000000000000000000e1' as const, symbol: 'DEUR18', decimals: 18 };
+    const refund = publicRefund(record({ chain, amountMinor: '1500000000000000001' }));
+    expect(refund.network).toBe('eip155:31338');
+    expect(refund.token).toEqual({ address: chain.token, symbol: 'DEUR18', decimals: 18 });
+    expect(refund.amount).toBe('1.500000000000000001');
+    expect(Object.keys(refund).sort()).toEqual([...REFUND_FIELDS, 'network', 'token'].sort());
+  });
+
   it('leaks nothing the record keeps for itself (nonce, payer, merchant, request digests)', () => {
     const json = JSON.stringify(publicRefund(record()));
     for (const secret of [`0x${'ee'.repeat(32)}`, PAYER, MERCHANT, 'key-digest', 'body-digest', BLOCK_HASH]) expect(json).not.toContain(secret);

@@ -4,10 +4,13 @@
 import type { CheckoutSession, TypedDataJson } from '../sessionTypes.js';
 import { ApiProblem, linkFrom, loadSession, type CheckoutLink } from './api.js';
 import { doc, here, injectedWallet, type El } from './dom.js';
+import { movedAwayBeforeSigning, moveFailureText, moveWalletTo, onOtherChain, wrongChainStatus } from './chainStep.js';
 import { formatRemaining, sameAddress } from './format.js';
+import { chainLabel, onRequiredChain, requiredChain, type RequiredChain } from './network.js';
 import { problemStatus, TRANSIENT } from './problems.js';
 import { addr, para, render, type Status } from './view.js';
-import { accountsOf, chainIdOf, onWalletChange, signTypedData, switchChain, UNRECOGNIZED_CHAIN, USER_REJECTED, walletFailure } from './wallet.js';
+import { accountsOf, chainIdOf, onWalletChange, signTypedData, USER_REJECTED, walletFailure } from './wallet.js';
+import { addingChain, connecting, connectRejected, declinedToSign, noWallet, switching, walletError, wrongAccount } from './walletStatuses.js';
 
 export interface PageSpec {
   kind: 'checkout' | 'cancel';
@@ -136,16 +139,7 @@ class Flow {
       return;
     }
     if (!injectedWallet()) {
-      this.paint(
-        {
-          view: 'no-wallet',
-          tone: 'warning',
-          title: 'No wallet found',
-          body: ['Open this page in a browser with an Ethereum wallet (a browser extension or a wallet app’s browser), then reload it.'],
-        },
-        'no-wallet',
-        true,
-      );
+      this.paint(noWallet, 'no-wallet', true);
       return;
     }
     if (this.walletStatus) {
@@ -184,7 +178,7 @@ class Flow {
     const wallet = injectedWallet();
     if (!wallet || this.phase !== 'idle') return;
     this.phase = 'busy';
-    this.setWallet({ view: 'connecting', tone: 'waiting', title: 'Connecting to your wallet…', body: ['Approve the connection in your wallet.'] });
+    this.setWallet(connecting);
     try {
       const accounts = await accountsOf(wallet, true);
       this.connected = true;
@@ -193,17 +187,7 @@ class Flow {
     } catch (err) {
       this.phase = 'idle';
       const failure = walletFailure(err);
-      this.setWallet(
-        failure.code === USER_REJECTED
-          ? {
-              view: 'connect-rejected',
-              tone: 'warning',
-              title: 'The wallet was not connected',
-              body: ['You declined the connection. Nothing was signed.'],
-              actions: [{ label: 'Connect wallet', primary: true, onClick: () => void this.connect() }],
-            }
-          : this.walletError(failure.message),
-      );
+      this.setWallet(failure.code === USER_REJECTED ? connectRejected(() => void this.connect()) : this.walletError(failure.message));
     }
   }
 
@@ -216,39 +200,16 @@ class Flow {
       // After a change event, eth_accounts (no prompt); a button press may prompt.
       const accounts = known ?? (await accountsOf(wallet, prompted));
       if (!accounts.some((account) => sameAddress(account, s.payer))) {
-        const current = accounts[0];
-        return this.setWallet({
-          view: 'wrong-account',
-          tone: 'error',
-          title: 'Wrong account',
-          body: [
-            para(
-              'This payment must be signed by ',
-              addr(s.payer),
-              ', but your wallet ',
-              ...(current ? ['is using ', addr(current)] : ['shared no account']),
-              '.',
-            ),
-            'Switch to that account in your wallet; this page updates by itself.',
-          ],
-          actions: [{ label: 'Check again', primary: true, onClick: () => void this.check(true) }],
-        });
+        return this.setWallet(wrongAccount(s.payer, accounts[0], () => void this.check(true)));
       }
       const chainId = await chainIdOf(wallet);
-      if (s.token.chainId !== null && chainId !== s.token.chainId) {
-        return this.setWallet({
-          view: 'wrong-chain',
-          tone: 'error',
-          title: 'Wrong network',
-          body: [`Your wallet is on chain ${chainId}; this payment is on chain ${s.token.chainId}.`],
-          actions: [{ label: `Switch to chain ${s.token.chainId}`, primary: true, onClick: () => void this.switchTo(s.token.chainId!) }],
-        });
-      }
+      const required = requiredChain(s);
+      if (required && !onRequiredChain(chainId, required)) return this.setWallet(this.wrongChain(required, onOtherChain(chainId, required)));
       this.setWallet({
         view: 'sign',
         tone: 'info',
         title: 'Ready to sign',
-        body: [para('Connected as ', addr(s.payer), ` on chain ${chainId}.`)],
+        body: [para('Connected as ', addr(s.payer), ` on ${required ? chainLabel(required) : `chain ${chainId}`}.`)],
         actions: [{ label: this.spec.words.sign, primary: true, onClick: () => void this.sign() }],
       });
     } catch (err) {
@@ -256,32 +217,20 @@ class Flow {
     }
   }
 
-  private async switchTo(chainId: number): Promise<void> {
+  private wrongChain(required: RequiredChain, reason: string): Status {
+    return wrongChainStatus(required, reason, () => void this.switchTo(required));
+  }
+
+  private async switchTo(required: RequiredChain): Promise<void> {
     const wallet = injectedWallet();
     if (!wallet || this.phase !== 'idle') return;
     this.phase = 'busy';
-    this.setWallet({ view: 'switching', tone: 'waiting', title: 'Switching network…', body: ['Approve the switch in your wallet.'] });
-    try {
-      await switchChain(wallet, chainId);
-      this.phase = 'idle';
-      await this.check(false);
-    } catch (err) {
-      this.phase = 'idle';
-      const failure = walletFailure(err);
-      const body =
-        failure.code === USER_REJECTED
-          ? 'You declined the switch.'
-          : failure.code === UNRECOGNIZED_CHAIN
-            ? `Your wallet does not know chain ${chainId}: add it in the wallet, then try again.`
-            : failure.message;
-      this.setWallet({
-        view: 'wrong-chain',
-        tone: 'error',
-        title: 'Wrong network',
-        body: [body],
-        actions: [{ label: `Switch to chain ${chainId}`, primary: true, onClick: () => void this.switchTo(chainId) }],
-      });
-    }
+    const label = chainLabel(required);
+    this.setWallet(switching(label));
+    const move = await moveWalletTo(wallet, required, () => this.setWallet(addingChain(label)));
+    this.phase = 'idle';
+    if (move.ok) await this.check(false);
+    else this.setWallet(this.wrongChain(required, moveFailureText(move, required)));
   }
 
   private async sign(): Promise<void> {
@@ -298,21 +247,20 @@ class Flow {
     });
     let signature: string;
     try {
+      // The payer may have moved the wallet since the check, and not every wallet says so (or refuses
+      // a domain of another chain): ask for a signature only on the authorization's own chain.
+      const chainId = await chainIdOf(wallet);
+      const required = requiredChain(s);
+      if (required && !onRequiredChain(chainId, required)) {
+        this.phase = 'idle';
+        this.setWallet(this.wrongChain(required, movedAwayBeforeSigning(chainId, required)));
+        return;
+      }
       signature = await signTypedData(wallet, s.payer!, payload);
     } catch (err) {
       this.phase = 'idle';
       const failure = walletFailure(err);
-      this.setWallet(
-        failure.code === USER_REJECTED
-          ? {
-              view: 'rejected',
-              tone: 'warning',
-              title: 'You declined to sign',
-              body: [this.spec.words.rejected],
-              actions: [{ label: 'Try again', primary: true, onClick: () => void this.sign() }],
-            }
-          : this.walletError(failure.message),
-      );
+      this.setWallet(failure.code === USER_REJECTED ? declinedToSign(this.spec.words.rejected, () => void this.sign()) : this.walletError(failure.message));
       return;
     }
     this.setWallet({ view: 'submitting', tone: 'waiting', title: this.spec.words.submitting });
@@ -334,12 +282,6 @@ class Flow {
   }
 
   private walletError(message: string): Status {
-    return {
-      view: 'wallet-error',
-      tone: 'error',
-      title: 'The wallet reported a problem',
-      body: [message],
-      actions: [{ label: 'Try again', primary: true, onClick: () => void this.check(true) }],
-    };
+    return walletError(message, () => void this.check(true));
   }
 }

@@ -4,6 +4,7 @@
 import type { CheckoutSession } from '../sessionTypes.js';
 import { h, type El } from './dom.js';
 import { formatUnits, formatWindow, shortAddress } from './format.js';
+import { hasOwnName, requiredChain } from './network.js';
 
 export type Tone = 'info' | 'waiting' | 'success' | 'warning' | 'error';
 
@@ -48,6 +49,7 @@ function summary(kind: Screen['kind'], s: CheckoutSession): El {
     { class: 'card summary', attrs: { 'aria-label': 'Payment details' } },
     h('p', { class: 'eyebrow', text: kind === 'cancel' ? `Authorization for ${merchantOf(s)}` : `Pay ${merchantOf(s)}` }),
     h('p', { class: 'amount', attrs: { 'data-testid': 'amount' } }, amount, ' ', h('span', { class: 'symbol', text: symbol })),
+    onNetwork(s),
     h(
       'dl',
       { class: 'facts' },
@@ -69,10 +71,10 @@ function summary(kind: Screen['kind'], s: CheckoutSession): El {
           )
         : null,
       fact('Order', h('span', { class: 'order', text: s.orderId })),
-      s.token.chainId !== null
+      s.token.chainId !== null || s.network
         ? fact(
             'Network',
-            h('span', { class: 'line', text: `chain ${s.token.chainId}` }),
+            ...networkLines(s),
             s.token.address
               ? h(
                   'span',
@@ -85,6 +87,24 @@ function summary(kind: Screen['kind'], s: CheckoutSession): El {
         : null,
     ),
   );
+}
+
+/** "USDC on Dev chain 2": which token and network the amount is in, beside it. */
+function onNetwork(s: CheckoutSession): El | null {
+  const chain = requiredChain(s);
+  if (!chain) return null;
+  const token = s.token.symbol ? `${s.token.symbol} on ` : 'On ';
+  return h('p', { class: 'on-network', attrs: { 'data-testid': 'network' } }, token, h('strong', { text: chain.name }));
+}
+
+/** The network's name, then its chain number and CAIP-2 id: what a payer may need to find it in the wallet. */
+function networkLines(s: CheckoutSession): El[] {
+  const chain = requiredChain(s)!;
+  const number = `chain ${chain.chainId}`;
+  const named = hasOwnName(chain);
+  const name = h('span', { class: 'line', text: named ? chain.name : number, attrs: { 'data-testid': 'network-name' } });
+  if (!chain.id) return [name];
+  return [name, h('span', { class: 'line', attrs: { 'data-testid': 'network-id' } }, named ? `${number} · ` : '', h('code', { text: chain.id }))];
 }
 
 function actionButton(action: Action): El {

@@ -1,7 +1,8 @@
-// The injected wallet through EIP-1193 only: accounts, chain, switching chain, eth_signTypedData_v4.
+// The injected wallet through EIP-1193 only: accounts, chain, switching (or adding) a chain, eth_signTypedData_v4.
 // No library: the page must stay small and must not depend on how a wallet is implemented.
 import type { Eip1193Provider } from './dom.js';
 import type { TypedDataJson } from '../sessionTypes.js';
+import { hexChainId, type AddChainParams } from './network.js';
 
 /** EIP-1193: the user rejected the request. */
 export const USER_REJECTED = 4001;
@@ -32,7 +33,12 @@ export async function chainIdOf(wallet: Eip1193Provider): Promise<number> {
 }
 
 export async function switchChain(wallet: Eip1193Provider, chainId: number): Promise<void> {
-  await wallet.request({ method: 'wallet_switchEthereumChain', params: [{ chainId: `0x${chainId.toString(16)}` }] });
+  await wallet.request({ method: 'wallet_switchEthereumChain', params: [{ chainId: hexChainId(chainId) }] });
+}
+
+/** EIP-3085: asks the wallet to add the chain (most wallets offer to switch to it too; the page still switches after). */
+export async function addChain(wallet: Eip1193Provider, params: AddChainParams): Promise<void> {
+  await wallet.request({ method: 'wallet_addEthereumChain', params: [params] });
 }
 
 /** eth_signTypedData_v4 with the payload exactly as the API built it (as JSON text, as MetaMask expects). */

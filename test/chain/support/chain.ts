@@ -125,7 +125,7 @@ export async function startChain(options: { blockTimeSeconds?: number } = {}) {
       const hash = await owner.deployContract({
         abi: authcapToken.abi,
         bytecode: authcapToken.bytecode,
-        args: ['Other', 'OTH', accounts.tokenOwner.address],
+        args: ['Other', 'OTH', 6, accounts.tokenOwner.address],
       });
       const token = (await mined(hash)).contractAddress!;
       await mined(await owner.writeContract({ address: token, abi: tokenAbi, functionName: 'mint', args: [mintTo, amount] }));

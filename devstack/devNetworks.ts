@@ -1,0 +1,132 @@
+// The dev chain's networks: one anvil (chain 31337) with our USDC, or with `networks: 2`
+// (AUTHCAP_DEV_NETWORKS=2 for npm start) a second anvil (chain 31338) with USDC and an 18-decimal
+// "Dev Euro" (DEUR18), so requests that name their network and token, and amounts in two scales, can
+// be tried on one machine. Each network is described for deployment.json and dev.json.
+import { join } from 'node:path';
+import { createTestClient, defineChain, http, parseEther, type Address } from 'viem';
+import type { ChainConfig } from '../activities/index.js';
+import { networkOfChainId } from '../runtime/deployment/schema.js';
+import { chainConfigFromEnv } from '../worker/config.js';
+import { startAnvil, type Anvil } from './anvil.js';
+import { deployDevTokens, devAccounts, extraMerchantKeys, type DevTokenSpec } from './token.js';
+
+export type DevNetworkCount = 1 | 2;
+
+interface DevNetworkSpec {
+  chainId: number;
+  name: string;
+  /** anvil's state in the state dir when the stack keeps it (the first keeps its old name). */
+  stateFile: string;
+  /** Deployed in this order, so each keeps its address across restarts (token.ts). */
+  tokens: (DevTokenSpec & { symbol: string; decimals: number })[];
+}
+
+const USDC = { name: 'USD Coin', symbol: 'USDC', decimals: 6 };
+const DEV_EURO = { name: 'Dev Euro', symbol: 'DEUR18', decimals: 18 };
+
+export const DEV_NETWORKS: readonly DevNetworkSpec[] = [
+  { chainId: 31337, name: 'Dev chain', stateFile: 'anvil-state.json', tokens: [USDC] },
+  { chainId: 31338, name: 'Dev chain 2', stateFile: 'anvil-state-31338.json', tokens: [USDC, DEV_EURO] },
+];
+
+/** A network as the stack started it: what deployment.json and dev.json say of it. */
+export interface DevNetwork {
+  network: string;
+  chainId: number;
+  name: string;
+  rpcUrl: string;
+  tokens: { address: Address; symbol: string; decimals: number }[];
+}
+
+export interface DevChain {
+  /** The first network as the one-network settings (RPC_URL, TOKEN_ADDRESS, keys): the worker's policy too. */
+  chainConfig: ChainConfig;
+  networks: DevNetwork[];
+  anvils: Anvil[];
+}
+
+export interface DevChainOptions {
+  networks: DevNetworkCount;
+  /** anvil's port for each network, in order. */
+  rpcPorts: number[];
+  stateDir: string;
+  persistent: boolean;
+  blockTimeSeconds: number;
+  /** Merchant keys, all serving every network: anvil's account 1, then well-known extra keys. */
+  merchantKeys: number;
+}
+
+/** The stack's options as the dev chain takes them: the second anvil on rpcPort + 1 unless given. */
+export function devChainOptions(options: {
+  networks?: DevNetworkCount;
+  rpcPort: number;
+  moreRpcPorts?: number[];
+  stateDir: string;
+  persistent: boolean;
+  blockTimeSeconds?: number;
+  merchantKeys?: number;
+}): DevChainOptions {
+  const networks = options.networks ?? 1;
+  return {
+    networks,
+    rpcPorts: [options.rpcPort, ...(networks > 1 ? [options.moreRpcPorts?.[0] ?? options.rpcPort + 1] : [])],
+    stateDir: options.stateDir,
+    persistent: options.persistent,
+    blockTimeSeconds: options.blockTimeSeconds ?? 0.2,
+    merchantKeys: options.merchantKeys ?? Number(process.env.AUTHCAP_MERCHANT_KEYS ?? 1),
+  };
+}
+
+/** AUTHCAP_DEV_NETWORKS for npm start: 1 (default) or 2. */
+export function devNetworksFromEnv(env: NodeJS.ProcessEnv = process.env): DevNetworkCount {
+  const raw = env.AUTHCAP_DEV_NETWORKS?.trim();
+  if (!raw || raw === '1') return 1;
+  if (raw === '2') return 2;
+  throw new Error(`AUTHCAP_DEV_NETWORKS must be 1 or 2, got "${raw}"`);
+}
+
+/** Starts the anvils one after the other; `stops` gets each as soon as it runs, so a failure stops what started. */
+export async function startDevChain(options: DevChainOptions, stops: (() => Promise<void>)[]): Promise<DevChain> {
+  const accounts = devAccounts();
+  const extra = extraMerchantKeys(options.merchantKeys - 1);
+  const anvils: Anvil[] = [];
+  const networks: DevNetwork[] = [];
+  for (const [i, spec] of DEV_NETWORKS.slice(0, options.networks).entries()) {
+    const port = options.rpcPorts[i];
+    if (port === undefined) throw new Error(`no anvil port for the dev chain's network ${i + 1}`);
+    const anvil = await startAnvil({
+      port,
+      chainId: spec.chainId,
+      blockTimeSeconds: options.blockTimeSeconds,
+      stateFile: options.persistent ? join(options.stateDir, spec.stateFile) : undefined,
+    });
+    stops.push(() => anvil.stop());
+    anvils.push(anvil);
+    const chain = defineChain({
+      id: anvil.chainId,
+      name: spec.name,
+      nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
+      rpcUrls: { default: { http: [anvil.rpcUrl] } },
+    });
+    const addresses = await deployDevTokens({ rpcUrl: anvil.rpcUrl, chain, accounts, tokens: spec.tokens });
+    // Merchant keys beyond anvil's funded accounts get gas money directly, on every network they serve.
+    const funding = createTestClient({ mode: 'anvil', chain, transport: http(anvil.rpcUrl) });
+    for (const key of extra) await funding.setBalance({ address: key.address, value: parseEther('1000') });
+    networks.push({
+      network: networkOfChainId(spec.chainId),
+      chainId: spec.chainId,
+      name: spec.name,
+      rpcUrl: anvil.rpcUrl,
+      tokens: spec.tokens.map((token, j) => ({ address: addresses[j]!, symbol: token.symbol, decimals: token.decimals })),
+    });
+  }
+  const first = networks[0]!;
+  const chainConfig = chainConfigFromEnv({
+    ...process.env,
+    RPC_URL: first.rpcUrl,
+    TOKEN_ADDRESS: first.tokens[0]!.address,
+    MERCHANT_PRIVATE_KEY: accounts.merchant.privateKey,
+    MERCHANT_PRIVATE_KEYS: extra.map((k) => k.privateKey).join(','),
+  });
+  return { chainConfig, networks, anvils };
+}
