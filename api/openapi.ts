@@ -59,7 +59,9 @@ const summaries: Record<string, string> = {
 const refundContent = { 'application/json': { schema: { $ref: '#/components/schemas/Refund' } } };
 const authorizationContent = { 'application/json': { schema: { $ref: '#/components/schemas/Authorization' } } };
 const responses: Record<string, Record<string, unknown>> = {
-  'POST /v1/authorizations': { '201': { description: 'The authorization: `drafted` with typedData to sign, or `stored` when pre-signed.', content: authorizationContent } },
+  'POST /v1/authorizations': {
+    '201': { description: 'The authorization: `drafted` with typedData to sign, or `stored` when pre-signed.', content: authorizationContent },
+  },
   'GET /v1/authorizations/:id': { '200': { description: 'The authorization.', content: authorizationContent } },
   'POST /v1/authorizations/:id/refunds': {
     '201': { description: 'The refund, final within the wait: succeeded, or failed with `failure` (nothing moved).', content: refundContent },
@@ -79,7 +81,7 @@ const chainProperties = {
   network: { type: 'string', description: 'CAIP-2 network id, e.g. "eip155:8453".', pattern: '^eip155:[1-9][0-9]*$' },
   token: {
     type: 'object',
-    description: "The token: amounts are decimal strings in its decimals.",
+    description: 'The token: amounts are decimal strings in its decimals.',
     required: ['address', 'symbol', 'decimals'],
     properties: { address: { type: 'string' }, symbol: { type: 'string' }, decimals: { type: 'integer', minimum: 0, maximum: 36 } },
   },

@@ -311,6 +311,11 @@ export class Lifecycle {
     const requested = capture?.submittedAt;
     if (!capture?.confirmedAt || !requested) return;
     const since = (at: string | null) => (at ? Date.parse(at) - Date.parse(requested) : null);
-    telemetry.captureConfirmed({ orderId: this.context.orderId, network: this.context.chain?.network, preconfirmedMs: since(capture.preconfirmedAt), capturedMs: since(capture.confirmedAt)! });
+    telemetry.captureConfirmed({
+      orderId: this.context.orderId,
+      network: this.context.chain?.network,
+      preconfirmedMs: since(capture.preconfirmedAt),
+      capturedMs: since(capture.confirmedAt)!,
+    });
   }
 }

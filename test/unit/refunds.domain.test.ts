@@ -226,7 +226,7 @@ describe('publicRefund', () => {
     expect(publicRefund(record({ reason: null })).reason).toBeNull();
   });
 
-  it('names its network and token, and formats the amount in that token\'s decimals', () => {
+  it("names its network and token, and formats the amount in that token's decimals", () => {
     const chain = { network: 'eip155:31338', token: '0x00000000000000000000000000000000000000e1' as const, symbol: 'DEUR18', decimals: 18 };
     const refund = publicRefund(record({ chain, amountMinor: '1500000000000000001' }));
     expect(refund.network).toBe('eip155:31338');
