@@ -9,7 +9,8 @@ import type { Schemas } from './schemas.js';
 type RouteInfo = { method: string; path: string; roles: readonly ApiRole[] | 'public' };
 
 function jsonSchema(schema: z.ZodType): Record<string, unknown> {
-  const { $schema: _ignored, ...rest } = z.toJSONSchema(schema, { unrepresentable: 'any' }) as Record<string, unknown>;
+  // Requests are described as callers send them (a network name before it is read as its CAIP-2 id).
+  const { $schema: _ignored, ...rest } = z.toJSONSchema(schema, { unrepresentable: 'any', io: 'input' }) as Record<string, unknown>;
   return rest;
 }
 

@@ -5,6 +5,7 @@ import { getAddress, isAddress, zeroAddress } from 'viem';
 import { authorizationStates } from '../domain/authorization.js';
 import { AuthcapError } from '../domain/errors.js';
 import { QUOTES_MESSAGE } from '../client/visibilityQuery.js';
+import { normalizeNetwork } from '../runtime/deployment/schema.js';
 
 const UINT256_LIMIT = 2n ** 256n;
 
@@ -66,11 +67,13 @@ export function amountSchemaFor(decimals: number) {
 
 export const amountSchema = amountSchemaFor(6);
 
-/** CAIP-2 network id. */
+/** CAIP-2 network id, or an x402 v1 network name ("base"), read as its CAIP-2 id. */
 const networkSchema = z
   .string()
-  .regex(/^eip155:[1-9]\d{0,15}$/, 'must be a CAIP-2 network id such as "eip155:8453"')
-  .describe('CAIP-2 network id, e.g. "eip155:8453"; optional when the deployment serves one network.');
+  .max(40)
+  .refine((value) => normalizeNetwork(value) !== undefined, 'must be a CAIP-2 network id such as "eip155:8453" (or an x402 network name such as "base")')
+  .transform((value) => normalizeNetwork(value)!)
+  .describe('CAIP-2 network id, e.g. "eip155:8453" (x402 names such as "base" are read as theirs); optional when the deployment serves one network.');
 
 /** A token by address or by symbol. */
 const tokenSchema = z

@@ -5,6 +5,7 @@ import type { AuthorizationChain } from '../domain/chain.js';
 import type { TokenDomain } from '../domain/eip3009.js';
 import { AuthcapError } from '../domain/errors.js';
 import type { Catalog } from '../runtime/deployment/catalog.js';
+import { normalizeNetwork } from '../runtime/deployment/schema.js';
 
 export interface ChainRequest {
   network?: unknown;
@@ -16,7 +17,8 @@ export interface ChainRequest {
  * that name neither are taken: they go to whatever one network the worker serves.
  */
 export function selectChain(catalog: Catalog | undefined, request: ChainRequest, domain?: TokenDomain): AuthorizationChain | undefined {
-  const network = optionalText(request.network, 'network');
+  const named = optionalText(request.network, 'network');
+  const network = named === undefined ? undefined : (normalizeNetwork(named) ?? named);
   const token = optionalText(request.token, 'token');
   if (!catalog) {
     // A payload's own domain is checked by the worker against the token it serves, as before networks.

@@ -86,6 +86,29 @@ export type DeploymentFile = z.input<typeof deploymentSchema>;
 export type DeploymentConfig = z.output<typeof deploymentSchema>;
 export type NetworkConfig = DeploymentConfig['networks'][number];
 
+/**
+ * x402 v1 names networks by word ("base", "base-sepolia"); v2 and authcap use CAIP-2. A request may
+ * use either for these; every other network is named by its CAIP-2 id.
+ */
+export const X402_NETWORK_NAMES: Readonly<Record<string, string>> = {
+  ethereum: 'eip155:1',
+  sepolia: 'eip155:11155111',
+  base: 'eip155:8453',
+  'base-sepolia': 'eip155:84532',
+  optimism: 'eip155:10',
+  arbitrum: 'eip155:42161',
+  polygon: 'eip155:137',
+  'polygon-amoy': 'eip155:80002',
+  avalanche: 'eip155:43114',
+  'avalanche-fuji': 'eip155:43113',
+};
+
+/** The CAIP-2 id of a network named either way (undefined: neither form). */
+export function normalizeNetwork(value: string): string | undefined {
+  if (/^eip155:[1-9]\d{0,15}$/.test(value)) return value;
+  return X402_NETWORK_NAMES[value.toLowerCase()];
+}
+
 export function chainIdOfNetwork(network: string): number {
   return Number(network.slice('eip155:'.length));
 }

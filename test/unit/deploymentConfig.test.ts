@@ -465,3 +465,14 @@ describe('LoadedDeployment shape', () => {
     expect(JSON.parse(JSON.stringify(loaded))).toEqual(loaded);
   });
 });
+
+describe('network names', () => {
+  it('reads x402 v1 names as their CAIP-2 ids, passes CAIP-2 through, and knows no other word', async () => {
+    const { normalizeNetwork } = await import('../../runtime/deployment/schema.js');
+    expect(normalizeNetwork('base')).toBe('eip155:8453');
+    expect(normalizeNetwork('Base-Sepolia')).toBe('eip155:84532');
+    expect(normalizeNetwork('eip155:42161')).toBe('eip155:42161');
+    expect(normalizeNetwork('solana')).toBeUndefined();
+    expect(normalizeNetwork('eip155:0')).toBeUndefined();
+  });
+});
