@@ -13,23 +13,24 @@ import { requireCodec } from '../runtime/codec.js';
 import { loadTemporalSettings } from '../runtime/temporal.js';
 import { ApiKeyStore } from '../client/apiKeys.js';
 import { AuthcapClient } from '../client/authcapClient.js';
-import { refundWindowDays } from '../client/refunds.js';
 import { createApiServer, listen } from './server.js';
 import { WaitLimits } from './waitLimits.js';
+import { RateLimiter } from './rateLimit.js';
+import { settingsOrExit } from '../runtime/settings/read.js';
 import { cpuProfileOnSignal } from '../runtime/cpuProfiler.js';
 import { loadDeployment } from '../runtime/deployment/load.js';
 import { resolveDeployment } from '../runtime/deployment/resolve.js';
 
-cpuProfileOnSignal('api');
+// Every variable the API reads, validated now (runtime/settings/catalog.ts): a wrong one stops the
+// start with its name, and every wrong one is named at once.
+const settings = settingsOrExit('api', 'authcap API');
+cpuProfileOnSignal('api', settings.AUTHCAP_CPU_PROFILE_DIR);
 
 requireCodec();
-// A malformed setting stops the start, not every refund later.
-refundWindowDays();
-const waitLimits = WaitLimits.fromEnv();
-const stateDir = process.env.AUTHCAP_STATE_DIR ?? '.authcap';
+const stateDir = settings.AUTHCAP_STATE_DIR;
 const forbiddenPayers = [
-  ...(process.env.TOKEN_ADDRESS ? [{ address: process.env.TOKEN_ADDRESS, why: 'the token contract' }] : []),
-  ...(process.env.AUTHCAP_MERCHANT_ADDRESS ?? '')
+  ...(settings.TOKEN_ADDRESS ? [{ address: settings.TOKEN_ADDRESS, why: 'the token contract' }] : []),
+  ...(settings.AUTHCAP_MERCHANT_ADDRESS ?? '')
     .split(',')
     .map((a) => a.trim())
     .filter(Boolean)
@@ -39,27 +40,30 @@ const forbiddenPayers = [
 // against their chains now, so a wrong entry stops the start with its name. Without either, the API
 // takes requests that name no network and leaves the chain to the worker.
 const deployment =
-  process.env.AUTHCAP_CONFIG || (process.env.RPC_URL && process.env.TOKEN_ADDRESS)
+  settings.AUTHCAP_CONFIG || (settings.RPC_URL && settings.TOKEN_ADDRESS)
     ? await resolveDeployment(loadDeployment(process.env, { keys: false })).catch((err: Error) => {
         console.error(`authcap API: ${err.message}`);
         process.exit(1);
       })
     : undefined;
 // With the chain at hand, a signature that is not the payer's own is judged before any workflow sees it.
-const client = await AuthcapClient.connect(loadTemporalSettings(), { rpcUrl: process.env.RPC_URL, deployment });
+const client = await AuthcapClient.connect(loadTemporalSettings(), { rpcUrl: settings.RPC_URL, deployment });
 const server = createApiServer({
   client,
-  keys: ApiKeyStore.open(ApiKeyStore.defaultFile()),
-  idempotency: { dir: process.env.AUTHCAP_IDEMPOTENCY_DIR ?? join(stateDir, 'idempotency') },
+  keys: ApiKeyStore.open(settings.AUTHCAP_KEYS_FILE ?? join(stateDir, 'api-keys.json')),
+  idempotency: { dir: settings.AUTHCAP_IDEMPOTENCY_DIR ?? join(stateDir, 'idempotency') },
   forbiddenPayers,
-  rpcUrl: process.env.RPC_URL,
+  rpcUrl: settings.RPC_URL,
   deployment,
   // One link secret per host: every API process on it accepts the links the others hand out.
-  checkout: { stateDir },
-  captureWaitMs: process.env.AUTHCAP_CAPTURE_WAIT_MS ? Number(process.env.AUTHCAP_CAPTURE_WAIT_MS) : undefined,
-  waitLimits,
+  checkout: { stateDir, publicUrl: settings.AUTHCAP_PUBLIC_URL, merchantName: settings.AUTHCAP_MERCHANT_NAME },
+  captureWaitMs: settings.AUTHCAP_CAPTURE_WAIT_MS,
+  waitLimits: new WaitLimits({ perKey: settings.AUTHCAP_MAX_WAITS_PER_KEY, perProcess: settings.AUTHCAP_MAX_WAITS }),
+  rateLimiter: new RateLimiter(settings.AUTHCAP_RATE_LIMIT),
+  publicRateLimiter: new RateLimiter(settings.AUTHCAP_PUBLIC_RATE_LIMIT),
+  workerReadyzUrl: settings.AUTHCAP_WORKER_READYZ_URL,
 });
-const url = await listen(server, Number(process.env.AUTHCAP_API_PORT ?? 8080));
+const url = await listen(server, settings.AUTHCAP_API_PORT, settings.AUTHCAP_API_HOST);
 console.log(`authcap API listening on ${url}`);
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, () => {

@@ -1,6 +1,8 @@
 // A token bucket per API key: a runaway client slows down alone (429 with Retry-After) instead of
 // starving every order service behind the same API. Public routes (the payer's checkout pages) have
 // no key: they get their own limiter, per client address.
+import { readVariable } from '../runtime/settings/read.js';
+
 export class RateLimiter {
   private readonly buckets = new Map<string, { tokens: number; at: number }>();
 
@@ -11,13 +13,14 @@ export class RateLimiter {
     private readonly maxBuckets = 10_000,
   ) {}
 
+  /** AUTHCAP_RATE_LIMIT requests/s per API key (default 500, burst 1000). */
   static fromEnv(env: NodeJS.ProcessEnv = process.env): RateLimiter {
-    return new RateLimiter(positive(env.AUTHCAP_RATE_LIMIT, 500));
+    return new RateLimiter(readVariable('AUTHCAP_RATE_LIMIT', env));
   }
 
   /** For public routes: AUTHCAP_PUBLIC_RATE_LIMIT requests/s per client address (default 20, burst 40). */
   static publicFromEnv(env: NodeJS.ProcessEnv = process.env): RateLimiter {
-    return new RateLimiter(positive(env.AUTHCAP_PUBLIC_RATE_LIMIT, 20));
+    return new RateLimiter(readVariable('AUTHCAP_PUBLIC_RATE_LIMIT', env));
   }
 
   /** Takes a token; returns the seconds to wait when there is none. */
@@ -40,9 +43,4 @@ export class RateLimiter {
       if (bucket.tokens + ((now - bucket.at) / 1000) * this.perSecond >= this.burst) this.buckets.delete(key);
     }
   }
-}
-
-function positive(raw: string | undefined, fallback: number): number {
-  const value = Number(raw ?? fallback);
-  return Number.isFinite(value) && value > 0 ? value : fallback;
 }

@@ -18,6 +18,7 @@ import { Router, type JsonResponse } from './router.js';
 import { createSchemas, parseWith, type SchemaOptions } from './schemas.js';
 import { registerEventRoutes } from './eventRoutes.js';
 import { WaitLimits } from './waitLimits.js';
+import { readVariable } from '../runtime/settings/read.js';
 
 export interface ApiOptions {
   client: AuthcapClient;
@@ -85,7 +86,7 @@ export function createApiRouter(options: ApiOptions, listenUrl: () => string | u
       '/readyz',
       'public',
       async () => {
-        const workerReadyzUrl = options.workerReadyzUrl ?? process.env.AUTHCAP_WORKER_READYZ_URL;
+        const workerReadyzUrl = options.workerReadyzUrl ?? readVariable('AUTHCAP_WORKER_READYZ_URL');
         const [checks, nodes, worker] = await Promise.all([client.checkReadiness(), networksReady(options), workerReport(workerReadyzUrl)]);
         // One network's node down stops only that network's payments: with another one up this API
         // is `degraded`, not down. With one network, its node is the API's readiness.
@@ -246,7 +247,7 @@ function ownUrl(server: Server): string | undefined {
 }
 
 /** Listens on 127.0.0.1 by default: the dev stack is not meant to be reachable from elsewhere. */
-export async function listen(server: Server, port: number, host = process.env.AUTHCAP_API_HOST ?? '127.0.0.1'): Promise<string> {
+export async function listen(server: Server, port: number, host = readVariable('AUTHCAP_API_HOST')): Promise<string> {
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => resolve());

@@ -7,13 +7,18 @@
 //     an order service that waits on more at once should take webhooks instead.
 //   AUTHCAP_MAX_WAITS (1000): this process's open waits over all keys; each API process has its own.
 import { AuthcapError } from '../domain/errors.js';
+import { readVariable } from '../runtime/settings/read.js';
 
 export interface WaitLimitSettings {
   perKey: number;
   perProcess: number;
 }
 
-export const DEFAULT_WAIT_LIMITS: WaitLimitSettings = { perKey: 100, perProcess: 1_000 };
+/** The catalog's defaults (runtime/settings/catalog.ts): 100 per key, 1000 per process. */
+export const DEFAULT_WAIT_LIMITS: WaitLimitSettings = {
+  perKey: readVariable('AUTHCAP_MAX_WAITS_PER_KEY', {}),
+  perProcess: readVariable('AUTHCAP_MAX_WAITS', {}),
+};
 
 /** One open wait: when it ends at the latest. */
 interface Slot {
@@ -33,8 +38,8 @@ export class WaitLimits {
   /** AUTHCAP_MAX_WAITS_PER_KEY and AUTHCAP_MAX_WAITS; a malformed one stops the start, not the first wait. */
   static fromEnv(env: NodeJS.ProcessEnv = process.env): WaitLimits {
     return new WaitLimits({
-      perKey: setting(env, 'AUTHCAP_MAX_WAITS_PER_KEY', DEFAULT_WAIT_LIMITS.perKey),
-      perProcess: setting(env, 'AUTHCAP_MAX_WAITS', DEFAULT_WAIT_LIMITS.perProcess),
+      perKey: readVariable('AUTHCAP_MAX_WAITS_PER_KEY', env),
+      perProcess: readVariable('AUTHCAP_MAX_WAITS', env),
     });
   }
 
@@ -74,12 +79,4 @@ function refused(why: string, slots: Set<Slot>, now: number): AuthcapError {
   return new AuthcapError('rate_limited', `${why}; retry in ${retryAfterSeconds} s, or take webhooks to hear of every change without waiting`, {
     retryAfterSeconds,
   });
-}
-
-function setting(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
-  const raw = env[name];
-  if (raw === undefined || raw.trim() === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isSafeInteger(value) || value < 1) throw new Error(`${name} must be a whole number of at least 1, got "${raw}"`);
-  return value;
 }

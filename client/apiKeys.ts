@@ -4,6 +4,7 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { readVariable } from '../runtime/settings/read.js';
 
 export const apiRoles = ['order-service', 'operator'] as const;
 export type ApiRole = (typeof apiRoles)[number];
@@ -49,7 +50,7 @@ export class ApiKeyStore {
   }
 
   static defaultFile(env: NodeJS.ProcessEnv = process.env): string {
-    return env.AUTHCAP_KEYS_FILE ?? join(env.AUTHCAP_STATE_DIR ?? '.authcap', 'api-keys.json');
+    return readVariable('AUTHCAP_KEYS_FILE', env) ?? join(readVariable('AUTHCAP_STATE_DIR', env), 'api-keys.json');
   }
 
   create(role: ApiRole, label = ''): { key: string; record: ApiKeyRecord } {

@@ -23,6 +23,8 @@ import { AuthcapClient, type AuthorizationSummary } from './authcapClient.js';
 import { eventsCommand, webhooksCommand } from './cliEvents.js';
 import { refundCommand, refundsCommand } from './cliRefunds.js';
 import { temporalSetupCommand } from './cliSetup.js';
+import type { Settings } from '../runtime/settings/catalog.js';
+import { readSettings, SettingsError } from '../runtime/settings/read.js';
 
 const usage = `usage:
   authcap get <id | --order ID> [--wait SECONDS [--state STATE]] [--json]
@@ -169,6 +171,15 @@ export async function main(argv: string[], out: Out = console.log, err: Out = co
     out(usage);
     return command ? 0 : 2;
   }
+  // Every variable the CLI reads, validated before it does anything (runtime/settings/catalog.ts).
+  let settings: Settings<'cli'>;
+  try {
+    settings = readSettings('cli');
+  } catch (e) {
+    if (!(e instanceof SettingsError)) throw e;
+    err(`error: ${e.message}`);
+    return 2;
+  }
   try {
     if (command === 'keys') return keysCommand(values, positionals, out);
     if (command === 'temporal-setup') return await temporalSetupCommand(values, out);
@@ -177,8 +188,9 @@ export async function main(argv: string[], out: Out = console.log, err: Out = co
       return 2;
     }
     // Beside `npm start` the dev stack's own key file is the key (a deployment sets AUTHCAP_CODEC_KEYS).
-    const devKeys = join(process.env.AUTHCAP_STATE_DIR ?? '.authcap', 'codec-keys.json');
-    if (!process.env.AUTHCAP_CODEC_KEYS && !process.env.AUTHCAP_CODEC_KEY_FILE && existsSync(devKeys)) process.env.AUTHCAP_CODEC_KEY_FILE = devKeys;
+    const devKeys = join(settings.AUTHCAP_STATE_DIR, 'codec-keys.json');
+    // Set in process.env: the codec is read from there by every client this process makes.
+    if (!settings.AUTHCAP_CODEC_KEYS && !settings.AUTHCAP_CODEC_KEY_FILE && existsSync(devKeys)) process.env.AUTHCAP_CODEC_KEY_FILE = devKeys;
     requireCodec();
     const client = await AuthcapClient.connect();
     try {
@@ -225,7 +237,7 @@ export async function main(argv: string[], out: Out = console.log, err: Out = co
         }
         case 'void': {
           if (!values.reason) throw new AuthcapError('validation_error', 'void needs --reason TEXT');
-          const voided = await client.voidAuthorization(await id(), { reason: values.reason, by: values.by ?? process.env.USER ?? 'operator' });
+          const voided = await client.voidAuthorization(await id(), { reason: values.reason, by: values.by ?? settings.USER ?? 'operator' });
           show(voided, `voided ${voided.id} (order ${voided.orderId}): ${voided.void?.reason}`);
           return 0;
         }

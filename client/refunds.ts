@@ -14,6 +14,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { parseAmount } from '../domain/amount.js';
 import type { AuthorizationResource } from '../domain/authorization.js';
 import { AuthcapError } from '../domain/errors.js';
+import { readVariable } from '../runtime/settings/read.js';
 import {
   PARTIAL_CAPTURE_REASON,
   REFUNDS_WORKFLOW_TYPE,
@@ -73,11 +74,7 @@ const MAX_REASON = 500;
  * where refunds are asked for (the API, the CLI); the refunds workflow keeps what its first refund set.
  */
 export function refundWindowDays(env: NodeJS.ProcessEnv = process.env): number {
-  const raw = env.AUTHCAP_REFUND_WINDOW_DAYS;
-  if (raw === undefined || raw === '') return 30;
-  const days = Number(raw);
-  if (!Number.isSafeInteger(days) || days < 1) throw new Error(`AUTHCAP_REFUND_WINDOW_DAYS must be a positive whole number, got "${raw}"`);
-  return days;
+  return readVariable('AUTHCAP_REFUND_WINDOW_DAYS', env);
 }
 
 export class Refunds {

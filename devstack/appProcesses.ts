@@ -8,6 +8,7 @@ import type { TemporalSettings } from '../runtime/temporal.js';
 import { processCommand } from './build.js';
 import { freePort, startProcess, type ManagedProcess } from './process.js';
 import { clientTlsEnv, type TemporalTls } from './temporalTls.js';
+import { readVariable } from '../runtime/settings/read.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 
@@ -48,10 +49,10 @@ export function processCounts(
   topology: string,
   env: NodeJS.ProcessEnv = process.env,
 ): { workers: number; apis: number } {
-  const count = (value: number | undefined, variable: string) => {
-    const n = value ?? (env[variable] ? Number(env[variable]) : topology === 'postgres' ? 2 : 1);
-    if (!Number.isInteger(n) || n < 1 || n > 16) throw new Error(`${variable} must be a whole number from 1 to 16, got "${env[variable]}"`);
-    return n;
+  const count = (value: number | undefined, variable: 'AUTHCAP_WORKERS' | 'AUTHCAP_APIS') => {
+    if (value === undefined) return readVariable(variable, env) ?? (topology === 'postgres' ? 2 : 1);
+    if (!Number.isInteger(value) || value < 1 || value > 16) throw new Error(`${variable} must be a whole number from 1 to 16, got "${value}"`);
+    return value;
   };
   return { workers: count(given.workers, 'AUTHCAP_WORKERS'), apis: count(given.apis, 'AUTHCAP_APIS') };
 }

@@ -9,6 +9,7 @@ import { networkOfChainId } from '../runtime/deployment/schema.js';
 import { chainConfigFromEnv } from '../worker/config.js';
 import { startAnvil, type Anvil } from './anvil.js';
 import { deployDevTokens, devAccounts, extraMerchantKeys, type DevTokenSpec } from './token.js';
+import { readVariable } from '../runtime/settings/read.js';
 
 export type DevNetworkCount = 1 | 2;
 
@@ -73,16 +74,13 @@ export function devChainOptions(options: {
     stateDir: options.stateDir,
     persistent: options.persistent,
     blockTimeSeconds: options.blockTimeSeconds ?? 0.2,
-    merchantKeys: options.merchantKeys ?? Number(process.env.AUTHCAP_MERCHANT_KEYS ?? 1),
+    merchantKeys: options.merchantKeys ?? readVariable('AUTHCAP_MERCHANT_KEYS'),
   };
 }
 
 /** AUTHCAP_DEV_NETWORKS for npm start: 1 (default) or 2. */
 export function devNetworksFromEnv(env: NodeJS.ProcessEnv = process.env): DevNetworkCount {
-  const raw = env.AUTHCAP_DEV_NETWORKS?.trim();
-  if (!raw || raw === '1') return 1;
-  if (raw === '2') return 2;
-  throw new Error(`AUTHCAP_DEV_NETWORKS must be 1 or 2, got "${raw}"`);
+  return readVariable('AUTHCAP_DEV_NETWORKS', env);
 }
 
 /** Starts the anvils one after the other; `stops` gets each as soon as it runs, so a failure stops what started. */

@@ -7,13 +7,12 @@ import type { ManagedProcess } from './process.js';
 import { publicCodecEndpoint, startTemporalServer } from './temporalServer.js';
 import { startTemporalUi } from './temporalUi.js';
 import { startTemporalOnPostgres, type TemporalOnPostgres } from './temporalOnPostgres.js';
+import { readVariable } from '../runtime/settings/read.js';
 
 export type TemporalTopology = 'dev' | 'postgres';
 
 export function temporalTopology(env: NodeJS.ProcessEnv = process.env): TemporalTopology {
-  const value = env.AUTHCAP_TEMPORAL ?? 'dev';
-  if (value !== 'dev' && value !== 'postgres') throw new Error(`AUTHCAP_TEMPORAL must be "dev" or "postgres", got "${value}"`);
-  return value;
+  return readVariable('AUTHCAP_TEMPORAL', env);
 }
 
 export interface EmbeddedTemporalOptions {

@@ -5,21 +5,18 @@ import { devNetworksFromEnv, type DevNetworkCount } from './devNetworks.js';
 import { temporalTopology } from './embeddedTemporal.js';
 import { startNotices, usesExternalChain } from './externalChain.js';
 import { installSafetyNet, safeLog, supervise } from './supervisor.js';
+import type { Settings } from '../runtime/settings/catalog.js';
+import { readSettings } from '../runtime/settings/read.js';
 
 // Before anything starts: from here on a stray error is logged, never fatal (see supervisor.ts).
 installSafetyNet();
 
-function port(name: string, fallback: number): number {
-  const raw = process.env[name];
-  const value = raw ? Number(raw) : fallback;
-  if (!Number.isInteger(value) || value < 1 || value > 65_535) throw new Error(`${name} must be a port number, got "${raw}"`);
-  return value;
-}
-
-const stateDir = resolve(process.env.AUTHCAP_STATE_DIR ?? '.authcap');
+let settings: Settings<'dev-stack'>;
 let externalChain: boolean;
 let networks: DevNetworkCount;
 try {
+  // Every variable the dev stack reads, validated now (runtime/settings/catalog.ts): each wrong one named.
+  settings = readSettings('dev-stack');
   externalChain = usesExternalChain();
   networks = externalChain ? 1 : devNetworksFromEnv();
   // Settings that mean nothing on this chain are said to be ignored, never dropped in silence.
@@ -28,24 +25,25 @@ try {
   safeLog(`authcap: could not start: ${(err as Error).message}`);
   process.exit(1);
 }
+const stateDir = resolve(settings.AUTHCAP_STATE_DIR);
 const topology = temporalTopology();
-const temporalPart = process.env.TEMPORAL_ADDRESS
+const temporalPart = settings.TEMPORAL_ADDRESS
   ? 'Temporal at TEMPORAL_ADDRESS'
   : topology === 'postgres'
     ? 'Temporal server on PostgreSQL'
     : 'Temporal dev server';
-const chainPart = externalChain ? `the chain at ${process.env.RPC_URL}` : networks === 2 ? 'two anvils (chains 31337 and 31338)' : 'anvil';
+const chainPart = externalChain ? `the chain at ${settings.RPC_URL}` : networks === 2 ? 'two anvils (chains 31337 and 31338)' : 'anvil';
 const parts = [temporalPart, chainPart, 'workers', 'APIs'];
 console.log(`authcap: starting the dev stack (${parts.join(', ')})…`);
 // A stack that cannot start says why and exits 1 (the safety net below would otherwise keep an idle process).
 const stack = await startStack({
   stateDir,
-  apiPort: port('AUTHCAP_API_PORT', 8080),
-  rpcPort: port('AUTHCAP_RPC_PORT', 8545),
+  apiPort: settings.AUTHCAP_API_PORT,
+  rpcPort: settings.AUTHCAP_RPC_PORT,
   // AUTHCAP_DEV_NETWORKS=2: a second anvil, on AUTHCAP_RPC_PORT + 1.
   networks,
-  temporalPort: port('TEMPORAL_PORT', 7233),
-  temporalUiPort: port('TEMPORAL_UI_PORT', 8233),
+  temporalPort: settings.TEMPORAL_PORT,
+  temporalUiPort: settings.TEMPORAL_UI_PORT,
   persistent: true,
   log: safeLog,
   // Worker (with its watcher) and API as their own processes: a crash stays in one process, and

@@ -3,6 +3,7 @@ import { Connection } from '@temporalio/client';
 import { searchAttributeCliFlags } from '../domain/searchAttributes.js';
 import { startProcess, waitFor, type ManagedProcess } from './process.js';
 import { resolveTemporalCli } from './temporalCli.js';
+import { readVariable } from '../runtime/settings/read.js';
 
 export interface TemporalServerOptions {
   port: number;
@@ -47,11 +48,7 @@ export function publicCodecEndpoint(endpoint: string): string {
  * AUTHCAP_SQLITE_PRAGMAS (comma-separated, "" for SQLite's defaults) overrides them.
  */
 export function sqlitePragmas(env: NodeJS.ProcessEnv = process.env): string[] {
-  const raw = env.AUTHCAP_SQLITE_PRAGMAS ?? 'journal_mode=wal,synchronous=normal';
-  return raw
-    .split(',')
-    .map((p) => p.trim())
-    .filter(Boolean);
+  return readVariable('AUTHCAP_SQLITE_PRAGMAS', env);
 }
 
 /**
@@ -62,13 +59,7 @@ export function sqlitePragmas(env: NodeJS.ProcessEnv = process.env): string[] {
  * AUTHCAP_TEMPORAL_DYNAMIC_CONFIG (comma-separated KEY=VALUE, "" for none) overrides it.
  */
 export function devServerDynamicConfig(env: NodeJS.ProcessEnv = process.env): string[] {
-  const raw =
-    env.AUTHCAP_TEMPORAL_DYNAMIC_CONFIG ??
-    'matching.numTaskqueueReadPartitions=1,matching.numTaskqueueWritePartitions=1,system.enableActivityEagerExecution=true';
-  return raw
-    .split(',')
-    .map((p) => p.trim())
-    .filter(Boolean);
+  return readVariable('AUTHCAP_TEMPORAL_DYNAMIC_CONFIG', env);
 }
 
 export async function startTemporalServer(options: TemporalServerOptions): Promise<TemporalServer> {

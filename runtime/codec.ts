@@ -7,6 +7,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'n
 import { join } from 'node:path';
 import type { Payload, PayloadCodec } from '@temporalio/common';
 import { SEAL_MARKER, unsealedInput, type UnsealedReason } from '../domain/sealed.js';
+import { readVariable } from './settings/read.js';
 
 export const ENCRYPTED_ENCODING = 'binary/encrypted';
 const ENCODING_KEY = 'encoding';
@@ -177,14 +178,16 @@ export function readCodecKeyFile(file: string): CodecKeys {
  * process refuses to start unless AUTHCAP_CODEC=off says plain payloads are wanted (never in production).
  */
 export function codecFromEnv(env: NodeJS.ProcessEnv = process.env): EncryptionCodec | undefined {
-  if (env.AUTHCAP_CODEC_KEYS) return new EncryptionCodec(parseCodecKeys(env.AUTHCAP_CODEC_KEYS));
-  if (env.AUTHCAP_CODEC_KEY_FILE) return new EncryptionCodec(readCodecKeyFile(env.AUTHCAP_CODEC_KEY_FILE));
+  const keys = readVariable('AUTHCAP_CODEC_KEYS', env);
+  if (keys) return new EncryptionCodec(parseCodecKeys(keys));
+  const file = readVariable('AUTHCAP_CODEC_KEY_FILE', env);
+  if (file) return new EncryptionCodec(readCodecKeyFile(file));
   return undefined;
 }
 
 export function requireCodec(env: NodeJS.ProcessEnv = process.env): EncryptionCodec | undefined {
   const codec = codecFromEnv(env);
-  if (!codec && env.AUTHCAP_CODEC !== 'off') {
+  if (!codec && readVariable('AUTHCAP_CODEC', env) !== 'off') {
     throw new Error(
       'authcap: no payload encryption key. Set AUTHCAP_CODEC_KEYS (or AUTHCAP_CODEC_KEY_FILE); AUTHCAP_CODEC=off runs without encryption (tests only).',
     );

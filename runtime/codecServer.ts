@@ -9,6 +9,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Payload } from '@temporalio/common';
 import { createRemoteJWKSet, jwtVerify, type JWTVerifyGetKey } from 'jose';
 import type { EncryptionCodec } from './codec.js';
+import { readVariable } from './settings/read.js';
 
 export interface CodecServerOptions {
   host?: string;
@@ -251,8 +252,8 @@ export function jwtBearerVerifier(options: JwtVerifierOptions): (bearer: string)
  * or AUTHCAP_CODEC_JWT_SECRET. Refuses a configuration that would let anyone in.
  */
 export function codecAuthFromEnv(env: NodeJS.ProcessEnv = process.env): Pick<CodecServerOptions, 'token' | 'verifyBearer'> {
-  const token = env.AUTHCAP_CODEC_TOKEN || undefined;
-  if (token !== undefined && token.length < 16) throw new Error('AUTHCAP_CODEC_TOKEN must be at least 16 characters');
+  // At least 16 characters when set (runtime/settings/catalog.ts).
+  const token = readVariable('AUTHCAP_CODEC_TOKEN', env);
   const jwt = env.AUTHCAP_CODEC_JWKS_URL || env.AUTHCAP_CODEC_JWT_SECRET;
   const verifyBearer = jwt
     ? jwtBearerVerifier({

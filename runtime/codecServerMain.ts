@@ -6,19 +6,19 @@
 import { createLogger } from './logger.js';
 import { codecFromEnv } from './codec.js';
 import { codecAuthFromEnv, startCodecServer } from './codecServer.js';
+import { settingsOrExit } from './settings/read.js';
 
-const logger = createLogger('authcap-codec-server', process.env.AUTHCAP_LOG_LEVEL?.toLowerCase() ?? 'info');
+// Every variable the codec server reads, validated now (runtime/settings/catalog.ts).
+const settings = settingsOrExit('codec-server', 'codec server');
+const logger = createLogger('authcap-codec-server', settings.AUTHCAP_LOG_LEVEL ?? 'info');
 const codec = codecFromEnv();
 if (!codec) throw new Error('codec server: no payload keys (AUTHCAP_CODEC_KEYS or AUTHCAP_CODEC_KEY_FILE)');
 const server = await startCodecServer({
-  host: process.env.AUTHCAP_CODEC_HOST ?? '127.0.0.1',
-  port: Number(process.env.AUTHCAP_CODEC_PORT ?? 8888),
+  host: settings.AUTHCAP_CODEC_HOST,
+  port: settings.AUTHCAP_CODEC_PORT,
   codec,
   ...codecAuthFromEnv(),
-  allowedOrigins: (process.env.AUTHCAP_CODEC_ALLOWED_ORIGINS ?? '')
-    .split(',')
-    .map((o) => o.trim())
-    .filter(Boolean),
+  allowedOrigins: settings.AUTHCAP_CODEC_ALLOWED_ORIGINS,
   onError: (err) => logger.error({ err }, 'codec server error'),
 });
 logger.info({ url: server.url }, 'codec server listening');

@@ -5,8 +5,9 @@
 import { Session } from 'node:inspector/promises';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { readVariable } from './settings/read.js';
 
-export function cpuProfileOnSignal(name: string, dir = process.env.AUTHCAP_CPU_PROFILE_DIR): void {
+export function cpuProfileOnSignal(name: string, dir = readVariable('AUTHCAP_CPU_PROFILE_DIR')): void {
   if (!dir) return;
   let session: Session | undefined;
   let written = 0;

@@ -2,6 +2,7 @@
 // list covers every field a signature, key or raw transaction travels in.
 import { pino, type Logger as PinoLogger } from 'pino';
 import type { LogLevel, LogMetadata, Logger } from '@temporalio/common';
+import { readVariable } from './settings/read.js';
 
 export const REDACTED_FIELDS = [
   'signature',
@@ -27,7 +28,7 @@ export const REDACTED_FIELDS = [
   '*.*.raw',
 ];
 
-export function createLogger(name: string, level = process.env.AUTHCAP_LOG_LEVEL?.toLowerCase() ?? 'info', destination?: pino.DestinationStream): PinoLogger {
+export function createLogger(name: string, level: string = readVariable('AUTHCAP_LOG_LEVEL') ?? 'info', destination?: pino.DestinationStream): PinoLogger {
   return pino({ name, level, redact: { paths: REDACTED_FIELDS, censor: '[redacted]' }, base: { service: name } }, destination);
 }
 

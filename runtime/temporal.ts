@@ -5,8 +5,10 @@ import { loadClientConnectConfig } from '@temporalio/envconfig';
 import type { ClientConnectConfig } from '@temporalio/envconfig';
 import type { DataConverter } from '@temporalio/common';
 import { codecFromEnv } from './codec.js';
+import { readVariable } from './settings/read.js';
 
-export const DEFAULT_TASK_QUEUE = 'authcap';
+/** AUTHCAP_TASK_QUEUE's default (runtime/settings/catalog.ts). */
+export const DEFAULT_TASK_QUEUE = readVariable('AUTHCAP_TASK_QUEUE', {});
 
 export interface TemporalSettings {
   connectionOptions: ClientConnectConfig['connectionOptions'];
@@ -25,7 +27,7 @@ export function loadTemporalSettings(overrides: { address?: string; namespace?: 
   return {
     connectionOptions: { ...config.connectionOptions, address: config.connectionOptions.address ?? '127.0.0.1:7233' },
     namespace: config.namespace ?? 'default',
-    taskQueue: process.env.AUTHCAP_TASK_QUEUE ?? DEFAULT_TASK_QUEUE,
+    taskQueue: readVariable('AUTHCAP_TASK_QUEUE'),
     dataConverter: dataConverterFromEnv(),
   };
 }

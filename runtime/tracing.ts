@@ -6,13 +6,14 @@ import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { Resource } from '@opentelemetry/resources';
 import { BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
+import { readVariable } from './settings/read.js';
 
 let provider: NodeTracerProvider | undefined;
 
 /** The tracing plugin for a worker or a client, or undefined when no OTLP endpoint is configured. */
 export function tracingPluginFromEnv(serviceName: string, env: NodeJS.ProcessEnv = process.env): OpenTelemetryPlugin | undefined {
-  if (!env.OTEL_EXPORTER_OTLP_ENDPOINT) return undefined;
-  const resource = new Resource({ 'service.name': env.OTEL_SERVICE_NAME ?? serviceName });
+  if (!readVariable('OTEL_EXPORTER_OTLP_ENDPOINT', env)) return undefined;
+  const resource = new Resource({ 'service.name': readVariable('OTEL_SERVICE_NAME', env) ?? serviceName });
   const spanProcessor = new BatchSpanProcessor(new OTLPTraceExporter());
   if (!provider) {
     // Client-side spans use the global tracer provider.

@@ -5,9 +5,10 @@
 // judge an address the same way. Ranges live in node:net BlockLists, never in hand-written bit math.
 import { BlockList, isIP, type LookupFunction } from 'node:net';
 import { promises as dns } from 'node:dns';
+import { readVariable } from './settings/read.js';
 
-export const ALLOW_LOOPBACK_ENV = 'AUTHCAP_WEBHOOK_ALLOW_LOOPBACK';
-export const ALLOW_PRIVATE_ENV = 'AUTHCAP_WEBHOOK_ALLOW_PRIVATE';
+export const ALLOW_LOOPBACK_ENV = 'AUTHCAP_WEBHOOK_ALLOW_LOOPBACK' as const;
+export const ALLOW_PRIVATE_ENV = 'AUTHCAP_WEBHOOK_ALLOW_PRIVATE' as const;
 
 export interface WebhookAddressPolicy {
   /** 127.0.0.0/8 and ::1: receivers on the same host (the dev stack, tests). */
@@ -16,11 +17,9 @@ export interface WebhookAddressPolicy {
   allowPrivate: boolean;
 }
 
-const enabled = (value: string | undefined) => /^(1|true|yes)$/i.test(value ?? '');
-
 /** Read at each use, so a worker and an API started with the same environment agree. */
 export function webhookAddressPolicyFromEnv(env: NodeJS.ProcessEnv = process.env): WebhookAddressPolicy {
-  return { allowLoopback: enabled(env[ALLOW_LOOPBACK_ENV]), allowPrivate: enabled(env[ALLOW_PRIVATE_ENV]) };
+  return { allowLoopback: readVariable(ALLOW_LOOPBACK_ENV, env), allowPrivate: readVariable(ALLOW_PRIVATE_ENV, env) };
 }
 
 export type AddressClass = 'public' | 'metadata' | 'link-local' | 'loopback' | 'unspecified' | 'private' | 'multicast' | 'reserved';

@@ -4,19 +4,36 @@ import { parseAddress } from '../domain/address.js';
 import type { ChainConfig } from '../activities/index.js';
 import { loadDeployment } from '../runtime/deployment/load.js';
 import { resolveDeployment, type ResolvedDeployment } from '../runtime/deployment/resolve.js';
+import { readVariable } from '../runtime/settings/read.js';
+import type { Settings } from '../runtime/settings/catalog.js';
+
+type Env = NodeJS.ProcessEnv;
+/** The worker settings the chain policy is made of (readSettings('worker') has them all). */
+export type ChainPolicySettings = Pick<
+  Settings<'worker'>,
+  | 'AUTHCAP_VALIDITY_SECONDS'
+  | 'AUTHCAP_MAX_VALIDITY_SECONDS'
+  | 'AUTHCAP_HISTORY_LIMIT'
+  | 'AUTHCAP_REFUND_VALIDITY_SECONDS'
+  | 'AUTHCAP_RECONCILE_SECONDS'
+  | 'AUTHCAP_WATCH'
+>;
 
 /**
  * The worker's settings from a deployment configuration (AUTHCAP_CONFIG): its networks and tokens,
  * checked against their chains, and the policy every network shares from the environment. `chain`
  * names the first network's first token and key, for what still reads one (metrics, tests).
  */
-export async function workerDeploymentFromEnv(env: NodeJS.ProcessEnv = process.env): Promise<{ chain: ChainConfig; deployment: ResolvedDeployment }> {
+export async function workerDeploymentFromEnv(
+  env: NodeJS.ProcessEnv = process.env,
+  settings: ChainPolicySettings = policySettingsOf(env),
+): Promise<{ chain: ChainConfig; deployment: ResolvedDeployment }> {
   const deployment = await resolveDeployment(loadDeployment(env));
   const first = deployment.networks[0]!;
   return {
     deployment,
     chain: {
-      ...chainPolicyFromEnv(env),
+      ...chainPolicy(settings),
       rpcUrl: first.rpcUrls[0]!,
       wsUrl: first.wsUrl,
       tokenAddress: first.tokens[0]!.address,
@@ -27,18 +44,30 @@ export async function workerDeploymentFromEnv(env: NodeJS.ProcessEnv = process.e
   };
 }
 
-/** The policy every network shares: validity windows, history and reconcile settings. */
-function chainPolicyFromEnv(env: NodeJS.ProcessEnv) {
+/** The policy settings alone, each through its catalog rule (for callers that pass an env). */
+function policySettingsOf(env: Env): ChainPolicySettings {
   return {
-    validitySeconds: positiveInt(env.AUTHCAP_VALIDITY_SECONDS, 900, 'AUTHCAP_VALIDITY_SECONDS'),
-    reconcileIntervalSeconds: reconcileInterval(env),
-    maxValiditySeconds: positiveInt(env.AUTHCAP_MAX_VALIDITY_SECONDS, 7 * 24 * 3600, 'AUTHCAP_MAX_VALIDITY_SECONDS'),
-    historyLimit: positiveInt(env.AUTHCAP_HISTORY_LIMIT, 2_000, 'AUTHCAP_HISTORY_LIMIT'),
-    refundValiditySeconds: positiveInt(env.AUTHCAP_REFUND_VALIDITY_SECONDS, 300, 'AUTHCAP_REFUND_VALIDITY_SECONDS'),
+    AUTHCAP_VALIDITY_SECONDS: readVariable('AUTHCAP_VALIDITY_SECONDS', env),
+    AUTHCAP_MAX_VALIDITY_SECONDS: readVariable('AUTHCAP_MAX_VALIDITY_SECONDS', env),
+    AUTHCAP_HISTORY_LIMIT: readVariable('AUTHCAP_HISTORY_LIMIT', env),
+    AUTHCAP_REFUND_VALIDITY_SECONDS: readVariable('AUTHCAP_REFUND_VALIDITY_SECONDS', env),
+    AUTHCAP_RECONCILE_SECONDS: readVariable('AUTHCAP_RECONCILE_SECONDS', env),
+    AUTHCAP_WATCH: readVariable('AUTHCAP_WATCH', env),
   };
 }
 
-export function chainConfigFromEnv(env: NodeJS.ProcessEnv = process.env): ChainConfig {
+/** The policy every network shares: validity windows, history and reconcile settings. */
+function chainPolicy(settings: ChainPolicySettings) {
+  return {
+    validitySeconds: settings.AUTHCAP_VALIDITY_SECONDS,
+    reconcileIntervalSeconds: reconcileInterval(settings),
+    maxValiditySeconds: settings.AUTHCAP_MAX_VALIDITY_SECONDS,
+    historyLimit: settings.AUTHCAP_HISTORY_LIMIT,
+    refundValiditySeconds: settings.AUTHCAP_REFUND_VALIDITY_SECONDS,
+  };
+}
+
+export function chainConfigFromEnv(env: NodeJS.ProcessEnv = process.env, settings: ChainPolicySettings = policySettingsOf(env)): ChainConfig {
   const missing = ['RPC_URL', 'TOKEN_ADDRESS', 'MERCHANT_PRIVATE_KEY'].filter((name) => !env[name]);
   if (missing.length) throw new Error(`the worker needs ${missing.join(', ')} (npm start sets them for the dev stack)`);
   const key = env.MERCHANT_PRIVATE_KEY as string;
@@ -49,11 +78,8 @@ export function chainConfigFromEnv(env: NodeJS.ProcessEnv = process.env): ChainC
     tokenAddress: parseAddress(env.TOKEN_ADDRESS, 'TOKEN_ADDRESS') as Address,
     merchantPrivateKey: key as Hex,
     merchantPrivateKeys: merchantKeys(env.MERCHANT_PRIVATE_KEYS),
-    ...chainPolicyFromEnv(env),
-    confirmations:
-      env.AUTHCAP_CONFIRMATIONS === 'safe' || env.AUTHCAP_CONFIRMATIONS === 'finalized'
-        ? env.AUTHCAP_CONFIRMATIONS
-        : positiveInt(env.AUTHCAP_CONFIRMATIONS, 1, 'AUTHCAP_CONFIRMATIONS'),
+    ...chainPolicy(settings),
+    confirmations: readVariable('AUTHCAP_CONFIRMATIONS', env),
   };
 }
 
@@ -76,25 +102,24 @@ function merchantKeys(raw: string | undefined): Hex[] {
  * the chain at its deadline, so waiting costs nothing however many are open. With the watcher off
  * (AUTHCAP_WATCH=0) nobody would nudge, so the per-authorization check comes back at 15 s.
  */
-function reconcileInterval(env: NodeJS.ProcessEnv): number {
-  const raw = env.AUTHCAP_RECONCILE_SECONDS;
-  if (raw === 'off' || raw === '0') return 0;
-  const watcherOff = env.AUTHCAP_WATCH === '0' || env.AUTHCAP_WATCH === 'false';
-  return positiveInt(raw, watcherOff ? 15 : 0, 'AUTHCAP_RECONCILE_SECONDS');
-}
-
-function positiveInt(raw: string | undefined, fallback: number, name: string): number {
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isSafeInteger(value) || value < 1) throw new Error(`${name} must be a positive whole number, got "${raw}"`);
-  return value;
+function reconcileInterval(settings: Pick<ChainPolicySettings, 'AUTHCAP_RECONCILE_SECONDS' | 'AUTHCAP_WATCH'>): number {
+  return settings.AUTHCAP_RECONCILE_SECONDS ?? (settings.AUTHCAP_WATCH ? 0 : 15);
 }
 
 /** The watcher's settings: on unless AUTHCAP_WATCH=0; ws URL from AUTHCAP_WS_URL or the RPC URL. */
-export function watcherConfigFromEnv(rpcUrl: string, stateDir: string, env: NodeJS.ProcessEnv = process.env) {
-  if (env.AUTHCAP_WATCH === '0' || env.AUTHCAP_WATCH === 'false') return undefined;
+export function watcherConfigFromEnv(
+  rpcUrl: string,
+  stateDir: string,
+  env: NodeJS.ProcessEnv = process.env,
+  settings: Pick<Settings<'worker'>, 'AUTHCAP_WATCH' | 'AUTHCAP_WATCHER_CURSOR' | 'AUTHCAP_WS_URL'> = {
+    AUTHCAP_WATCH: readVariable('AUTHCAP_WATCH', env),
+    AUTHCAP_WATCHER_CURSOR: readVariable('AUTHCAP_WATCHER_CURSOR', env),
+    AUTHCAP_WS_URL: readVariable('AUTHCAP_WS_URL', env),
+  },
+) {
+  if (!settings.AUTHCAP_WATCH) return undefined;
   return {
-    cursorFile: env.AUTHCAP_WATCHER_CURSOR ?? `${stateDir}/watcher-cursor.json`,
-    wsUrl: env.AUTHCAP_WS_URL ?? rpcUrl.replace(/^http/, 'ws'),
+    cursorFile: settings.AUTHCAP_WATCHER_CURSOR ?? `${stateDir}/watcher-cursor.json`,
+    wsUrl: settings.AUTHCAP_WS_URL ?? rpcUrl.replace(/^http/, 'ws'),
   };
 }

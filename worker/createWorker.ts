@@ -22,6 +22,14 @@ import { tracingPluginFromEnv } from '../runtime/tracing.js';
 import { sealedActivityInputs } from './sealedActivityInputs.js';
 import type { TaskFailureTracker } from './taskFailures.js';
 import type { TemporalSettings } from '../runtime/temporal.js';
+import type { Settings } from '../runtime/settings/catalog.js';
+import { readVariable } from '../runtime/settings/read.js';
+
+/** The worker settings createAuthcapWorker takes from readSettings('worker'). */
+export type WorkerProcessSettings = Pick<
+  Settings<'worker'>,
+  'AUTHCAP_ACTIVITY_SLOTS' | 'AUTHCAP_FOLLOWER_SLOTS' | 'AUTHCAP_WORKFLOW_CACHE_SIZE' | 'AUTHCAP_PROFILE_WORKFLOWS'
+>;
 
 // Run from the build (dist/), this file is JavaScript and the workflows beside it too.
 const compiled = import.meta.url.endsWith('.js');
@@ -48,6 +56,8 @@ export interface AuthcapWorkerOptions {
   metricsPort?: number;
   /** Failed workflow tasks seen by the runtime logger (worker/main.ts installs it): listed at /readyz. */
   taskFailures?: TaskFailureTracker;
+  /** Slots, cache size and profiling, as validated at start (worker/main.ts); else read from process.env. */
+  settings?: WorkerProcessSettings;
 }
 
 export interface AuthcapWorker {
@@ -69,6 +79,7 @@ export interface AuthcapWorker {
 }
 
 export async function createAuthcapWorker(options: AuthcapWorkerOptions): Promise<AuthcapWorker> {
+  const settings = options.settings ?? workerSettingsFromEnv();
   const contexts = new ChainContexts(await chainContextsOf(options));
   const networks = contexts.networks();
   for (const ctx of networks) {
@@ -99,15 +110,15 @@ export async function createAuthcapWorker(options: AuthcapWorkerOptions): Promis
     namespace,
     taskQueue,
     activities,
-    maxConcurrentActivityTaskExecutions: activitySlots(),
+    maxConcurrentActivityTaskExecutions: settings.AUTHCAP_ACTIVITY_SLOTS,
     dataConverter: options.temporal.dataConverter,
     interceptors: { activity: [sealedActivityInputs, chainHeaderInbound], ...(workflowModules ? { workflowModules } : {}) },
     sinks: telemetrySinks(chain.network),
     // Open authorizations mostly wait on a timer: bound the cache so memory does not grow with them
     // (an evicted one is replayed from its short history when a message or its deadline arrives).
-    maxCachedWorkflows: workflowCacheSize(),
+    maxCachedWorkflows: settings.AUTHCAP_WORKFLOW_CACHE_SIZE,
     // Workflows in the main thread, so a CPU profile sees them (slower: for profiling only).
-    debugMode: process.env.AUTHCAP_PROFILE_WORKFLOWS === '1',
+    debugMode: settings.AUTHCAP_PROFILE_WORKFLOWS,
     ...code,
   });
   // The long waits (captures followed to depth, webhook dispatchers) have their own queue and slots:
@@ -119,7 +130,7 @@ export async function createAuthcapWorker(options: AuthcapWorkerOptions): Promis
     activities,
     dataConverter: options.temporal.dataConverter,
     interceptors: { activity: [sealedActivityInputs, chainHeaderInbound] },
-    maxConcurrentActivityTaskExecutions: followerSlots(),
+    maxConcurrentActivityTaskExecutions: settings.AUTHCAP_FOLLOWER_SLOTS,
   });
   // One log watcher per network, reading all of its tokens in the same calls.
   const watchers = options.watcher
@@ -231,26 +242,27 @@ function workflowCode(given?: WorkflowBundleOption): Pick<WorkerOptions, 'workfl
 
 /** Followers one process runs at once (AUTHCAP_FOLLOWER_SLOTS): each is a wait on the head feed, a few KB. */
 export function followerSlots(env: NodeJS.ProcessEnv = process.env): number {
-  return slots(env, 'AUTHCAP_FOLLOWER_SLOTS', 2_000);
+  return readVariable('AUTHCAP_FOLLOWER_SLOTS', env);
 }
 
 /** The short activities one process runs at once (AUTHCAP_ACTIVITY_SLOTS): the SDK's default. */
 export function activitySlots(env: NodeJS.ProcessEnv = process.env): number {
-  return slots(env, 'AUTHCAP_ACTIVITY_SLOTS', 100);
+  return readVariable('AUTHCAP_ACTIVITY_SLOTS', env);
 }
 
-function slots(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
-  const raw = env[name];
-  const value = raw === undefined || raw === '' ? fallback : Number(raw);
-  if (!Number.isSafeInteger(value) || value < 1) throw new Error(`${name} must be a positive whole number, got "${raw}"`);
-  return value;
-}
-
+/** Workflows kept in memory (AUTHCAP_WORKFLOW_CACHE_SIZE). */
 export function workflowCacheSize(env: NodeJS.ProcessEnv = process.env): number {
-  const raw = env.AUTHCAP_WORKFLOW_CACHE_SIZE;
-  const value = raw === undefined || raw === '' ? 250 : Number(raw);
-  if (!Number.isSafeInteger(value) || value < 1) throw new Error(`AUTHCAP_WORKFLOW_CACHE_SIZE must be a positive whole number, got "${raw}"`);
-  return value;
+  return readVariable('AUTHCAP_WORKFLOW_CACHE_SIZE', env);
+}
+
+/** The settings createAuthcapWorker uses when none are given: process.env through the same rules. */
+function workerSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): WorkerProcessSettings {
+  return {
+    AUTHCAP_ACTIVITY_SLOTS: activitySlots(env),
+    AUTHCAP_FOLLOWER_SLOTS: followerSlots(env),
+    AUTHCAP_WORKFLOW_CACHE_SIZE: workflowCacheSize(env),
+    AUTHCAP_PROFILE_WORKFLOWS: readVariable('AUTHCAP_PROFILE_WORKFLOWS', env),
+  };
 }
 
 /** The keys that tag drafted nonces: derived from the payload keys every worker holds (unkeyed only with the codec off, in tests). */

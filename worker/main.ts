@@ -7,12 +7,16 @@ import { chainConfigFromEnv, watcherConfigFromEnv, workerDeploymentFromEnv } fro
 import { createAuthcapWorker } from './createWorker.js';
 import { TaskFailureTracker, trackingLogger } from './taskFailures.js';
 import { cpuProfileOnSignal } from '../runtime/cpuProfiler.js';
+import { settingsOrExit } from '../runtime/settings/read.js';
 
-cpuProfileOnSignal('worker');
+// Every variable the worker reads, validated now (runtime/settings/catalog.ts): a wrong one stops the
+// start with its name, and every wrong one is named at once.
+const settings = settingsOrExit('worker', 'authcap worker');
+cpuProfileOnSignal('worker', settings.AUTHCAP_CPU_PROFILE_DIR);
 
 // JSON lines (pino), secrets redacted; AUTHCAP_LOG_LEVEL (default warn) decides how much. Failed
 // workflow tasks are also counted and named (metric, /readyz, an error line) whatever the level.
-const logger = createLogger('authcap-worker', process.env.AUTHCAP_LOG_LEVEL?.toLowerCase() ?? 'warn');
+const logger = createLogger('authcap-worker', settings.AUTHCAP_LOG_LEVEL ?? 'warn');
 const taskFailures = new TaskFailureTracker((message, meta) => logger.error(meta, message));
 // Temporal's default shutdown signals include SIGUSR2, which authcap keeps for CPU profiles.
 Runtime.install({ logger: trackingLogger(temporalLogger(logger), taskFailures), shutdownSignals: ['SIGINT', 'SIGTERM', 'SIGQUIT'] });
@@ -20,15 +24,23 @@ requireCodec();
 const temporal = loadTemporalSettings();
 // Networks and tokens from AUTHCAP_CONFIG (checked against their chains now: a wrong entry stops the
 // start with its name), or the one network of RPC_URL, TOKEN_ADDRESS and MERCHANT_PRIVATE_KEY.
-const { chain, deployment } = process.env.AUTHCAP_CONFIG
-  ? await workerDeploymentFromEnv().catch((err: Error) => {
-      console.error(`authcap worker: ${err.message}`);
-      process.exit(1);
-    })
-  : { chain: chainConfigFromEnv(), deployment: undefined };
-const stateDir = process.env.AUTHCAP_STATE_DIR ?? '.authcap';
-const metricsPort = process.env.AUTHCAP_WORKER_METRICS_PORT === undefined ? undefined : Number(process.env.AUTHCAP_WORKER_METRICS_PORT);
-const worker = await createAuthcapWorker({ temporal, chain, deployment, watcher: watcherConfigFromEnv(chain.rpcUrl, stateDir), metricsPort, taskFailures });
+const { chain, deployment } = await (async () =>
+  settings.AUTHCAP_CONFIG
+    ? workerDeploymentFromEnv(process.env, settings)
+    : { chain: chainConfigFromEnv(process.env, settings), deployment: undefined })().catch((err: Error) => {
+  console.error(`authcap worker: ${err.message}`);
+  process.exit(1);
+});
+const stateDir = settings.AUTHCAP_STATE_DIR;
+const worker = await createAuthcapWorker({
+  temporal,
+  chain,
+  deployment,
+  watcher: watcherConfigFromEnv(chain.rpcUrl, stateDir, process.env, settings),
+  metricsPort: settings.AUTHCAP_WORKER_METRICS_PORT,
+  taskFailures,
+  settings,
+});
 for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void worker.shutdown());
 console.log(
   `authcap worker: task queue ${temporal.taskQueue} on ${temporal.connectionOptions.address} (${temporal.namespace})${worker.metricsUrl ? `, metrics at ${worker.metricsUrl}` : ''}`,

@@ -6,6 +6,7 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { chmodSync, existsSync, linkSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { readVariable } from '../../runtime/settings/read.js';
 
 const CONTEXT = 'authcap-checkout:v1:';
 /** 32 bytes of HMAC in base64url, unpadded. */
@@ -51,11 +52,9 @@ export interface CheckoutSecretSource {
 export function checkoutSecret(source: CheckoutSecretSource = {}): Buffer {
   const env = source.env ?? process.env;
   if (source.secret !== undefined) return Buffer.isBuffer(source.secret) ? source.secret : Buffer.from(source.secret, 'utf8');
-  const fromEnv = env.AUTHCAP_CHECKOUT_SECRET;
-  if (fromEnv !== undefined && fromEnv !== '') {
-    if (fromEnv.length < 32) throw new Error('AUTHCAP_CHECKOUT_SECRET must be at least 32 characters (e.g. openssl rand -base64 32)');
-    return Buffer.from(fromEnv, 'utf8');
-  }
+  // At least 32 characters (runtime/settings/catalog.ts); unset or empty: the state dir's file.
+  const fromEnv = readVariable('AUTHCAP_CHECKOUT_SECRET', env);
+  if (fromEnv !== undefined) return Buffer.from(fromEnv, 'utf8');
   if (source.stateDir) return secretFile(source.stateDir);
   return randomBytes(32);
 }

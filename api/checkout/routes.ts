@@ -12,6 +12,7 @@ import { parseWith, type Schemas } from '../schemas.js';
 import { buildCheckoutAssets, type CheckoutAssets } from './assets.js';
 import { htmlSecurityHeaders, notFoundHtml, pageHtml } from './html.js';
 import { CheckoutLinks, checkoutSecret } from './linkToken.js';
+import { readVariable } from '../../runtime/settings/read.js';
 import { checkoutSession, TokenInfoCache } from './session.js';
 
 export interface CheckoutOptions {
@@ -54,14 +55,14 @@ export class Checkout {
     const options = deps.options ?? {};
     this.links = new CheckoutLinks(checkoutSecret({ secret: options.secret, stateDir: options.stateDir, env }));
     this.tokens = new TokenInfoCache(deps.rpcUrl);
-    this.merchantName = (options.merchantName ?? env.AUTHCAP_MERCHANT_NAME ?? '').trim() || 'Merchant';
+    this.merchantName = (options.merchantName ?? readVariable('AUTHCAP_MERCHANT_NAME', env) ?? '').trim() || 'Merchant';
     this.assets = buildCheckoutAssets();
     // Surfaces on the first page request; never an unhandled rejection at start.
     this.assets.catch(() => undefined);
   }
 
   private publicBase(): string {
-    const configured = this.deps.options?.publicUrl ?? (this.deps.env ?? process.env).AUTHCAP_PUBLIC_URL;
+    const configured = this.deps.options?.publicUrl ?? readVariable('AUTHCAP_PUBLIC_URL', this.deps.env ?? process.env);
     return (configured || this.deps.listenUrl() || '').replace(/\/+$/, '');
   }
 
