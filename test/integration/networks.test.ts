@@ -277,7 +277,7 @@ describe('what names a network and token', () => {
     const domainOf = (leg: Leg) => ({ name: 'USD Coin', version: '2', chainId: leg.chainId, verifyingContract: leg.token.address });
     const signFor = (leg: Leg, m: AuthorizationMessage = message) =>
       walletSign(authorizationTypedData(domainOf(leg), 'TransferWithAuthorization', m), payerKey);
-    const body = (leg: Leg, signature: Hex, network: string) => ({
+    const body = (signature: Hex, network: string) => ({
       orderId: orderId('presigned'),
       primaryType: 'TransferWithAuthorization',
       authorization: message,
@@ -285,22 +285,22 @@ describe('what names a network and token', () => {
       network,
       token: 'USDC',
     });
-    const onA = await api('POST', '/v1/authorizations', body(a, signFor(a), a.network));
-    const onB = await api('POST', '/v1/authorizations', body(b, signFor(b), b.network));
+    const onA = await api('POST', '/v1/authorizations', body(signFor(a), a.network));
+    const onB = await api('POST', '/v1/authorizations', body(signFor(b), b.network));
     expect([onA.status, onB.status], JSON.stringify([onA.body, onB.body])).toEqual([201, 201]);
     expect(onA.body.id).not.toBe(onB.body.id);
     expect([onA.body.state, onB.body.state]).toEqual(['stored', 'stored']);
     // Signed for a, sent as b: the signature does not verify under b's domain.
-    const crossed = await api('POST', '/v1/authorizations', body(b, signFor(a), b.network));
+    const crossed = await api('POST', '/v1/authorizations', body(signFor(a), b.network));
     expect(crossed.status).toBe(422);
     expect(['invalid_signature', 'nonce_already_held']).toContain(crossed.body.error.code);
     const fresh = { ...message, nonce: `0x${'cd'.repeat(32)}` as Hex };
     const signedForA = signFor(a, fresh);
-    const wrongNetwork = await api('POST', '/v1/authorizations', { ...body(b, signedForA, b.network), authorization: fresh });
+    const wrongNetwork = await api('POST', '/v1/authorizations', { ...body(signedForA, b.network), authorization: fresh });
     expect([wrongNetwork.status, wrongNetwork.body.error.code]).toEqual([422, 'invalid_signature']);
     // With its domain, the payload says its own network: naming the other is a mismatch.
     const withDomain = await api('POST', '/v1/authorizations', {
-      ...body(b, signedForA, b.network),
+      ...body(signedForA, b.network),
       authorization: fresh,
       domain: domainOf(a),
     });

@@ -1,0 +1,122 @@
+// The chain, token and merchant of the one-network shape, and the worker's policy.
+import { onlyOne, onUnlessOff, port, positiveWhole, privateKeys, text, url } from '../rules.js';
+import { variable, confirmations, reconcileSeconds } from '../variable.js';
+
+export const chainAndWorkerVariables = {
+  // ── Deployment: chain, token, merchant ──────────────────────────────────────────────────────────────
+  AUTHCAP_CONFIG: variable({
+    processes: ['worker', 'api', 'dev-stack'],
+    schema: text(),
+    description: 'The deployment file (JSON: networks and tokens). Without it, the one-network variables below describe one network.',
+  }),
+  RPC_URL: variable({
+    processes: ['worker', 'api', 'dev-stack'],
+    schema: url(['http', 'https']),
+    secret: true,
+    description:
+      "One network's JSON-RPC URL (without AUTHCAP_CONFIG); on `npm start`, with TOKEN_ADDRESS and MERCHANT_PRIVATE_KEY, your chain instead of anvil.",
+  }),
+  TOKEN_ADDRESS: variable({
+    processes: ['worker', 'api', 'dev-stack'],
+    schema: text(),
+    description: "One network's token contract (without AUTHCAP_CONFIG); the API also refuses it as a payer.",
+  }),
+  MERCHANT_PRIVATE_KEY: variable({
+    processes: ['worker', 'dev-stack'],
+    schema: privateKeys(),
+    secret: true,
+    description: "The merchant's key (0x-prefixed hex): the default variable a network's `merchantKeys` names.",
+  }),
+  MERCHANT_PRIVATE_KEYS: variable({
+    processes: ['worker', 'dev-stack'],
+    schema: privateKeys(),
+    secret: true,
+    description: 'More merchant keys, comma-separated (MERCHANT_PRIVATE_KEY stays the first): new authorizations are spread over them.',
+  }),
+  AUTHCAP_NETWORK: variable({
+    processes: ['worker', 'api'],
+    schema: text(),
+    description: 'The one network\'s CAIP-2 id (e.g. "eip155:8453"), without AUTHCAP_CONFIG; read from the node when unset.',
+  }),
+  AUTHCAP_WS_URL: variable({
+    processes: ['worker', 'api'],
+    schema: text(),
+    defaultText: 'RPC_URL with ws(s)://',
+    description: "The one network's WebSocket endpoint for new blocks (empty: poll over HTTP).",
+  }),
+  AUTHCAP_CONFIRMATIONS: variable({
+    processes: ['worker', 'api'],
+    schema: confirmations,
+    description: 'When a capture counts as final on the one network: blocks built on it, or "safe" / "finalized".',
+  }),
+  AUTHCAP_MERCHANT_ADDRESS: variable({
+    processes: ['api'],
+    schema: text(),
+    description: 'The merchant address(es), comma-separated: refused as a payer.',
+  }),
+
+  // ── Worker policy ───────────────────────────────────────────────────────────────────────────────────
+  AUTHCAP_VALIDITY_SECONDS: variable({
+    processes: ['worker'],
+    schema: positiveWhole(900),
+    description: "How long a payer's authorization is valid by default (seconds).",
+  }),
+  AUTHCAP_MAX_VALIDITY_SECONDS: variable({
+    processes: ['worker'],
+    schema: positiveWhole(7 * 24 * 3600),
+    description: 'The longest validity an authorization may ask for (seconds).',
+  }),
+  AUTHCAP_REFUND_VALIDITY_SECONDS: variable({
+    processes: ['worker'],
+    schema: positiveWhole(300),
+    description: 'How long a signed refund transfer stays valid (seconds).',
+  }),
+  AUTHCAP_HISTORY_LIMIT: variable({
+    processes: ['worker'],
+    schema: positiveWhole(2_000),
+    description: 'Workflow history events before an authorization continues as new.',
+  }),
+  AUTHCAP_RECONCILE_SECONDS: variable({
+    processes: ['worker'],
+    schema: reconcileSeconds,
+    defaultText: '0 (off) with the watcher on; 15 with AUTHCAP_WATCH=0',
+    description: 'How often an open authorization re-reads the chain by itself ("off" or 0: never).',
+  }),
+  AUTHCAP_WATCH: variable({
+    processes: ['worker'],
+    schema: onUnlessOff(),
+    description: 'The log watcher that nudges authorizations whose nonce moved; "0" or "false" turns it off.',
+  }),
+  AUTHCAP_WATCHER_CURSOR: variable({
+    processes: ['worker'],
+    schema: text(),
+    defaultText: '`<AUTHCAP_STATE_DIR>/watcher-cursor.json`',
+    description: "The watcher's cursor file.",
+  }),
+  AUTHCAP_ACTIVITY_SLOTS: variable({
+    processes: ['worker'],
+    schema: positiveWhole(100),
+    description: 'Short activities one worker process runs at once.',
+  }),
+  AUTHCAP_FOLLOWER_SLOTS: variable({
+    processes: ['worker'],
+    schema: positiveWhole(2_000),
+    description: 'Long waits (captures followed to depth, webhook dispatchers) one worker process runs at once.',
+  }),
+  AUTHCAP_WORKFLOW_CACHE_SIZE: variable({
+    processes: ['worker'],
+    schema: positiveWhole(250),
+    description: 'Workflows kept in memory per worker process (an evicted one is replayed from its history).',
+  }),
+  AUTHCAP_WORKER_METRICS_PORT: variable({
+    processes: ['worker', 'dev-stack'],
+    schema: port(),
+    defaultText: 'off (the dev stack: a free port)',
+    description: "The worker's /metrics and /readyz port on 127.0.0.1 (0: any free port).",
+  }),
+  AUTHCAP_PROFILE_WORKFLOWS: variable({
+    processes: ['worker'],
+    schema: onlyOne(),
+    description: '"1" runs workflows in the main thread so a CPU profile sees them (slower: profiling only).',
+  }),
+} as const;
