@@ -9,7 +9,8 @@ import { privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDevChain } from '../../devstack/devNetworks.js';
 import { freePort } from '../../devstack/process.js';
-import { startStack, type DevJson, type Stack } from '../../devstack/stack.js';
+import type { DevJson, Stack } from '../../devstack/stack.js';
+import { startTwoNetworkStack } from '../support/twoNetworkStack.js';
 import { deployDevTokens, devAccounts } from '../../devstack/token.js';
 import { tokenAbi } from '../../domain/tokenAbi.js';
 import { parseDeployment } from '../../runtime/deployment/load.js';
@@ -28,38 +29,16 @@ const STRANGER = '0x000000000000000000000000000000000000dEaD';
 describe('the dev stack with two networks', () => {
   let stack: Stack;
   let stateDir: string;
+  let running: Awaited<ReturnType<typeof startTwoNetworkStack>> | undefined;
   let resolved: ResolvedDeployment;
-  const saved: Record<string, string | undefined> = {};
   beforeAll(async () => {
-    // Its own Temporal, chains and codec key: nothing of the suite's stack, nor an operator's chain.
-    for (const name of ['AUTHCAP_CODEC_KEYS', 'TEMPORAL_ADDRESS', 'RPC_URL', 'TOKEN_ADDRESS', 'MERCHANT_PRIVATE_KEY', 'AUTHCAP_CONFIG']) {
-      saved[name] = process.env[name];
-      delete process.env[name];
-    }
-    stateDir = join(mkdtempSync(join(tmpdir(), 'authcap-networks-')), 'state');
-    stack = await startStack({
-      stateDir,
-      apiPort: await freePort(),
-      rpcPort: await freePort(),
-      moreRpcPorts: [await freePort()],
-      temporalPort: await freePort(),
-      temporalUiPort: await freePort(),
-      persistent: false,
-      headless: true,
-      blockTimeSeconds: 0.2,
-      networks: 2,
-      log: () => undefined,
-    });
+    running = await startTwoNetworkStack('networks');
+    ({ stack, stateDir } = running);
     // As a process that never signs reads it (the API): no keys needed.
     const text = readFileSync(stack.devJson.configFile, 'utf8');
     resolved = await resolveDeployment(parseDeployment(text, stack.devJson.configFile, {}, { keys: false }));
   }, 240_000);
-  afterAll(async () => {
-    await stack?.stop();
-    for (const [name, value] of Object.entries(saved))
-      if (value === undefined) delete process.env[name];
-      else process.env[name] = value;
-  });
+  afterAll(() => running?.stop());
 
   it('runs two anvils that answer their own chain ids', async () => {
     expect(stack.processes.anvils).toHaveLength(2);

@@ -2,14 +2,11 @@
 // token, checked against that chain's own logs and balances, and against the other chain, where
 // nothing may happen. The stack is the dev stack with `networks: 2`: anvils 31337 (USDC) and 31338
 // (USDC and the 18-decimal DEUR18), one worker and API serving both.
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { createPublicClient, formatUnits, http, parseEventLogs, parseUnits, type Address, type Hex, type PublicClient } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort } from '../../devstack/process.js';
-import { startStack, type Stack } from '../../devstack/stack.js';
+import type { Stack } from '../../devstack/stack.js';
+import { startTwoNetworkStack } from '../support/twoNetworkStack.js';
 import { authorizationTypedData, type AuthorizationMessage } from '../../domain/eip3009.js';
 import { tokenAbi } from '../../domain/tokenAbi.js';
 import { walletSign } from '../support/api.js';
@@ -24,28 +21,12 @@ interface Leg {
 }
 
 let stack: Stack;
+let running: Awaited<ReturnType<typeof startTwoNetworkStack>> | undefined;
 const legs: Leg[] = [];
-const saved: Record<string, string | undefined> = {};
 
 beforeAll(async () => {
-  // Its own Temporal, chains and codec key: nothing of the suite's stack.
-  for (const name of ['AUTHCAP_CODEC_KEYS', 'TEMPORAL_ADDRESS', 'RPC_URL', 'TOKEN_ADDRESS', 'MERCHANT_PRIVATE_KEY', 'AUTHCAP_CONFIG']) {
-    saved[name] = process.env[name];
-    delete process.env[name];
-  }
-  stack = await startStack({
-    stateDir: join(mkdtempSync(join(tmpdir(), 'authcap-two-networks-')), 'state'),
-    apiPort: await freePort(),
-    rpcPort: await freePort(),
-    moreRpcPorts: [await freePort()],
-    temporalPort: await freePort(),
-    temporalUiPort: await freePort(),
-    persistent: false,
-    headless: true,
-    blockTimeSeconds: 0.2,
-    networks: 2,
-    log: () => undefined,
-  });
+  running = await startTwoNetworkStack('two-networks');
+  stack = running.stack;
   for (const n of stack.devJson.networks) {
     for (const token of n.tokens)
       legs.push({
@@ -59,12 +40,7 @@ beforeAll(async () => {
   }
 }, 300_000);
 
-afterAll(async () => {
-  await stack?.stop();
-  for (const [name, value] of Object.entries(saved))
-    if (value === undefined) delete process.env[name];
-    else process.env[name] = value;
-});
+afterAll(() => running?.stop());
 
 async function api(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
   const res = await fetch(`${stack.devJson.apiUrl}${path}`, {
