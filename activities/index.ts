@@ -55,7 +55,8 @@ function createChainActivities(
   deps: ActivityDependencies,
 ): AuthorizationActivities & RelayerActivities & EventActivities {
   // Every relay request names its token: the relayer of a network sends for each of its tokens.
-  const requestRelay = (request: RelayRequest) => deps.requestRelay({ ...request, token: request.token ?? ctx.tokenAddress }, ctx);
+  const requestRelay = (request: RelayRequest) =>
+    deps.requestRelay({ ...request, token: request.token ?? ctx.tokenAddress, network: request.network ?? ctx.network }, ctx);
   return classifyingErrors({
     ...createEventActivities(deps.events),
     requestRelay,

@@ -77,9 +77,11 @@ export function createRelayerActivities(ctx: ChainContext, tokenContext: (token?
         const tokenCtx = isTypedRelayRequest(item) ? tokenContext(item.token) : undefined;
         const result = !isTypedRelayRequest(item)
           ? { refused: 'raw calldata is not relayed: the relayer builds every call itself' }
-          : !tokenCtx
-            ? { refused: `token ${item.token} is not served on ${ctx.network}` }
-            : await buildRelayTransaction(tokenCtx, account.address, item.call, backingOf(tokenCtx));
+          : item.network !== undefined && item.network !== ctx.network
+            ? { refused: `a request for ${item.network} is not sent on ${ctx.network}` }
+            : !tokenCtx
+              ? { refused: `token ${item.token} is not served on ${ctx.network}` }
+              : await buildRelayTransaction(tokenCtx, account.address, item.call, backingOf(tokenCtx));
         if ('refused' in result)
           refused.push({ requestId: item.requestId, failure: { code: 'relay_refused', message: `the relayer refused: ${result.refused}` } });
         else built.push({ item: item as RelayRequest, transaction: result.transaction });

@@ -3,7 +3,7 @@
 // v2.1 has neither, so it refuses any contract wallet's authorization onchain, at capture. Knowing
 // this when the payer signs lets the signature be refused then, while the order can still be paid
 // another way, instead of storing an authorization that can never be captured.
-import { BaseError, encodeFunctionData, zeroAddress, zeroHash } from 'viem';
+import { BaseError, encodeFunctionData, zeroAddress, zeroHash, type Address, type PublicClient } from 'viem';
 import { tokenAbi } from '../domain/tokenAbi.js';
 import type { ChainContext } from './chainContext.js';
 import { isRevert } from './revert.js';
@@ -20,7 +20,7 @@ const verdicts = new WeakMap<ChainContext, { at: number; value: Promise<boolean>
 export function tokenChecksContractWalletSignatures(ctx: ChainContext): Promise<boolean> {
   const cached = verdicts.get(ctx);
   if (cached && Date.now() - cached.at < VERDICT_FRESH_MS) return cached.value;
-  const value = probeBytesOverload(ctx);
+  const value = hasBytesOverloads(ctx.publicClient, ctx.tokenAddress);
   verdicts.set(ctx, { at: Date.now(), value });
   // A node that did not answer is no verdict: ask again next time.
   value.catch(() => verdicts.delete(ctx));
@@ -33,10 +33,10 @@ export function tokenChecksContractWalletSignatures(ctx: ChainContext): Promise<
  * signature length", "paused"); one without it, and without a fallback (FiatToken has none, and its
  * proxy passes the implementation's answer on), reverts with no data at all.
  */
-async function probeBytesOverload(ctx: ChainContext): Promise<boolean> {
+export async function hasBytesOverloads(client: Pick<PublicClient, 'call'>, token: Address): Promise<boolean> {
   const data = encodeFunctionData({ abi: tokenAbi, functionName: 'cancelAuthorization', args: [zeroAddress, zeroHash, '0x'] });
   try {
-    await ctx.publicClient.call({ to: ctx.tokenAddress, data });
+    await client.call({ to: token, data });
     return true;
   } catch (err) {
     if (!isRevert(err)) throw err;

@@ -62,6 +62,7 @@ import { listEvents, type EventPage, type ListEventsRequest } from './eventFeed.
 import { quote } from './visibilityQuery.js';
 import { sealedEntries } from '../domain/sealed.js';
 import { selectChain } from './chainSelection.js';
+import { normalizeNetwork } from '../runtime/deployment/schema.js';
 import type { Catalog } from '../runtime/deployment/catalog.js';
 import { SignatureChecker, type SignatureKind, type SignatureVerdict } from './signatureCheck.js';
 
@@ -191,10 +192,10 @@ export class AuthcapClient {
         ...(request.token !== undefined ? [`Token = ${quote(chain!.token.toLowerCase())}`] : []),
       ];
     }
-    if (request.network !== undefined && !/^eip155:[1-9]\d{0,15}$/.test(request.network))
-      throw new AuthcapError('validation_error', 'network must be a CAIP-2 network id such as "eip155:8453"');
+    const network = request.network === undefined ? undefined : normalizeNetwork(request.network);
+    if (request.network !== undefined && !network) throw new AuthcapError('validation_error', 'network must be a CAIP-2 network id such as "eip155:8453"');
     return [
-      ...(request.network !== undefined ? [`Network = ${quote(request.network)}`] : []),
+      ...(network !== undefined ? [`Network = ${quote(network)}`] : []),
       ...(request.token !== undefined ? [`Token = ${quote(parseAddress(request.token, 'token').toLowerCase())}`] : []),
     ];
   }

@@ -52,6 +52,12 @@ export interface RelayRequest {
   sender?: Address;
   /** The token the call is for, one of the relayer's network's (absent: its first, as before networks). */
   token?: Address;
+  /**
+   * The network the call is for (CAIP-2), in the sealed request itself: the activity header that
+   * routes a relayer's activities is not sealed, so a relayer refuses a request for another network
+   * than its own (absent: requests from before networks).
+   */
+  network?: string;
   call: RelayCall;
   /**
    * When the relayer answers: `always` (absent: the transaction's hash, or why not), or only on

@@ -1,6 +1,7 @@
 // The start checks: each network's node must be the chain its id names, and each token's name,
 // version, decimals, symbol and EIP-3009 form are read from it, never configured by hand.
-import { BaseError, createPublicClient, encodeFunctionData, fallback, http, zeroAddress, zeroHash, type Address, type PublicClient } from 'viem';
+import { BaseError, createPublicClient, fallback, http, type Address, type PublicClient } from 'viem';
+import { hasBytesOverloads } from '../../activities/tokenFeatures.js';
 import { tokenAbi } from '../../domain/tokenAbi.js';
 import { Catalog, type ServedNetwork, type ServedToken, type SignatureForm } from './catalog.js';
 import { DeploymentConfigError, type LoadedDeployment, type LoadedNetwork } from './load.js';
@@ -73,22 +74,9 @@ async function readToken(client: PublicClient, address: Address, where: string):
   }
 }
 
-/**
- * v2.2's `cancelAuthorization(address, bytes32, bytes)` refuses an empty signature with a reason; a
- * token without the overload (v2.1) reverts with no data at all (activities/tokenFeatures.ts).
- */
+/** v2.2's `bytes signature` overloads (ERC-1271 too), or v2.1's `v, r, s` only: the activities' own probe. */
 export async function signatureForm(client: PublicClient, address: Address): Promise<SignatureForm> {
-  const data = encodeFunctionData({ abi: tokenAbi, functionName: 'cancelAuthorization', args: [zeroAddress, zeroHash, '0x'] });
-  try {
-    await client.call({ to: address, data });
-    return 'bytes';
-  } catch (err) {
-    if (!(err instanceof BaseError)) throw err;
-    const withData = err.walk((e) => typeof (e as { data?: unknown }).data === 'string') as { data?: string } | null;
-    const reverted = err.walk((e) => (e as { name?: string }).name === 'CallExecutionError' || (e as { name?: string }).name === 'ExecutionRevertedError');
-    if (!reverted) throw err;
-    return withData?.data && withData.data !== '0x' ? 'bytes' : 'vrs';
-  }
+  return (await hasBytesOverloads(client, address)) ? 'bytes' : 'vrs';
 }
 
 function redact(url: string): string {

@@ -155,9 +155,11 @@ describe('broadcastBatch refuses what it cannot check', () => {
       call: { ...(unbacked.call as Extract<RelayRequest['call'], { kind: 'refund' }>), authorization: { ...authorization, from: ctx.merchant } },
     };
     const cancel = await harmless('after-refusals');
+    // A checked call, routed to this relayer's network by an activity header (not sealed) but sealed for another.
+    const otherNetwork: RelayRequest = { ...(await harmless('other-network')), requestId: 'other-network', network: 'eip155:8453' };
     const outcome: BroadcastOutcome = await new MockActivityEnvironment().run(relayer.broadcastBatch, {
       startNonce: start,
-      items: [raw, elsewhere, unbacked, wrongNonce, cancel],
+      items: [raw, elsewhere, unbacked, wrongNonce, otherNetwork, cancel],
       sentAt: Date.now(),
     });
     expect(outcome.refused.map((r) => [r.requestId, r.failure.code])).toEqual([
@@ -165,7 +167,9 @@ describe('broadcastBatch refuses what it cannot check', () => {
       ['capture-elsewhere', 'relay_refused'],
       ['refund-unbacked', 'relay_refused'],
       ['refund-wrong-nonce', 'relay_refused'],
+      ['other-network', 'relay_refused'],
     ]);
+    expect(outcome.refused[4]!.failure.message).toMatch(/for eip155:8453 is not sent on eip155:/);
     expect(outcome.refused[1]!.failure.message).toMatch(/must pay the merchant key/);
     expect(outcome.refused[2]!.failure.message).toMatch(/no capture/);
     expect(outcome.refused[3]!.failure.message).toMatch(/derived from its place/);
