@@ -1,6 +1,7 @@
 // Child processes for the dev stack and the test suite: start, wait until ready, stop cleanly.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
+import { claimPort } from './portClaims.js';
 
 export interface ManagedProcess {
   readonly name: string;
@@ -101,8 +102,16 @@ export async function waitFor(check: () => Promise<boolean>, intervalMs = 100): 
   }
 }
 
-/** A port that was free a moment ago on 127.0.0.1 (the OS picks it). */
+/** A port that was free a moment ago on 127.0.0.1 (the OS picks it), claimed against our other processes. */
 export async function freePort(): Promise<number> {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const port = await osPickedPort();
+    if (claimPort(port)) return port;
+  }
+  throw new Error('no unclaimed free port after 50 tries');
+}
+
+function osPickedPort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.unref();
@@ -124,7 +133,7 @@ export async function freeLowPort(min = 20_000, max = 32_000): Promise<number> {
       server.once('error', () => resolve(false));
       server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
     });
-    if (free) return port;
+    if (free && claimPort(port)) return port;
   }
   throw new Error(`no free port between ${min} and ${max}`);
 }

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createPublicClient, createTestClient, createWalletClient, defineChain, http, parseEther, toHex, type Address, type Hex } from 'viem';
-import { mnemonicToAccount } from 'viem/accounts';
+import { generatePrivateKey, mnemonicToAccount, privateKeyToAccount } from 'viem/accounts';
 import { AuthcapClient } from '../../client/authcapClient.js';
 import type { ContractArtifact } from '../../contracts/artifacts.js';
 import { startAnvil, ANVIL_MNEMONIC, type Anvil } from '../../devstack/anvil.js';
@@ -19,12 +19,15 @@ import { loadTemporalSettings } from '../../runtime/temporal.js';
 import { startRpcProxy, type ProxyOptions } from '../chain/support/rpcProxy.js';
 import { dev } from './api.js';
 
+function newKey(): { address: Address; privateKey: Hex } {
+  const privateKey = generatePrivateKey();
+  return { address: privateKeyToAccount(privateKey).address, privateKey };
+}
+
 function keyAt(addressIndex: number): { address: Address; privateKey: Hex } {
   const account = mnemonicToAccount(ANVIL_MNEMONIC, { addressIndex });
   return { address: account.address, privateKey: toHex(account.getHdKey().privateKey!) };
 }
-
-let merchantIndex = 40 + (process.pid % 50) * 4;
 
 export interface IsolatedChain {
   anvil: Anvil;
@@ -59,8 +62,10 @@ export async function startIsolatedChain(
   const transport = http(anvil.rpcUrl);
   const publicClient = createPublicClient({ chain, transport, pollingInterval: 100 });
   const testClient = createTestClient({ chain, transport, mode: 'anvil' });
-  merchantIndex += 1;
-  const merchant = keyAt(merchantIndex);
+  // A key of its own, never one another test process could pick: the relayer's workflow id is the
+  // key's (relayer-<address>), and Temporal is the suite's, so two chains sharing a key would share
+  // a relayer, and one chain's captures would be sent on the other's.
+  const merchant = newKey();
   await testClient.setBalance({ address: merchant.address, value: parseEther('100') });
   const accounts = { ...devAccounts(4), merchant };
   const tokenAddress = await deployDevToken({ rpcUrl: anvil.rpcUrl, chain, accounts, artifact: options.token });
