@@ -1,7 +1,8 @@
 // Idempotency-Key for POSTs, as Stripe does it: the same key and the same request replay the first
 // answer (even after the authorization moved on); the same key with another request is refused.
-// Kept in files under one directory: durable across restarts and shared by every API process on
-// the host. The interface is small so a Postgres or Redis store can take its place.
+// FileIdempotencyStore keeps them in files under one directory: durable across restarts and shared
+// by every API process on the host (the dev stack's default). API processes on several hosts share
+// PostgresIdempotencyStore (idempotencyPostgres.ts) instead.
 import { createHash } from 'node:crypto';
 import { mkdirSync, openSync, closeSync, readFileSync, readdirSync, renameSync, statSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
@@ -12,8 +13,14 @@ export interface StoredResponse {
   body: unknown;
 }
 
+/**
+ * A database answers later, files at once: the router awaits either, and the file store keeps its
+ * synchronous answers for the callers (and tests) that read them directly.
+ */
+export type Awaitable<T> = T | Promise<T>;
+
 export type IdempotencyClaim =
-  | { kind: 'new'; complete(response: StoredResponse): void; release(): void }
+  | { kind: 'new'; complete(response: StoredResponse): Awaitable<void>; release(): Awaitable<void> }
   | { kind: 'replay'; response: StoredResponse }
   | { kind: 'reused' }
   | { kind: 'in_progress' };
@@ -23,7 +30,9 @@ export interface IdempotencyStore {
    * `legacyFingerprint`: what the same request's fingerprint was before fingerprints became canonical;
    * an answer stored under it still replays. Only needed for the 24 h after that change (see fingerprintOf).
    */
-  claim(scope: string, key: string, fingerprint: string, legacyFingerprint?: string): IdempotencyClaim;
+  claim(scope: string, key: string, fingerprint: string, legacyFingerprint?: string): Awaitable<IdempotencyClaim>;
+  /** Lets go of what the store holds open (a connection pool). */
+  close?(): Promise<void>;
 }
 
 interface Entry {
@@ -45,9 +54,9 @@ function ownerAlive(owner: Entry['owner']): boolean {
 }
 
 /** Answers are kept this long (Stripe keeps them 24 h). */
-const KEEP_MS = 24 * 3600 * 1000;
-/** A pending claim older than this belonged to an API process that died mid-request. */
-const STALE_PENDING_MS = 120 * 1000;
+export const KEEP_MS = 24 * 3600 * 1000;
+/** A pending claim older than this belonged to an API process that died mid-request (a request lasts at most 60 s). */
+export const STALE_PENDING_MS = 120 * 1000;
 
 export class FileIdempotencyStore implements IdempotencyStore {
   private lastSweep = 0;

@@ -1,6 +1,7 @@
 // `npm run api`: the HTTP API as its own process, against the configured Temporal.
 //   AUTHCAP_API_PORT (8080), AUTHCAP_STATE_DIR (.authcap: API keys, idempotency answers),
-//   AUTHCAP_KEYS_FILE, AUTHCAP_IDEMPOTENCY_DIR, TOKEN_ADDRESS and AUTHCAP_MERCHANT_ADDRESS (comma-separated with several keys; never a payer),
+//   AUTHCAP_KEYS_FILE, AUTHCAP_IDEMPOTENCY_DATABASE_URL (Idempotency-Key answers shared by API processes
+//   on several hosts; else files in AUTHCAP_IDEMPOTENCY_DIR, shared on one host), TOKEN_ADDRESS and AUTHCAP_MERCHANT_ADDRESS (comma-separated with several keys; never a payer),
 //   RPC_URL (for /readyz, the checkout pages' token symbol, and to check a contract wallet's signature
 //   before it reaches a workflow), AUTHCAP_CODEC_KEYS (payload encryption,
 //   required unless AUTHCAP_CODEC=off), AUTHCAP_PUBLIC_URL (where payers reach the checkout pages;
@@ -14,6 +15,7 @@ import { loadTemporalSettings } from '../runtime/temporal.js';
 import { ApiKeyStore } from '../client/apiKeys.js';
 import { AuthcapClient } from '../client/authcapClient.js';
 import { createApiServer, listen } from './server.js';
+import { PostgresIdempotencyStore } from './idempotencyPostgres.js';
 import { WaitLimits } from './waitLimits.js';
 import { RateLimiter } from './rateLimit.js';
 import { settingsOrExit } from '../runtime/settings/read.js';
@@ -46,12 +48,20 @@ const deployment =
         process.exit(1);
       })
     : undefined;
+// Idempotency-Key answers where every API process of the deployment finds them: the database
+// (checked now, its table made if missing), else this host's files.
+const idempotency = settings.AUTHCAP_IDEMPOTENCY_DATABASE_URL
+  ? await PostgresIdempotencyStore.open(settings.AUTHCAP_IDEMPOTENCY_DATABASE_URL).catch((err: Error) => {
+      console.error(`authcap API: ${err.message}`);
+      process.exit(1);
+    })
+  : { dir: settings.AUTHCAP_IDEMPOTENCY_DIR ?? join(stateDir, 'idempotency') };
 // With the chain at hand, a signature that is not the payer's own is judged before any workflow sees it.
 const client = await AuthcapClient.connect(loadTemporalSettings(), { rpcUrl: settings.RPC_URL, deployment });
 const server = createApiServer({
   client,
   keys: ApiKeyStore.open(settings.AUTHCAP_KEYS_FILE ?? join(stateDir, 'api-keys.json')),
-  idempotency: { dir: settings.AUTHCAP_IDEMPOTENCY_DIR ?? join(stateDir, 'idempotency') },
+  idempotency,
   forbiddenPayers,
   rpcUrl: settings.RPC_URL,
   deployment,
@@ -68,6 +78,7 @@ console.log(`authcap API listening on ${url}`);
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, () => {
     server.closeAllConnections();
-    server.close(() => void client.close().then(() => process.exit(0)));
+    const closeStore = 'close' in idempotency ? () => idempotency.close() : async () => undefined;
+    server.close(() => void Promise.all([client.close(), closeStore()]).then(() => process.exit(0)));
   });
 }

@@ -165,7 +165,7 @@ export class Router {
     if (!IDEMPOTENCY_KEY.test(idempotencyKey)) {
       throw new AuthcapError('validation_error', 'Idempotency-Key must be 1 to 255 printable ASCII characters');
     }
-    const claim = this.options.idempotency.claim(
+    const claim = await this.options.idempotency.claim(
       caller.id,
       idempotencyKey,
       fingerprintOf(method, target.path, body),
@@ -183,8 +183,15 @@ export class Router {
     }
     // An outage, a throttle or "still working on it" (202) is not a final answer: the caller must be
     // able to retry with the same key and get the outcome.
-    if (response.status >= 500 || response.status === 429 || response.status === 202) claim.release();
-    else claim.complete({ status: response.status, body: response.body });
+    const final = !(response.status >= 500 || response.status === 429 || response.status === 202);
+    try {
+      if (final) await claim.complete({ status: response.status, body: response.body });
+      else await claim.release();
+    } catch (err) {
+      // What was done is done: the caller still gets its answer. A retry meets the claim left
+      // pending (409 idempotency_key_in_use) until it goes stale, then runs again.
+      logger.error({ err, route: matched.route }, `the Idempotency-Key answer could not be ${final ? 'kept' : 'released'}`);
+    }
     return response;
   }
 

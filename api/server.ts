@@ -24,7 +24,10 @@ export interface ApiOptions {
   client: AuthcapClient;
   /** Who may call: every route but /healthz and /readyz needs one of these keys. */
   keys: Pick<ApiKeyStore, 'authenticate'>;
-  /** Where Idempotency-Key answers are kept (shared by the API processes of a host). */
+  /**
+   * Where Idempotency-Key answers are kept: a store (PostgresIdempotencyStore, shared by API processes
+   * on any host), or a directory (FileIdempotencyStore, shared by the API processes of one host).
+   */
   idempotency: IdempotencyStore | { dir: string };
   rateLimiter?: RateLimiter;
   /** Per client address, for the routes without a key (default AUTHCAP_PUBLIC_RATE_LIMIT). */

@@ -1,13 +1,16 @@
 // The workers (each with its log watcher) and the HTTP APIs as their own OS processes, so each can
 // fail, be killed or be restarted alone (npm start, the fault suites), with their logs in the state dir.
-import { createWriteStream } from 'node:fs';
-import { join } from 'node:path';
+// On the production shape each process is a host of its own (prepareHost): a state dir and HOME
+// that no other process shares, so they meet only in Temporal and PostgreSQL, as on separate machines.
+import { chmodSync, copyFileSync, createWriteStream, existsSync, mkdirSync, renameSync, unwatchFile, watchFile } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ChainConfig } from '../activities/index.js';
+import { checkoutSecret } from '../api/checkout/linkToken.js';
 import type { TemporalSettings } from '../runtime/temporal.js';
 import { processCommand } from './build.js';
 import { freePort, startProcess, type ManagedProcess } from './process.js';
-import { clientTlsEnv, type TemporalTls } from './temporalTls.js';
+import { clientTlsEnv, tlsEnvFor, type TemporalTls } from './temporalTls.js';
 import { readVariable } from '../runtime/settings/read.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -43,6 +46,98 @@ export function startApiProcess(env: Record<string, string>, onOutput?: (chunk: 
   return spawnEntry('api', 'api/main.ts', 'authcap API listening on', env, onOutput);
 }
 
+/** A file a host gets from the stack's state dir, under `as` in its own. */
+export interface HostFile {
+  from: string;
+  as: string;
+  /** Copied again whenever it changes (the API key file: `authcap keys create` reaches every host, as a deploy would). */
+  keepInSync?: boolean;
+  /** Copied only when the host has none yet (a watcher cursor carried over from before hosts). */
+  onlyIfMissing?: boolean;
+}
+
+export interface HostOptions {
+  stateDir: string;
+  /** `worker-1`, `api-2`: its folder is `<stateDir>/hosts/<name>`. */
+  name: string;
+  /** The deployment file, copied in. */
+  configFile?: string;
+  /** The Temporal certificate this kind of process presents, copied in with the CA it trusts. */
+  tls?: { tls: TemporalTls; identity: 'worker' | 'api' };
+  files?: HostFile[];
+}
+
+export interface Host {
+  dir: string;
+  /** AUTHCAP_STATE_DIR, HOME, and every path the process reads, all inside dir. */
+  env: Record<string, string>;
+  /** Stops keeping files in sync. */
+  stop(): void;
+}
+
+/** A simulated host: its own state dir and HOME, with what its process needs copied in (0600). */
+export function prepareHost(options: HostOptions): Host {
+  const dir = resolve(options.stateDir, 'hosts', options.name);
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const place = (from: string, as: string) => {
+    const target = join(dir, as);
+    // Aside, then renamed: a process reading the file never sees half of it.
+    const staging = `${target}.tmp`;
+    copyFileSync(from, staging);
+    chmodSync(staging, 0o600);
+    renameSync(staging, target);
+    return target;
+  };
+  const env: Record<string, string> = { AUTHCAP_STATE_DIR: dir, HOME: dir };
+  if (options.configFile) env.AUTHCAP_CONFIG = place(options.configFile, 'deployment.json');
+  if (options.tls) {
+    const { tls, identity } = options.tls;
+    const files = tls.clients[identity];
+    mkdirSync(join(dir, 'temporal-tls'), { recursive: true, mode: 0o700 });
+    Object.assign(
+      env,
+      tlsEnvFor(
+        { ...tls, serverCaPath: place(tls.serverCaPath, 'temporal-tls/server-ca.pem') },
+        { certPath: place(files.certPath, `temporal-tls/client-${identity}.pem`), keyPath: place(files.keyPath, `temporal-tls/client-${identity}-key.pem`) },
+      ),
+    );
+  }
+  const watched: (() => void)[] = [];
+  for (const file of options.files ?? []) {
+    if (file.onlyIfMissing && existsSync(join(dir, file.as))) continue;
+    if (existsSync(file.from)) place(file.from, file.as);
+    if (!file.keepInSync) continue;
+    const listener = () => {
+      try {
+        if (existsSync(file.from)) place(file.from, file.as);
+      } catch {
+        // changed again while copying: the next change copies it
+      }
+    };
+    watchFile(file.from, { interval: 500, persistent: false }, listener);
+    watched.push(() => unwatchFile(file.from, listener));
+  }
+  return {
+    dir,
+    env,
+    stop: () => {
+      for (const unwatch of watched) unwatch();
+    },
+  };
+}
+
+/**
+ * What every API host needs from the stack's state dir: the API key file, and one checkout link
+ * secret (made here if missing), so a link one API hands out is good on every other.
+ */
+export function apiHostFiles(stateDir: string): HostFile[] {
+  if (!readVariable('AUTHCAP_CHECKOUT_SECRET')) checkoutSecret({ stateDir, env: {} });
+  return [
+    { from: join(stateDir, 'api-keys.json'), as: 'api-keys.json', keepInSync: true },
+    { from: join(stateDir, 'checkout-secret'), as: 'checkout-secret' },
+  ];
+}
+
 /** How many worker and API processes: two of each on the production shape, so it is tried as it is run. */
 export function processCounts(
   given: { workers?: number; apis?: number },
@@ -72,6 +167,13 @@ export interface AppProcessesOptions {
   validitySeconds?: number;
   confirmations?: number;
   captureWaitMs?: number;
+  /**
+   * Each process a host of its own (prepareHost); default: on the production shape (temporalTls
+   * given). Otherwise they share the state dir, as processes of one host.
+   */
+  separateHosts?: boolean;
+  /** Idempotency-Key answers for every API (default AUTHCAP_IDEMPOTENCY_DATABASE_URL, which the production shape sets). */
+  idempotencyDatabaseUrl?: string;
   log: (line: string) => void;
 }
 
@@ -94,6 +196,9 @@ export async function startAppProcesses(options: AppProcessesOptions): Promise<A
     streams.push(stream);
     return (chunk: string) => void (stream.writable && stream.write(chunk));
   };
+  const hosts: Host[] = [];
+  const separateHosts = options.separateHosts ?? options.temporalTls !== undefined;
+  const idempotencyDatabaseUrl = options.idempotencyDatabaseUrl ?? readVariable('AUTHCAP_IDEMPOTENCY_DATABASE_URL');
   const started: AppProcesses = {
     workers: [],
     apis: [],
@@ -102,6 +207,7 @@ export async function startAppProcesses(options: AppProcessesOptions): Promise<A
     async stop() {
       for (const proc of [...started.apis].reverse()) await proc.stop();
       for (const proc of [...started.workers].reverse()) await proc.stop();
+      for (const host of hosts) host.stop();
       await Promise.all(streams.map((stream) => new Promise<void>((resolve) => stream.end(() => resolve()))));
     },
   };
@@ -116,9 +222,23 @@ export async function startAppProcesses(options: AppProcessesOptions): Promise<A
       AUTHCAP_STATE_DIR: options.stateDir,
       AUTHCAP_CODEC_KEYS: process.env.AUTHCAP_CODEC_KEYS ?? '',
     };
+    const host = (name: string, identity: 'worker' | 'api', files: HostFile[]): Record<string, string> => {
+      if (!separateHosts) return options.temporalTls ? clientTlsEnv(options.temporalTls, identity) : {};
+      const made = prepareHost({
+        stateDir: options.stateDir,
+        name,
+        configFile: options.configFile,
+        tls: options.temporalTls ? { tls: options.temporalTls, identity } : undefined,
+        files,
+      });
+      hosts.push(made);
+      return made.env;
+    };
     const workerMetricsPorts: string[] = [];
     for (let i = 0; i < options.counts.workers; i++) {
       const suffix = i === 0 ? '' : `-${i + 1}`;
+      const sharedCursor = join(options.stateDir, `watcher-cursor${suffix}.json`);
+      const hostEnv = host(`worker-${i + 1}`, 'worker', [{ from: sharedCursor, as: 'watcher-cursor.json', onlyIfMissing: true }]);
       // Each worker's /metrics and /readyz (failing workflow tasks, head feed): an API's /readyz reports them.
       const metricsPort = i === 0 && process.env.AUTHCAP_WORKER_METRICS_PORT ? process.env.AUTHCAP_WORKER_METRICS_PORT : String(await freePort());
       workerMetricsPorts.push(metricsPort);
@@ -126,29 +246,34 @@ export async function startAppProcesses(options: AppProcessesOptions): Promise<A
         await startWorkerProcess(
           {
             ...env,
-            ...(options.temporalTls ? clientTlsEnv(options.temporalTls, 'worker') : {}),
+            ...hostEnv,
+            // Workers never touch Idempotency-Key answers: no credential of that database in their environment.
+            AUTHCAP_IDEMPOTENCY_DATABASE_URL: '',
             AUTHCAP_WORKER_METRICS_PORT: metricsPort,
             MERCHANT_PRIVATE_KEY: options.chain.merchantPrivateKey,
             MERCHANT_PRIVATE_KEYS: (options.chain.merchantPrivateKeys ?? []).join(','),
             AUTHCAP_VALIDITY_SECONDS: String(options.validitySeconds ?? options.chain.validitySeconds),
             AUTHCAP_CONFIRMATIONS: String(options.confirmations ?? options.chain.confirmations),
             // Each worker's log watcher keeps its own place in the chain (their nudges are idempotent).
-            AUTHCAP_WATCHER_CURSOR: join(options.stateDir, `watcher-cursor${suffix}.json`),
+            AUTHCAP_WATCHER_CURSOR: separateHosts ? join(hostEnv.AUTHCAP_STATE_DIR!, 'watcher-cursor.json') : sharedCursor,
           },
           logFile(`worker${suffix}`),
         ),
       );
     }
     started.workerMetricsUrl = `http://127.0.0.1:${workerMetricsPorts[0]}/metrics`;
+    const apiFiles = separateHosts ? apiHostFiles(options.stateDir) : [];
     for (let i = 0; i < options.counts.apis; i++) {
       const suffix = i === 0 ? '' : `-${i + 1}`;
       const port = options.apiPorts(i);
+      const hostEnv = host(`api-${i + 1}`, 'api', apiFiles);
       // The API never holds the merchant key: it only needs to know the address (never a payer).
       started.apis.push(
         await startApiProcess(
           {
             ...env,
-            ...(options.temporalTls ? clientTlsEnv(options.temporalTls, 'api') : {}),
+            ...hostEnv,
+            ...(idempotencyDatabaseUrl ? { AUTHCAP_IDEMPOTENCY_DATABASE_URL: idempotencyDatabaseUrl } : {}),
             AUTHCAP_API_PORT: String(port),
             AUTHCAP_MERCHANT_ADDRESS: options.merchantAddresses.join(','),
             AUTHCAP_WORKER_READYZ_URL: `http://127.0.0.1:${workerMetricsPorts[i % workerMetricsPorts.length]}/readyz`,

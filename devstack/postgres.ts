@@ -6,6 +6,7 @@ import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import pg from 'pg';
 import { startProcess, type ManagedProcess } from './process.js';
 
 export interface Postgres {
@@ -169,4 +170,37 @@ function initdb(binDir: string, options: PostgresOptions, password: string, user
   } finally {
     rmSync(pwfile, { force: true });
   }
+}
+
+export interface AppDatabaseOptions {
+  database: string;
+  /** Its login role, which owns it and nothing else on the cluster. */
+  role: string;
+  /** Where the role's password is kept (0600); made on first use. */
+  passwordFile: string;
+  /** Databases the role must not even connect to (Temporal's). */
+  closedTo?: string[];
+}
+
+/**
+ * A database of authcap's own on the cluster, with a role of its own: made when missing, the role's
+ * password set to the file's on every start. Returns its postgres:// URL.
+ */
+export async function ensureAppDatabase(postgres: Postgres, options: AppDatabaseOptions): Promise<string> {
+  if (!existsSync(options.passwordFile)) writeFileSync(options.passwordFile, randomBytes(24).toString('base64url'), { mode: 0o600 });
+  const password = readFileSync(options.passwordFile, 'utf8').trim();
+  const client = new pg.Client({ host: postgres.host, port: postgres.port, user: postgres.user, password: postgres.password, database: 'postgres' });
+  await client.connect();
+  try {
+    const role = pg.escapeIdentifier(options.role);
+    const roles = await client.query('SELECT 1 FROM pg_roles WHERE rolname = $1', [options.role]);
+    // DDL takes no parameters: the password is quoted as a literal (it is base64url, but quoted all the same).
+    await client.query(`${roles.rowCount ? 'ALTER' : 'CREATE'} ROLE ${role} LOGIN PASSWORD ${pg.escapeLiteral(password)}`);
+    const databases = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [options.database]);
+    if (!databases.rowCount) await client.query(`CREATE DATABASE ${pg.escapeIdentifier(options.database)} OWNER ${role}`);
+    for (const other of options.closedTo ?? []) await client.query(`REVOKE CONNECT ON DATABASE ${pg.escapeIdentifier(other)} FROM PUBLIC`);
+  } finally {
+    await client.end();
+  }
+  return `postgres://${encodeURIComponent(options.role)}:${encodeURIComponent(password)}@${postgres.host}:${postgres.port}/${encodeURIComponent(options.database)}`;
 }

@@ -4,14 +4,15 @@
 // shards, the namespace and search attributes registered through the operator service. Every
 // connection to it is mutual TLS (devstack/temporalTls.ts): callers by their client certificates,
 // the server's own services among themselves by the internode one. `AUTHCAP_TEMPORAL=postgres npm
-// start` runs it instead of the dev server.
+// start` runs it instead of the dev server. The same cluster keeps the API's Idempotency-Key answers
+// in a database of their own (`authcap`, its own role): the API processes share nothing else.
 import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Connection } from '@temporalio/client';
 import { ensureNamespaceReady } from '../runtime/temporalSetup.js';
-import { startPostgres, type Postgres } from './postgres.js';
+import { ensureAppDatabase, startPostgres, type Postgres } from './postgres.js';
 import { freeLowPort, freePort, startProcess, waitFor, type ManagedProcess } from './process.js';
 import { TEMPORAL_SERVER_VERSION, temporalServerBinaries } from './temporalServerBuild.js';
 import { DYNAMIC_CONFIG, serverConfig } from './temporalServerConfig.js';
@@ -42,6 +43,8 @@ export interface TemporalOnPostgres {
   tls: TemporalTls;
   process: ManagedProcess;
   postgres: Postgres;
+  /** The `authcap` database for the API processes' Idempotency-Key answers (AUTHCAP_IDEMPOTENCY_DATABASE_URL). */
+  idempotencyDatabaseUrl: string;
   /** Stops the server, then PostgreSQL. */
   stop(): Promise<void>;
   /** Starts the server again on the same ports and database; `kill`: SIGKILL it first, as a crash would. */
@@ -53,7 +56,8 @@ export interface TemporalOnPostgres {
  * Starts the cluster and makes this process a client of it: TEMPORAL_TLS_* in process.env name the
  * operator CLI's certificate (as the stack puts AUTHCAP_CODEC_KEYS there), so its own clients and
  * every child it starts reach the server; the stack gives its worker and API processes certificates
- * of their own.
+ * of their own. AUTHCAP_IDEMPOTENCY_DATABASE_URL there names the `authcap` database, which the stack
+ * gives its API processes.
  */
 export async function startTemporalOnPostgres(options: TemporalOnPostgresOptions): Promise<TemporalOnPostgres> {
   const { server, sqlTool } = await temporalServerBinaries(options.log);
@@ -73,6 +77,12 @@ export async function startTemporalOnPostgres(options: TemporalOnPostgresOptions
   let postgres = await startDb();
   try {
     await ensureSchemas(sqlTool, postgres, home, options.log);
+    const idempotencyDatabaseUrl = await ensureAppDatabase(postgres, {
+      database: 'authcap',
+      role: 'authcap',
+      passwordFile: join(options.stateDir, 'postgres-authcap-password'),
+      closedTo: ['temporal', 'temporal_visibility'],
+    });
     const ports = {
       grpc: options.port,
       http: await freePort(),
@@ -112,13 +122,14 @@ export async function startTemporalOnPostgres(options: TemporalOnPostgresOptions
     } finally {
       await connection.close();
     }
-    Object.assign(process.env, clientTlsEnv(tls, 'cli'));
+    Object.assign(process.env, clientTlsEnv(tls, 'cli'), { AUTHCAP_IDEMPOTENCY_DATABASE_URL: idempotencyDatabaseUrl });
     const result: TemporalOnPostgres = {
       address,
       namespace: options.namespace,
       tls,
       process: serverProcess,
       postgres,
+      idempotencyDatabaseUrl,
       stop: async () => {
         await result.process.stop();
         await result.postgres.stop();

@@ -10,7 +10,7 @@ import { privateKeyToAccount } from 'viem/accounts';
 import { ApiKeyStore } from '../../client/apiKeys.js';
 import { AuthcapClient } from '../../client/authcapClient.js';
 import { startAnvil, type Anvil } from '../../devstack/anvil.js';
-import { startApiProcess, startWorkerProcess } from '../../devstack/appProcesses.js';
+import { apiHostFiles, prepareHost, startApiProcess, startWorkerProcess, type Host } from '../../devstack/appProcesses.js';
 import { freePort, type ManagedProcess } from '../../devstack/process.js';
 import { startTemporalServer } from '../../devstack/temporalServer.js';
 import { startTemporalOnPostgres, type TemporalOnPostgres } from '../../devstack/temporalOnPostgres.js';
@@ -54,6 +54,13 @@ export interface World {
   apiUrl?: string;
   apis: ManagedProcess[];
   apiUrls: string[];
+  /**
+   * Each API's own state dir (and HOME) when every process is a host of its own (the production
+   * shape: `<stateDir>/hosts/api-<n>`); the shared stateDir otherwise.
+   */
+  apiStateDirs: string[];
+  /** The same for each worker started, in order of start. */
+  workerStateDirs: string[];
   apiKey?: string;
   client: AuthcapClient;
   publicClient: ReturnType<typeof createPublicClient>;
@@ -84,6 +91,11 @@ export async function startWorld(
     temporal?: 'dev' | 'postgres';
     /** 2: a second network (secondNetwork.ts) beside the first, in one deployment file. */
     networks?: 1 | 2;
+    /**
+     * Each worker and API a host of its own (devstack/appProcesses.ts prepareHost): its own state
+     * dir and HOME, its files copied in, its own Temporal certificate. Default: on 'postgres'.
+     */
+    separateHosts?: boolean;
   } = {},
 ): Promise<World> {
   const stateDir = mkdtempSync(join(tmpdir(), 'authcap-faults-'));
@@ -145,19 +157,39 @@ export async function startWorld(
     AUTHCAP_VALIDITY_SECONDS: String(options.validitySeconds ?? 900),
     ...options.env,
   };
+  const separateHosts = options.separateHosts ?? options.temporal === 'postgres';
+  const hosts: Host[] = [];
+  const workerStateDirs: string[] = [];
+  const apiStateDirs: string[] = [];
+  // A host's env over the shared one; without separate hosts, the shared state dir as before.
+  const hostEnv = (name: string, identity: 'worker' | 'api'): Record<string, string> => {
+    if (!separateHosts) return {};
+    const files = identity === 'api' ? apiHostFiles(stateDir) : [];
+    const host = prepareHost({ stateDir, name, configFile, tls: cluster ? { tls: cluster.tls, identity } : undefined, files });
+    hosts.push(host);
+    return {
+      ...host.env,
+      ...(identity === 'api' && cluster ? { AUTHCAP_IDEMPOTENCY_DATABASE_URL: cluster.idempotencyDatabaseUrl } : {}),
+    };
+  };
   const workers: ManagedProcess[] = [];
   const startWorker = async () => {
-    const worker = await startWorkerProcess({ ...env, MERCHANT_PRIVATE_KEY: accounts.merchant.privateKey }, logTo('worker'));
+    const own = hostEnv(`worker-${workerStateDirs.length + 1}`, 'worker');
+    workerStateDirs.push(own.AUTHCAP_STATE_DIR ?? stateDir);
+    const worker = await startWorkerProcess({ ...env, ...own, MERCHANT_PRIVATE_KEY: accounts.merchant.privateKey }, logTo('worker'));
     workers.push(worker);
     return worker;
   };
   for (let i = 0; i < (options.workers ?? 1); i += 1) await startWorker();
   const deployment = configFile ? await resolveDeployment(loadDeployment({ AUTHCAP_CONFIG: configFile }, { keys: false })) : undefined;
   const client = await AuthcapClient.connect(loadTemporalSettings({ address: temporal.address, namespace: temporal.namespace }), { deployment });
-  const startApiAt = async (port: number) => {
+  const startApiAt = async (port: number, index = 0) => {
     const keys = ApiKeyStore.open(join(stateDir, 'api-keys.json'), {});
     world.apiKey ??= keys.create('order-service', 'faults').key;
-    return startApiProcess({ ...env, AUTHCAP_API_PORT: String(port), AUTHCAP_MERCHANT_ADDRESS: accounts.merchant.address }, logTo('api'));
+    // A restarted API is the same host again: its state dir is kept.
+    const own = hostEnv(`api-${index + 1}`, 'api');
+    apiStateDirs[index] = own.AUTHCAP_STATE_DIR ?? stateDir;
+    return startApiProcess({ ...env, ...own, AUTHCAP_API_PORT: String(port), AUTHCAP_MERCHANT_ADDRESS: accounts.merchant.address }, logTo('api'));
   };
   const world: World = {
     stateDir,
@@ -176,6 +208,8 @@ export async function startWorld(
     client,
     apis: [],
     apiUrls: [],
+    apiStateDirs,
+    workerStateDirs,
     publicClient: createPublicClient({ chain, transport, pollingInterval: 100 }) as never,
     testClient: createTestClient({ chain, transport, mode: 'anvil' }) as never,
     ownerWallet: createWalletClient({ chain, transport, account: privateKeyToAccount(accounts.tokenOwner.privateKey) }) as never,
@@ -215,12 +249,13 @@ export async function startWorld(
       await anvil.stop().catch(() => undefined);
       await second?.stop();
       await temporal.stop().catch(() => undefined);
+      for (const host of hosts) host.stop();
     },
   };
   if (options.api || (options.apis ?? 0) > 0) await world.startApi();
   for (let i = 1; i < (options.apis ?? 0); i += 1) {
     const port = await freePort();
-    world.apis.push(await startApiAt(port));
+    world.apis.push(await startApiAt(port, i));
     world.apiUrls.push(`http://127.0.0.1:${port}`);
   }
   return world;

@@ -11,14 +11,14 @@ export function startProductionWorld(): Promise<World> {
 
 let turn = 0;
 
-/** One HTTP call to the next API process in turn (or to the one named). */
+/** One HTTP call to the next API process in turn (or to the one named); its headers too (Idempotent-Replayed). */
 export async function call<T = any>(
   world: World,
   method: string,
   path: string,
   body?: unknown,
   options: { api?: number; idempotencyKey?: string } = {},
-): Promise<{ status: number; body: T }> {
+): Promise<{ status: number; body: T; headers: Headers }> {
   const url = world.apiUrls[options.api ?? turn++ % world.apiUrls.length]!;
   const res = await fetch(`${url}${path}`, {
     method,
@@ -29,7 +29,7 @@ export async function call<T = any>(
     },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
-  return { status: res.status, body: (await res.json()) as T };
+  return { status: res.status, body: (await res.json()) as T, headers: res.headers };
 }
 
 let orders = 0;

@@ -1,6 +1,26 @@
 // The HTTP API process.
-import { atLeastOne, milliseconds, port, positiveNumber, positiveWhole, secretOfAtLeast, text, url } from '../rules.js';
+import { atLeastOne, milliseconds, port, positiveNumber, positiveWhole, refuse, rule, secretOfAtLeast, text, url } from '../rules.js';
 import { variable } from '../variable.js';
+
+/**
+ * A PostgreSQL connection URL with a host and a database. Never echoed: it carries a password, so
+ * what is wrong is said without the value.
+ */
+const postgresUrl = rule((raw): string | undefined => {
+  if (raw === undefined || raw.trim() === '') return undefined;
+  let parsed: URL;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    refuse('must be a postgres:// URL (postgres://user:password@host:5432/database), and this is not a URL');
+  }
+  if (parsed.protocol !== 'postgres:' && parsed.protocol !== 'postgresql:') {
+    refuse(`must be a postgres:// or postgresql:// URL, not ${parsed.protocol}//`);
+  }
+  if (!parsed.hostname) refuse('must name a host (postgres://user:password@host:5432/database)');
+  if (parsed.pathname.length <= 1) refuse('must name a database (postgres://user:password@host:5432/database)');
+  return raw;
+});
 
 export const apiVariables = {
   // ── API ─────────────────────────────────────────────────────────────────────────────────────────────
@@ -30,7 +50,15 @@ export const apiVariables = {
     processes: ['api'],
     schema: text(),
     defaultText: '`<AUTHCAP_STATE_DIR>/idempotency`',
-    description: 'Where answers to Idempotency-Key requests are kept.',
+    description: 'Where answers to Idempotency-Key requests are kept (API processes of one host), without AUTHCAP_IDEMPOTENCY_DATABASE_URL.',
+  }),
+  AUTHCAP_IDEMPOTENCY_DATABASE_URL: variable({
+    processes: ['api', 'dev-stack'],
+    schema: postgresUrl,
+    secret: true,
+    defaultText: 'unset: files in AUTHCAP_IDEMPOTENCY_DIR',
+    description:
+      'A PostgreSQL database (`postgres://user:password@host:5432/db`) for Idempotency-Key answers, shared by every API process on any host; its table is made at start if missing. Set it whenever APIs run on more than one host (files are shared only on one). The production-shape dev stack sets its own.',
   }),
   AUTHCAP_CAPTURE_WAIT_MS: variable({
     processes: ['api'],
