@@ -7,6 +7,7 @@
 // Writes bench/results/<time>.json, latest.json, latest.md and latest.svg; exits 1 if the run's
 // exactly-once audit fails.
 import { twoNetworksRow } from './twoNetworks.js';
+import { watchingRow } from './watcherCalls.js';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { cpus, platform, release, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
@@ -121,6 +122,8 @@ async function main(): Promise<number> {
   // A second network costs authcap a relayer, a watcher and a head feed: the c50 row over two networks.
   // At least 300 lifecycles a run: fewer are a handful of waves at concurrency 50, too few to compare.
   results.networks = await twoNetworksRow(Math.max(300, plan.sweep.find(([c]) => c === 50)![1]!), 50);
+  // Watching the chain is one watcher per network, whatever the number of workers: node calls per block with 1 and 2.
+  results.watching = await watchingRow(quick ? 30 : 90);
   const ok = results.exactlyOnce.ok && results.keys.every((k) => k.exactlyOnceOk);
   results.targets = targetsOf(results);
   results.targets26 = issue26TargetsOf(results);

@@ -92,6 +92,16 @@ export function targetsOf(r: Omit<BenchResults, 'targets'>): Target[] {
           ),
         ]
       : []),
+    ...(r.watching && r.watching.runs.length === 2
+      ? [
+          t(
+            'node calls per block for watching, 2 workers vs 1',
+            'no more',
+            `${r.watching.runs[1]!.getLogsPerBlock} vs ${r.watching.runs[0]!.getLogsPerBlock} eth_getLogs per block`,
+            r.watching.runs[1]!.getLogsPerBlock <= r.watching.runs[0]!.getLogsPerBlock * 1.1 + 0.01,
+          ),
+        ]
+      : []),
     ...(top
       ? [t(`lifecycles at concurrency ${top.concurrency}`, 'reported', `${top.authcap.lifecyclesPerSecond}/s (A ${top.baselineA.capturesPerSecond}/s)`, true)]
       : []),
@@ -202,6 +212,25 @@ export function markdownOf(r: BenchResults): string {
               String(run.lifecyclesPerSecond),
               `${run.captured.p50} / ${run.captured.p95}`,
               Object.values(run.perNetwork).join(' / '),
+            ]),
+          ]),
+          '',
+        ]
+      : []),
+    ...(r.watching
+      ? [
+          "**Watching** (the stack idle, no authorization open: every worker's node calls per block mined)",
+          '',
+          markdownTable([
+            ['workers', 'blocks', 'eth_getLogs / block', 'all calls / block', 'by method'],
+            ...r.watching.runs.map((run) => [
+              String(run.workers),
+              String(run.blocks),
+              String(run.getLogsPerBlock),
+              String(run.totalPerBlock),
+              Object.entries(run.perBlock)
+                .map(([m, n]) => `${m} ${n}`)
+                .join(', '),
             ]),
           ]),
           '',

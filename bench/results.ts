@@ -1,4 +1,5 @@
 import type { TwoNetworksRow } from './twoNetworks.js';
+import type { WatchingRow } from './watcherCalls.js';
 import type { ServerCallsPerLifecycle } from './temporalServerCalls.js';
 import type { ProfileSummary } from './cpuProfile.js';
 // The shape of one bench run, as written to bench/results/*.json.
@@ -93,6 +94,8 @@ export interface BenchResults {
   keys: KeysRun[];
   /** Concurrency 50 on one network, then spread over two, on a stack serving both (issue 27); absent before it. */
   networks?: TwoNetworksRow;
+  /** Node calls per block for watching, idle, with one worker process and with two. */
+  watching?: WatchingRow;
   targets: Target[];
   /** Issue 26's targets (bench/issue26Targets.ts); absent in runs from before them. */
   targets26?: Target26[];

@@ -1,4 +1,4 @@
-// The workers (each with its log watcher) and the HTTP APIs as their own OS processes, so each can
+// The workers and the HTTP APIs as their own OS processes, so each can
 // fail, be killed or be restarted alone (npm start, the fault suites), with their logs in the state dir.
 // On the production shape each process is a host of its own (prepareHost): a state dir and HOME
 // that no other process shares, so they meet only in Temporal and PostgreSQL, as on separate machines.
@@ -183,6 +183,8 @@ export interface AppProcesses {
   apiUrls: string[];
   /** The first worker's metrics (its /readyz beside them). */
   workerMetricsUrl: string;
+  /** Every worker's metrics, in the order of `workers`. */
+  workerMetricsUrls: string[];
   /** APIs first, then workers, then the log files. */
   stop(): Promise<void>;
 }
@@ -204,6 +206,7 @@ export async function startAppProcesses(options: AppProcessesOptions): Promise<A
     apis: [],
     apiUrls: [],
     workerMetricsUrl: '',
+    workerMetricsUrls: [],
     async stop() {
       for (const proc of [...started.apis].reverse()) await proc.stop();
       for (const proc of [...started.workers].reverse()) await proc.stop();
@@ -254,14 +257,15 @@ export async function startAppProcesses(options: AppProcessesOptions): Promise<A
             MERCHANT_PRIVATE_KEYS: (options.chain.merchantPrivateKeys ?? []).join(','),
             AUTHCAP_VALIDITY_SECONDS: String(options.validitySeconds ?? options.chain.validitySeconds),
             AUTHCAP_CONFIRMATIONS: String(options.confirmations ?? options.chain.confirmations),
-            // Each worker's log watcher keeps its own place in the chain (their nudges are idempotent).
+            // Where a worker from before the watcher moved into Temporal kept its place: read once on upgrade.
             AUTHCAP_WATCHER_CURSOR: separateHosts ? join(hostEnv.AUTHCAP_STATE_DIR!, 'watcher-cursor.json') : sharedCursor,
           },
           logFile(`worker${suffix}`),
         ),
       );
     }
-    started.workerMetricsUrl = `http://127.0.0.1:${workerMetricsPorts[0]}/metrics`;
+    started.workerMetricsUrls = workerMetricsPorts.map((port) => `http://127.0.0.1:${port}/metrics`);
+    started.workerMetricsUrl = started.workerMetricsUrls[0]!;
     const apiFiles = separateHosts ? apiHostFiles(options.stateDir) : [];
     for (let i = 0; i < options.counts.apis; i++) {
       const suffix = i === 0 ? '' : `-${i + 1}`;

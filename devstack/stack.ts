@@ -119,6 +119,8 @@ export interface Stack {
   worker?: AuthcapWorker;
   /** The processes the stack started (absent when it runs in-process or uses an external service). */
   processes: StackProcesses;
+  /** Every worker process's /metrics (empty when the worker runs in-process). */
+  workerMetricsUrls: string[];
   /** The embedded Temporal on PostgreSQL, for the fault cases that restart its parts. */
   temporalCluster?: TemporalOnPostgres;
   stop(): Promise<void>;
@@ -235,6 +237,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     let apiUrl: string;
     let moreApiUrls: string[] = [];
     let workerMetricsUrl: string | null = null;
+    let workerMetricsUrls: string[] = [];
     // The in-process API checks payers' signatures against the chain, as the API process does.
     const client = await AuthcapClient.connect(temporal, { rpcUrl: chainConfig.rpcUrl, deployment });
     stops.push(() => client.close());
@@ -259,6 +262,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       stops.push(() => started.stop());
       Object.assign(processes, { workers: started.workers, apis: started.apis, worker: started.workers[0], api: started.apis[0] });
       workerMetricsUrl = started.workerMetricsUrl;
+      workerMetricsUrls = started.workerMetricsUrls;
       apiUrl = started.apiUrls[0]!;
       moreApiUrls = started.apiUrls.slice(1);
     } else {
@@ -334,7 +338,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       networks: devJsonNetworks(deployment, chainId),
     };
     writeFileSync(join(options.stateDir, 'dev.json'), `${JSON.stringify(devJson, null, 2)}\n`, { mode: 0o600 });
-    return { devJson, client, worker, processes, temporalCluster, stop };
+    return { devJson, client, worker, processes, workerMetricsUrls, temporalCluster, stop };
   } catch (err) {
     await stop();
     throw err;

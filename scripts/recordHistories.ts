@@ -39,6 +39,9 @@ const wanted: [string, string][] = [
   // A dispatcher ends when its endpoint is deleted (the tests delete theirs), or rolls over.
   ['webhook-dispatch', `WorkflowType = 'webhookDispatchWorkflow' AND ExecutionStatus != 'Running'`],
   ['webhook-dispatch-running', `WorkflowType = 'webhookDispatchWorkflow' AND ExecutionStatus = 'Running'`],
+  // A network's watcher runs for the whole suite: its open history (slices so far) replays.
+  ['chain-watcher', `WorkflowType = 'chainWatcherWorkflow' AND ExecutionStatus != 'Running'`],
+  ['chain-watcher-running', `WorkflowType = 'chainWatcherWorkflow' AND ExecutionStatus = 'Running'`],
 ];
 /** Captured authorizations whose memo holds a partial capture's release (no search attribute names them). */
 const partialCaptures = `WorkflowType = 'authorizationWorkflow' AND AuthorizationState = 'captured' AND ExecutionStatus = 'Completed'`;

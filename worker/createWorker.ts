@@ -12,7 +12,8 @@ import { followTaskQueue } from '../domain/taskQueues.js';
 import { relayerWorkflowId, type LegacyRelayRequest, type RelayRequest } from '../domain/relay.js';
 import { relayRequestSignal } from '../workflows/messages.js';
 import type { merchantRelayerWorkflow as RelayerWorkflow } from '../workflows/relayer.js';
-import { startWatcher, type Watcher } from './watcher.js';
+import { createChainWatchActivities } from './chainWatchActivity.js';
+import { ensureChainWatcher } from '../runtime/chainWatchers.js';
 import { eventBridges } from './eventBridges.js';
 import type { RpcMetrics } from '../activities/rpc/rpcMetrics.js';
 import { ChainContexts, createActivities, createChainContext, createNetworkContexts, type ChainConfig, type ChainContext } from '../activities/index.js';
@@ -50,8 +51,12 @@ export interface AuthcapWorkerOptions {
   deployment?: ResolvedDeployment;
   /** A prebuilt bundle (tests build one per run); by default the worker bundles workflows/ itself. */
   workflowBundle?: WorkflowBundleOption;
-  /** Run the log watcher beside the worker (several workers may each run one: deliveries are idempotent). */
-  watcher?: { cursorFile: string; wsUrl?: string };
+  /**
+   * Make sure each network's log watcher runs: one per network and task queue, on whichever worker
+   * Temporal gives it to (workflows/chainWatcher.ts). `cursorFile`: where a worker from before kept
+   * its place, read once when a watcher starts without one.
+   */
+  watcher?: { cursorFile: string; wsUrl?: string; pollIntervalMs?: number };
   /** Serve Prometheus metrics at http://127.0.0.1:<port>/metrics (0: a free port). */
   metricsPort?: number;
   /** Failed workflow tasks seen by the runtime logger (worker/main.ts installs it): listed at /readyz. */
@@ -66,10 +71,6 @@ export interface AuthcapWorker {
   /** The first network's: what this worker has asked of its node so far. */
   rpcMetrics: RpcMetrics;
   rpcMetricsByNetwork: ReadonlyMap<string, RpcMetrics>;
-  /** The first network's log watcher. */
-  watcher?: Watcher;
-  /** Every network's log watcher. */
-  watchers: Watcher[];
   connection: NativeConnection;
   /** Where this worker's Prometheus metrics answer, when metricsPort was given. */
   metricsUrl?: string;
@@ -104,7 +105,17 @@ export async function createAuthcapWorker(options: AuthcapWorkerOptions): Promis
   };
   // A bundle carries its workflow interceptors (built with them); bundling here adds them.
   const { workflowModules, ...code } = workflowCode(options.workflowBundle);
-  const activities = createActivities(contexts, { requestRelay, events: eventBridges(client), draftNonceKeys: draftNonceKeysOf(options.temporal) });
+  const activities = {
+    ...createActivities(contexts, { requestRelay, events: eventBridges(client), draftNonceKeys: draftNonceKeysOf(options.temporal) }),
+    // Every worker can run any network's watcher: the one Temporal hands it to.
+    ...createChainWatchActivities({
+      client,
+      contexts,
+      wsUrlOf: (network) => networkWsUrl(options, contexts.get({ network })),
+      legacyCursorFile: (network) => options.watcher && watcherCursorFile(options.watcher.cursorFile, contexts.get({ network })),
+      pollIntervalMs: options.watcher?.pollIntervalMs,
+    }),
+  };
   const worker = await Worker.create({
     connection,
     namespace,
@@ -132,21 +143,14 @@ export async function createAuthcapWorker(options: AuthcapWorkerOptions): Promis
     interceptors: { activity: [sealedActivityInputs, chainHeaderInbound] },
     maxConcurrentActivityTaskExecutions: settings.AUTHCAP_FOLLOWER_SLOTS,
   });
-  // One log watcher per network, reading all of its tokens in the same calls.
-  const watchers = options.watcher
-    ? networks.map((ctx) =>
-        startWatcher({
-          client,
-          publicClient: ctx.publicClient,
-          tokens: contexts.tokensOf(ctx.network).map((t) => ({ address: t.tokenAddress, nonceScope: t.nonceScope })),
-          ignoreAuthorizers: ctx.merchants,
-          isFollowed: (authorizer, nonce) => ctx.followed.has(authorizer, nonce),
-          cursorFile: watcherCursorFile(options.watcher!.cursorFile, ctx),
-          wsUrl: networkWsUrl(options, ctx),
-          log: (line) => console.warn(`${ctx.network}: ${line}`),
-        }),
-      )
-    : [];
+  // One log watcher per network, reading all of its tokens in the same calls: started by the first
+  // worker to come up, then kept by Temporal on whichever worker is alive.
+  if (options.watcher)
+    for (const ctx of networks)
+      void ensureChainWatcher(client, taskQueue, ctx.network).catch((err: Error) =>
+        // Temporal not reachable yet: the next worker start sees to it.
+        console.warn(`authcap worker: could not start the ${ctx.network} log watcher: ${err.message}`),
+      );
   const heads = new Map(networks.map((ctx) => [ctx.network, ctx.heads] as const));
   const metrics = options.metricsPort !== undefined ? await startMetricsServer(options.metricsPort, '127.0.0.1', options.taskFailures, heads) : undefined;
   // Subscribed from the start, so /readyz tells a dead WebSocket before the first capture is slow.
@@ -162,8 +166,6 @@ export async function createAuthcapWorker(options: AuthcapWorkerOptions): Promis
     worker,
     rpcMetrics: chain.rpcMetrics,
     rpcMetricsByNetwork: new Map(networks.map((ctx) => [ctx.network, ctx.rpcMetrics] as const)),
-    watcher: watchers[0],
-    watchers,
     connection,
     metricsUrl: metrics?.url,
     run() {
@@ -178,7 +180,6 @@ export async function createAuthcapWorker(options: AuthcapWorkerOptions): Promis
     // instead of closing the connection twice (an uncaught "Client already closed", exit code 1).
     shutdown() {
       stopping ??= (async () => {
-        await Promise.all(watchers.map((w) => w.stop()));
         for (const ctx of networks) ctx.heads.stop();
         metrics?.server.close();
         if (worker.getState() === 'RUNNING') worker.shutdown();
@@ -214,7 +215,7 @@ async function chainContextsOf(options: AuthcapWorkerOptions): Promise<ChainCont
   return perNetwork.flat();
 }
 
-/** The one-network shape's cursor file stays where it was; every other network has its own beside it. */
+/** Where a worker from before kept a network's place: the one-network shape's file, every other network's beside it. */
 function watcherCursorFile(cursorFile: string, ctx: ChainContext): string {
   return ctx.singleNetworkIds ? cursorFile : join(dirname(cursorFile), `watcher-cursor-${ctx.network.replace(':', '-')}.json`);
 }

@@ -1,8 +1,9 @@
 // Watches the token for AuthorizationUsed / AuthorizationCanceled and tells the workflow that owns
 // the (payer, nonce). Subscribes with eth_subscribe("logs") over WebSocket (and "pendingLogs" where
-// the node offers it); falls back to polling eth_getLogs. A cursor file holds the last block fully
-// handled, so a restart catches up from there. Workflows re-read the chain on the nudge, so a log
-// delivered twice changes nothing, and one never delivered is still found by their own checks.
+// the node offers it); falls back to polling eth_getLogs. Its cursor (the last block fully handled)
+// is kept by its caller: in Temporal, by the network's watcher workflow (worker/chainWatchActivity.ts),
+// or in a file. A restart catches up from there. A log nudges its workflow once (worker/nudgeOnce.ts);
+// workflows re-read the chain on the nudge, and one never delivered is still found by their own checks.
 import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Client } from '@temporalio/client';
@@ -11,7 +12,8 @@ import { AuthorizationNonceAttribute, AuthorizationStateAttribute, PayerAttribut
 import { nonceSearchKey } from '../activities/nonceKey.js';
 import { LogReader, type DecodedLog } from '../activities/rpc/logReader.js';
 import { authorizationCanceledTopic, authorizationUsedTopic } from '../activities/nonceState.js';
-import { WORKFLOW_TYPE, nonceActivitySignal } from '../workflows/messages.js';
+import { WORKFLOW_TYPE } from '../workflows/messages.js';
+import { nudgeOnce, nudgeRequestId } from './nudgeOnce.js';
 
 export interface WatcherOptions {
   client: Client;
@@ -23,7 +25,11 @@ export interface WatcherOptions {
   tokens: { address: Address; nonceScope: string }[];
   /** ws:// URL for subscriptions; without it the watcher polls. */
   wsUrl?: string;
-  cursorFile: string;
+  /** Where the cursor is kept: a file (`cursorFile`), or the caller's store (`cursor`). */
+  cursorFile?: string;
+  cursor?: CursorStore;
+  /** The network's CAIP-2 id: part of each nudge's request id, so one log nudges once. */
+  network?: string;
   pollIntervalMs?: number;
   /**
    * Authorizers whose logs name no authorization: the merchant keys, whose own EIP-3009 transfers are
@@ -49,6 +55,16 @@ export interface Watcher {
   handledTransactions(): string[];
 }
 
+/** The last block fully handled: read once at start, written after each scanned range. */
+export interface CursorStore {
+  read(): bigint | undefined;
+  write(lastBlock: bigint): void;
+}
+
+export function fileCursor(file: string): CursorStore {
+  return { read: () => readCursor(file), write: (lastBlock) => writeCursor(file, lastBlock) };
+}
+
 const topics = [[authorizationUsedTopic, authorizationCanceledTopic]] as const;
 
 export function startWatcher(options: WatcherOptions): Watcher {
@@ -63,7 +79,8 @@ export function startWatcher(options: WatcherOptions): Watcher {
   let stopped = false;
   let mode: 'subscription' | 'polling' = 'polling';
   let unsubscribe: (() => void) | undefined;
-  let cursor = readCursor(options.cursorFile);
+  const store = options.cursor ?? fileCursor(options.cursorFile ?? missingCursor());
+  let cursor = store.read();
   let sweeping: Promise<void> | undefined;
   let wake: (() => void) | undefined;
 
@@ -90,14 +107,18 @@ export function startWatcher(options: WatcherOptions): Watcher {
       // the AuthorizationUsed log, whoever sent it): a nudge would only cost it a workflow task. If
       // visibility lags a capture that has just failed, its deadline check still reads the chain.
       if (attrs.get(AuthorizationStateAttribute) === 'capturing') continue;
-      await options.client.workflow
-        .getHandle(execution.workflowId, execution.runId)
-        .signal(nonceActivitySignal, {
-          transactionHash: entry.transactionHash ?? '',
-          blockNumber: String(entry.blockNumber ?? ''),
-          removed: entry.removed,
-        })
-        .catch((err: Error) => log(`watcher: could not signal ${execution.workflowId}: ${err.message}`));
+      const requestId = nudgeRequestId(options.network ?? '', {
+        transactionHash: entry.transactionHash ?? '',
+        logIndex: entry.logIndex ?? '',
+        blockHash: entry.blockHash ?? '',
+        removed: entry.removed,
+      });
+      await nudgeOnce(
+        options.client,
+        { workflowId: execution.workflowId, runId: execution.runId },
+        { transactionHash: entry.transactionHash ?? '', blockNumber: String(entry.blockNumber ?? ''), removed: entry.removed },
+        requestId,
+      ).catch((err: Error) => log(`watcher: could not signal ${execution.workflowId}: ${err.message}`));
       delivered += 1;
     }
   }
@@ -107,7 +128,7 @@ export function startWatcher(options: WatcherOptions): Watcher {
     const logs = await reader.getLogs({ address, topics, fromBlock, toBlock });
     for (const entry of logs) await deliver(entry);
     cursor = toBlock;
-    writeCursor(options.cursorFile, cursor);
+    store.write(cursor);
   }
 
   async function catchUp(): Promise<void> {
@@ -210,6 +231,10 @@ export function startWatcher(options: WatcherOptions): Watcher {
       await sweeping;
     },
   };
+}
+
+function missingCursor(): never {
+  throw new Error('a watcher needs a cursor: cursorFile or cursor');
 }
 
 function readCursor(file: string): bigint | undefined {

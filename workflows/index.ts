@@ -11,6 +11,7 @@ import type * as EventStream from './eventStream.js';
 import type * as WebhookEndpoints from './webhookEndpoints.js';
 import type * as Refunds from './refunds.js';
 import type * as WebhookDispatch from './webhookDispatch.js';
+import type * as ChainWatcher from './chainWatcher.js';
 
 type Fn<T> = T extends (...args: infer A) => infer R ? (...args: A) => R : never;
 
@@ -40,4 +41,8 @@ export const refundsWorkflow: Fn<typeof Refunds.refundsWorkflow> = async functio
 
 export const webhookDispatchWorkflow: Fn<typeof WebhookDispatch.webhookDispatchWorkflow> = async function webhookDispatchWorkflow(...args) {
   return (await import(/* webpackMode: "eager" */ './webhookDispatch.js')).webhookDispatchWorkflow(...args);
+};
+
+export const chainWatcherWorkflow: Fn<typeof ChainWatcher.chainWatcherWorkflow> = async function chainWatcherWorkflow(...args) {
+  return (await import(/* webpackMode: "eager" */ './chainWatcher.js')).chainWatcherWorkflow(...args);
 };

@@ -85,13 +85,15 @@ export const chainAndWorkerVariables = {
   AUTHCAP_WATCH: variable({
     processes: ['worker'],
     schema: onUnlessOff(),
-    description: 'The log watcher that nudges authorizations whose nonce moved; "0" or "false" turns it off.',
+    description:
+      'The log watcher that nudges authorizations whose nonce moved: one per network and task queue, a Temporal workflow whose activity runs on whichever worker is alive. A worker with it on starts it if it is not running; "0" or "false" leaves that to other workers.',
   }),
   AUTHCAP_WATCHER_CURSOR: variable({
     processes: ['worker'],
     schema: text(),
     defaultText: '`<AUTHCAP_STATE_DIR>/watcher-cursor.json`',
-    description: "The watcher's cursor file.",
+    description:
+      "Where a worker from before the watcher moved into Temporal kept its place in the chain: read once, when a network's watcher starts without a cursor of its own, so an upgrade misses no block. The cursor now lives in Temporal.",
   }),
   AUTHCAP_ACTIVITY_SLOTS: variable({
     processes: ['worker'],

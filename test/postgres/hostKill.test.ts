@@ -1,0 +1,78 @@
+// A "host" (one worker process and one API process, each with its own state dir) SIGKILLed while
+// payments run through both APIs. Callers do what a load balancer's retry does: the same request, with
+// the same Idempotency-Key, on the other API. The audit ends it: nothing lost, nothing captured twice,
+// nothing stuck, no gap in the merchant's nonces. The watcher, wherever it ran, carries on elsewhere.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Hex } from 'viem';
+import { audit } from '../faults/audit.js';
+import { sign } from '../faults/drive.js';
+import { eventually, kill, sleep, startWorld, type World } from '../faults/harness.js';
+import { call, newOrder } from './world.js';
+
+const PAYMENTS = 20;
+
+describe('a host killed under load', () => {
+  let world: World;
+  let before = 0;
+  beforeAll(async () => {
+    world = await startWorld({ temporal: 'postgres', workers: 2, apis: 2, validitySeconds: 600, env: { AUTHCAP_WATCH: '1' } });
+    before = await world.publicClient.getTransactionCount({ address: world.merchant.address });
+  }, 300_000);
+  afterAll(() => world?.stop());
+
+  /** One request until it has an answer that is not "try again": no answer, a 5xx, or its key still in use. */
+  async function untilAnswered(method: string, path: string, body: unknown, key: string, firstApi: number) {
+    let api = firstApi;
+    const deadline = Date.now() + 240_000;
+    for (;;) {
+      const answer = await call(world, method, path, body, { api, idempotencyKey: key }).catch(() => undefined);
+      const retry = !answer || answer.status >= 500 || (answer.status === 409 && answer.body?.error?.code === 'idempotency_key_in_use');
+      if (!retry) return answer!;
+      if (Date.now() > deadline)
+        throw new Error(`${method} ${path}: no answer but ${answer ? `${answer.status} ${JSON.stringify(answer.body)}` : 'none'} after 240 s`);
+      // The other API, as a load balancer sends a retry elsewhere once one host stops answering.
+      api = (api + 1) % world.apiUrls.length;
+      await sleep(250);
+    }
+  }
+
+  async function payment(i: number): Promise<string> {
+    const payer = world.payers[i % world.payers.length]!;
+    const orderId = newOrder('host');
+    const created = await untilAnswered('POST', '/v1/authorizations', { orderId, payer: payer.address, amount: '0.01' }, `create-${orderId}`, i % 2);
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const id = created.body.id as string;
+    const signed = await untilAnswered(
+      'POST',
+      `/v1/authorizations/${id}/signature`,
+      { signature: sign(created.body.typedData, payer.privateKey as Hex) },
+      `sign-${orderId}`,
+      (i + 1) % 2,
+    );
+    expect(signed.status, JSON.stringify(signed.body)).toBe(200);
+    const captured = await untilAnswered('POST', `/v1/authorizations/${id}/capture`, {}, `capture-${orderId}`, i % 2);
+    expect([200, 202], JSON.stringify(captured.body)).toContain(captured.status);
+    return id;
+  }
+
+  it(`the second host (worker and API) SIGKILLed while ${PAYMENTS} payments run through both APIs: every one captured, once`, async () => {
+    const payments = Array.from({ length: PAYMENTS }, (_, i) => payment(i));
+    await sleep(1_500);
+    await Promise.all([kill(world.workers[1]!), kill(world.apis[1]!)]);
+    const ids = await Promise.all(payments);
+    expect(new Set(ids).size).toBe(PAYMENTS);
+    const finals = await Promise.all(
+      ids.map((id) =>
+        eventually(
+          () => world.client.getAuthorization(id),
+          (a) => a.state === 'captured',
+          180_000,
+        ),
+      ),
+    );
+    expect(finals.map((a) => a?.state)).toEqual(ids.map(() => 'captured'));
+    const result = await audit(world, ids, { caseName: 'pg host killed', merchantTxBefore: before });
+    expect(result.details.filter((d) => !d.startsWith('note:'))).toEqual([]);
+    expect(result).toMatchObject({ lost: 0, capturedTwice: 0, stuck: 0, nonceGaps: 0 });
+  });
+});

@@ -1,0 +1,74 @@
+// The activity of a network's watcher workflow (workflows/chainWatcher.ts): runs the log watcher for a
+// slice of time on this worker, heartbeating the last block it has fully handled, and returns it. A
+// retried attempt, on whichever worker Temporal gives it to, starts from the last heartbeat: the
+// blocks after it are read again, and their logs nudge nobody twice (worker/nudgeOnce.ts).
+import { existsSync } from 'node:fs';
+import { ApplicationFailure, Context } from '@temporalio/activity';
+import type { Client } from '@temporalio/client';
+import type { ChainContexts } from '../activities/chainRouting.js';
+import type { ChainWatchActivities, ChainWatchProgress } from '../domain/chainWatcher.js';
+import { fileCursor, startWatcher } from './watcher.js';
+
+/** How long one attempt watches before it hands its cursor to the workflow (which records it). */
+export const WATCH_SLICE_MS = 5 * 60_000;
+/** Well inside the workflow's heartbeat timeout (the SDK sends at most one per 80 % of it). */
+const HEARTBEAT_EVERY_MS = 2_000;
+
+export interface ChainWatchDependencies {
+  client: Client;
+  contexts: ChainContexts;
+  wsUrlOf(network: string): string | undefined;
+  /**
+   * The cursor file a worker kept before watchers moved into Temporal: read once, by the first
+   * attempt of a watcher that has no cursor yet, so an upgrade misses no block.
+   */
+  legacyCursorFile?(network: string): string | undefined;
+  pollIntervalMs?: number;
+}
+
+export function createChainWatchActivities(deps: ChainWatchDependencies): ChainWatchActivities {
+  return {
+    async watchChainLogs({ network, lastBlock }) {
+      const context = Context.current();
+      const ctx = deps.contexts.networks().find((c) => c.network === network);
+      // Retried, not failed: during a rolling deploy that adds a network, a newer worker serves it.
+      if (!ctx) throw ApplicationFailure.retryable(`this worker does not serve ${network}`, 'network_not_served');
+      const resumed = (context.info.heartbeatDetails as ChainWatchProgress | undefined)?.lastBlock ?? lastBlock;
+      let cursor = resumed !== undefined ? BigInt(resumed) : legacyCursor(deps.legacyCursorFile?.(network));
+      const beat = () => context.heartbeat({ lastBlock: cursor?.toString() } satisfies ChainWatchProgress);
+      beat();
+      const watcher = startWatcher({
+        client: deps.client,
+        network,
+        publicClient: ctx.publicClient,
+        tokens: deps.contexts.tokensOf(network).map((t) => ({ address: t.tokenAddress, nonceScope: t.nonceScope })),
+        ignoreAuthorizers: ctx.merchants,
+        isFollowed: (authorizer, nonce) => ctx.followed.has(authorizer, nonce),
+        wsUrl: deps.wsUrlOf(network),
+        pollIntervalMs: deps.pollIntervalMs,
+        cursor: {
+          read: () => cursor,
+          write: (block) => {
+            cursor = block;
+          },
+        },
+        log: (line) => context.log.warn(`${network}: ${line}`),
+      });
+      const timer = setInterval(beat, HEARTBEAT_EVERY_MS);
+      // Handled here too: a slice that ends before any cancellation leaves this promise pending.
+      context.cancelled.catch(() => undefined);
+      try {
+        // Cancelled (its heartbeat timed out, or this worker shuts down): stop, and let the retry go on.
+        await Promise.race([watcher.ready.then(() => context.sleep(WATCH_SLICE_MS)), context.cancelled]);
+      } finally {
+        clearInterval(timer);
+        await watcher.stop();
+      }
+      return { lastBlock: cursor?.toString() };
+    },
+  };
+}
+
+function legacyCursor(file: string | undefined): bigint | undefined {
+  return file && existsSync(file) ? fileCursor(file).read() : undefined;
+}
