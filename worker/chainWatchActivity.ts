@@ -35,6 +35,14 @@ export function createChainWatchActivities(deps: ChainWatchDependencies): ChainW
       if (!ctx) throw ApplicationFailure.retryable(`this worker does not serve ${network}`, 'network_not_served');
       const resumed = (context.info.heartbeatDetails as ChainWatchProgress | undefined)?.lastBlock ?? lastBlock;
       let cursor = resumed !== undefined ? BigInt(resumed) : legacyCursor(deps.legacyCursorFile?.(network));
+      // A first start watches from the head on: that place is heartbeated at once (the SDK sends the
+      // first heartbeat unthrottled), so an attempt that dies within seconds leaves it to the next,
+      // which would otherwise start from the head of its own time and skip the blocks between.
+      if (cursor === undefined) {
+        const head = await ctx.publicClient.getBlockNumber({ cacheTime: 0 });
+        cursor = head > 0n ? head - 1n : undefined;
+      }
+      context.log.info(`${network}: watching from ${cursor === undefined ? 'the first block' : `block ${cursor + 1n}`} (attempt ${context.info.attempt})`);
       const beat = () => context.heartbeat({ lastBlock: cursor?.toString() } satisfies ChainWatchProgress);
       beat();
       const watcher = startWatcher({

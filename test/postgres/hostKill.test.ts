@@ -10,6 +10,7 @@ import { eventually, kill, sleep, startWorld, type World } from '../faults/harne
 import { call, newOrder } from './world.js';
 
 const PAYMENTS = 20;
+let lostCreates = 0;
 
 describe('a host killed under load', () => {
   let world: World;
@@ -39,8 +40,14 @@ describe('a host killed under load', () => {
   async function payment(i: number): Promise<string> {
     const payer = world.payers[i % world.payers.length]!;
     const orderId = newOrder('host');
-    const created = await untilAnswered('POST', '/v1/authorizations', { orderId, payer: payer.address, amount: '0.01' }, `create-${orderId}`, i % 2);
-    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    let created = await untilAnswered('POST', '/v1/authorizations', { orderId, payer: payer.address, amount: '0.01' }, `create-${orderId}`, i % 2);
+    // The create ran, its answer died with its API before it was kept, and the retry ran it again:
+    // the order's open authorization is named, and the order service carries on with it.
+    if (created.status === 409 && created.body?.error?.code === 'order_has_open_authorization') {
+      lostCreates += 1;
+      created = await call(world, 'GET', `/v1/authorizations/${created.body.error.details.id}`, undefined, { api: 0 });
+      expect(created.body).toMatchObject({ orderId, state: 'drafted' });
+    } else expect(created.status, JSON.stringify(created.body)).toBe(201);
     const id = created.body.id as string;
     const signed = await untilAnswered(
       'POST',
@@ -61,6 +68,7 @@ describe('a host killed under load', () => {
     await Promise.all([kill(world.workers[1]!), kill(world.apis[1]!)]);
     const ids = await Promise.all(payments);
     expect(new Set(ids).size).toBe(PAYMENTS);
+    if (lostCreates > 0) console.log(`host killed: ${lostCreates} create(s) answered by naming the order's open authorization`);
     const finals = await Promise.all(
       ids.map((id) =>
         eventually(
