@@ -65,6 +65,8 @@ export function fileCursor(file: string): CursorStore {
   return { read: () => readCursor(file), write: (lastBlock) => writeCursor(file, lastBlock) };
 }
 
+const GRPC_NOT_FOUND = 5;
+
 const topics = [[authorizationUsedTopic, authorizationCanceledTopic]] as const;
 
 export function startWatcher(options: WatcherOptions): Watcher {
@@ -99,6 +101,17 @@ export function startWatcher(options: WatcherOptions): Watcher {
     const scope = scopes.get(entry.address.toLowerCase());
     if (scope === undefined) return;
     const query = `WorkflowType = '${WORKFLOW_TYPE}' AND ${AuthorizationNonceAttribute.name} = "${nonceSearchKey(payer, nonce, scope)}" AND ExecutionStatus = 'Running'`;
+    try {
+      await nudgeOwners(entry, query, payer);
+    } catch (err) {
+      // Not delivered (visibility or the signal failed): the next scan handles this log again, its
+      // cursor still before it; the nudge's request id keeps a second delivery from counting twice.
+      seen.delete(key);
+      throw err;
+    }
+  }
+
+  async function nudgeOwners(entry: DecodedLog, query: string, payer: string): Promise<void> {
     for await (const execution of options.client.workflow.list({ query })) {
       const attrs = execution.typedSearchAttributes;
       const owner = String(attrs.get(PayerAttribute) ?? '').toLowerCase();
@@ -118,7 +131,12 @@ export function startWatcher(options: WatcherOptions): Watcher {
         { workflowId: execution.workflowId, runId: execution.runId },
         { transactionHash: entry.transactionHash ?? '', blockNumber: String(entry.blockNumber ?? ''), removed: entry.removed },
         requestId,
-      ).catch((err: Error) => log(`watcher: could not signal ${execution.workflowId}: ${err.message}`));
+      ).catch((err: Error & { code?: number }) => {
+        // Closed since it was listed: nothing to tell it.
+        if (err.code === GRPC_NOT_FOUND) return;
+        log(`watcher: could not signal ${execution.workflowId}, will try again: ${err.message}`);
+        throw err;
+      });
       delivered += 1;
     }
   }

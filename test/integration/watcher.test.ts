@@ -144,6 +144,47 @@ describe('the log watcher', () => {
     await watcher.stop();
   });
 
+  it('a log whose nudge failed (Temporal unavailable) is handled again by the next scan: the cursor stays before it', async () => {
+    const resource = await storedAuthorization();
+    const key = nonceSearchKey(resource.authorization.from, resource.authorization.nonce);
+    let lists = 0;
+    const failingOnce = new Proxy(client, {
+      get(target, prop) {
+        if (prop === 'workflow')
+          return new Proxy(target.workflow, {
+            get(workflow, name) {
+              if (name === 'list')
+                return (...args: Parameters<Client['workflow']['list']>) => {
+                  if (args[0]?.query?.includes(key)) {
+                    lists++;
+                    // The injected fault: visibility unavailable for this log's first look-up.
+                    if (lists === 1) throw Object.assign(new Error('14 UNAVAILABLE: injected'), { code: 14 });
+                  }
+                  return workflow.list(...args);
+                };
+              const value = Reflect.get(workflow, name);
+              return typeof value === 'function' ? value.bind(workflow) : value;
+            },
+          });
+        return Reflect.get(target, prop);
+      },
+    });
+    await until(async () => {
+      for await (const _ of client.workflow.list({ query: `AuthorizationNonce = "${key}"` })) return true;
+      return false;
+    });
+    const file = join(mkdtempSync(join(tmpdir(), 'authcap-watcher-')), 'cursor.json');
+    // Polling, so each scan is one range and the cursor moves only past a range fully delivered.
+    const watcher = startWatcher({ ...watcherOptions(), client: failingOnce, cursorFile: file, wsUrl: undefined, isFollowed: () => false });
+    await watcher.ready;
+    const tx = await cancelOutside(resource);
+    // Handled again: listed a second time (the stack's own watcher may have ended the workflow
+    // meanwhile, so the second list can find nothing left to nudge).
+    await until(() => lists >= 2);
+    expect(watcher.handledTransactions().filter((h) => h === tx).length).toBeGreaterThanOrEqual(1);
+    await watcher.stop();
+  });
+
   it('once stopped, never moves the cursor again (its successor delivers what came after)', async () => {
     const file = join(mkdtempSync(join(tmpdir(), 'authcap-watcher-')), 'cursor.json');
     const watcher = startWatcher({ ...watcherOptions(), cursorFile: file });
