@@ -49,6 +49,8 @@ export interface World {
   payerBalancesAtStart: Map<string, bigint>;
   startBlock: bigint;
   workers: ManagedProcess[];
+  /** The environment startWorker gives a worker process (merchant key included), for one a case starts itself. */
+  workerEnv: Record<string, string>;
   /** The first API process; all of them in apis, their URLs in apiUrls. */
   api?: ManagedProcess;
   apiUrl?: string;
@@ -146,8 +148,9 @@ export async function startWorld(
     ...options.env,
   };
   const workers: ManagedProcess[] = [];
+  const workerEnv = { ...env, MERCHANT_PRIVATE_KEY: accounts.merchant.privateKey };
   const startWorker = async () => {
-    const worker = await startWorkerProcess({ ...env, MERCHANT_PRIVATE_KEY: accounts.merchant.privateKey }, logTo('worker'));
+    const worker = await startWorkerProcess(workerEnv, logTo('worker'));
     workers.push(worker);
     return worker;
   };
@@ -173,6 +176,7 @@ export async function startWorld(
     payerBalancesAtStart,
     startBlock,
     workers,
+    workerEnv,
     client,
     apis: [],
     apiUrls: [],
