@@ -28,7 +28,11 @@ export async function deploymentCommand(
     if (positionals[1] === 'set-current') {
       const buildId = positionals[2];
       if (!buildId) throw new AuthcapError('validation_error', 'deployment set-current needs the build id to make current');
-      const previous = await setCurrentVersion(service, namespace, { deploymentName, buildId }, `authcap-cli@${settings.AUTHCAP_TASK_QUEUE}`);
+      const previous = await setCurrentVersion(service, namespace, { deploymentName, buildId }, `authcap-cli@${settings.AUTHCAP_TASK_QUEUE}`).catch((err) => {
+        // gRPC NOT_FOUND: Temporal learns of a version from its workers' polls.
+        if ((err as { code?: number }).code !== 5) throw err;
+        throw new AuthcapError('not_found', `no worker of version ${buildId} has polled deployment ${deploymentName}: start its workers first`);
+      });
       if (values.json) out(JSON.stringify({ deploymentName, current: buildId, previous }, null, 2));
       else out(`deployment ${deploymentName}: ${buildId} is current (before: ${previous ?? 'unversioned workers'})`);
       return 0;

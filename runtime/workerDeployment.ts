@@ -51,7 +51,7 @@ export async function describeDeployment(service: WorkflowService, namespace: st
     throw err;
   }
   const routing = info?.routingConfig;
-  const word = (name: string | undefined, prefix: string) => (name ? name.replace(prefix, '').toLowerCase() : null);
+  const word = (name: string | undefined, prefix: string) => (name && !name.endsWith('_UNSPECIFIED') ? name.replace(prefix, '').toLowerCase() : null);
   return {
     deploymentName,
     current: routing?.currentDeploymentVersion?.buildId || null,
