@@ -80,25 +80,27 @@ describe('a rolling deploy: the old build and the new side by side, then the old
   const ownedBy = (proc: ManagedProcess) => (identity: string | null | undefined) => identity?.startsWith(`${proc.child.pid}@`) ?? false;
 
   /**
-   * Every workflow task of every workflow in the namespace: who completed it and when (a task started
-   * for an update may be recorded without the worker's name; its completion always names it), and
-   * each one that failed or timed out.
+   * Every workflow task of every workflow in the namespace: which worker took it (its completion names
+   * it: a task started for an update may be recorded without) and when it started, and each one that
+   * failed or timed out.
    */
   const workflowTasks = async () => {
-    const completed: { workflowId: string; identity: string; at: number }[] = [];
+    const taken: { workflowId: string; identity: string; at: number }[] = [];
     const failed: string[] = [];
     for await (const w of temporal.workflow.list()) {
       const history = await temporal.workflow.getHandle(w.workflowId, w.runId).fetchHistory();
+      const startedAt = new Map<number, number>();
       for (const e of history.events ?? []) {
         const at = tsToMs(e.eventTime);
-        if (e.workflowTaskCompletedEventAttributes)
-          completed.push({ workflowId: w.workflowId, identity: e.workflowTaskCompletedEventAttributes.identity ?? '', at });
+        if (e.workflowTaskStartedEventAttributes) startedAt.set(Number(e.eventId), at);
+        const completed = e.workflowTaskCompletedEventAttributes;
+        if (completed) taken.push({ workflowId: w.workflowId, identity: completed.identity ?? '', at: startedAt.get(Number(completed.startedEventId)) ?? at });
         const failure = e.workflowTaskFailedEventAttributes;
         if (failure) failed.push(`${w.workflowId} (${w.type}): failed on ${failure.identity}: ${failure.cause} ${failure.failure?.message ?? ''}`);
         if (e.workflowTaskTimedOutEventAttributes) failed.push(`${w.workflowId} (${w.type}): timed out (${e.workflowTaskTimedOutEventAttributes.timeoutType})`);
       }
     }
-    return { completed, failed };
+    return { taken, failed };
   };
 
   /** Activities a worker has started and not finished, across every open workflow. */
@@ -145,12 +147,15 @@ describe('a rolling deploy: the old build and the new side by side, then the old
     // Its watcher workflow waits for the switch: started now, its first task would go to the old worker.
     await expect(temporal.workflow.getHandle(chainWatcherWorkflowId(DEFAULT_TASK_QUEUE, NETWORK)).describe()).rejects.toBeInstanceOf(WorkflowNotFoundError);
 
-    // Captures in flight on the old build as the operator switches.
+    // Captures in flight on the old build as the operator switches: the node answers slowly (2 s a
+    // call) until the switch is made, so each is part-way through on the old build when it lands.
+    world.proxy.set('stall', 1, 2_000);
     const captures = inFlight.map((id) => captureInBackground(world, id));
-    await sleep(300);
+    await sleep(500);
     const switchAsked = Date.now();
     const switched = await retried(async () => JSON.parse(await authcap('deployment', 'set-current', NEW_BUILD, '--json')) as unknown, 60_000);
     const switchDone = Date.now();
+    world.proxy.clear();
     expect(switched).toEqual({ deploymentName: DEFAULT_TASK_QUEUE, current: NEW_BUILD, previous: null });
     const status = JSON.parse(await authcap('deployment', '--json')) as { current: string; pollers: { identity: string; buildId: string | null }[] };
     expect(status.current).toBe(NEW_BUILD);
@@ -204,22 +209,22 @@ describe('a rolling deploy: the old build and the new side by side, then the old
     expect(watcher?.startTime.getTime()).toBeGreaterThanOrEqual(switchAsked - 1_000);
     expect(newWorkers.some((w) => ownedBy(w)(watcher?.raw.pendingActivities?.[0]?.lastWorkerIdentity))).toBe(true);
 
-    // Routing: no task of the new build before the switch, none of the old after it (a few seconds'
-    // grace for one the old worker took as the switch was being made), and none failed.
+    // Routing: no task of the new build started before the switch, none of the old after it (a
+    // moment's grace for one the old worker took as the switch was being made), and none failed.
     const tasks = await workflowTasks();
     expect(tasks.failed, 'failed or timed-out workflow tasks').toEqual([]);
-    const byOld = tasks.completed.filter((t) => ownedBy(oldWorker)(t.identity));
-    const byNew = tasks.completed.filter((t) => newWorkers.some((w) => ownedBy(w)(t.identity)));
-    const byNeither = tasks.completed.filter((t) => !byOld.includes(t) && !byNew.includes(t));
+    const byOld = tasks.taken.filter((t) => ownedBy(oldWorker)(t.identity));
+    const byNew = tasks.taken.filter((t) => newWorkers.some((w) => ownedBy(w)(t.identity)));
+    const byNeither = tasks.taken.filter((t) => !byOld.includes(t) && !byNew.includes(t));
     expect(byNeither, 'workflow tasks taken by neither build').toEqual([]);
     expect(byOld.length).toBeGreaterThan(0);
     expect(byNew.filter((t) => t.at < switchAsked - 1_000)).toEqual([]);
-    expect(byOld.filter((t) => t.at > switchDone + 3_000)).toEqual([]);
-    // The ones driven after the switch began on the old build and moved to the new one mid-life.
+    expect(byOld.filter((t) => t.at > switchDone + 2_000)).toEqual([]);
+    // The captures in flight, and the ones driven after the switch, began on the old build and moved to the new one mid-life.
     const buildsOf = (id: string) => {
-      const tasksOf = tasks.completed.filter((t) => t.workflowId === parseResourceId(id)!.workflowId);
+      const tasksOf = tasks.taken.filter((t) => t.workflowId === parseResourceId(id)!.workflowId);
       return [...new Set(tasksOf.map((t) => (ownedBy(oldWorker)(t.identity) ? 'old' : 'new')))].sort();
     };
-    for (const id of [...drafts.map((d) => d.draft.id), capturedLate, voidedLate]) expect(buildsOf(id), id).toEqual(['new', 'old']);
+    for (const id of [...inFlight, ...drafts.map((d) => d.draft.id), capturedLate, voidedLate]) expect(buildsOf(id), id).toEqual(['new', 'old']);
   });
 });
