@@ -9,6 +9,7 @@
 //   authcap events [--after ID] [--type T] [--order ID] [--limit N] [--follow]
 //   authcap webhooks create --url URL [--events a,b|*] [--label L] | webhooks list | webhooks delete <id>
 //   authcap temporal-setup [--retention-days N]
+//   authcap deployment [set-current <build id>]
 // Connects with the same settings as the worker (TEMPORAL_ADDRESS, namespace, TLS, API key, and
 // AUTHCAP_CODEC_KEYS to read the encrypted payloads); `keys` works on the key file alone.
 import { existsSync } from 'node:fs';
@@ -23,6 +24,7 @@ import { AuthcapClient, type AuthorizationSummary } from './authcapClient.js';
 import { eventsCommand, webhooksCommand } from './cliEvents.js';
 import { refundCommand, refundsCommand } from './cliRefunds.js';
 import { temporalSetupCommand } from './cliSetup.js';
+import { deploymentCommand } from './cliDeployment.js';
 import type { Settings } from '../runtime/settings/catalog.js';
 import { readSettings, SettingsError } from '../runtime/settings/read.js';
 
@@ -41,7 +43,9 @@ const usage = `usage:
   authcap webhooks create --url URL [--events TYPE,TYPE|*] [--label TEXT] [--json]
   authcap webhooks list [--json]
   authcap webhooks delete <endpoint id>
-  authcap temporal-setup [--retention-days N] [--json]   (a new cluster: the namespace and search attributes)`;
+  authcap temporal-setup [--retention-days N] [--json]   (a new cluster: the namespace and search attributes)
+  authcap deployment [--json]   (worker versioning: the current version, each version's drainage, who polls)
+  authcap deployment set-current <build id> [--json]   (a rollout: workflow tasks go to that version's workers from now on)`;
 
 type Out = (line: string) => void;
 
@@ -183,6 +187,7 @@ export async function main(argv: string[], out: Out = console.log, err: Out = co
   try {
     if (command === 'keys') return keysCommand(values, positionals, out);
     if (command === 'temporal-setup') return await temporalSetupCommand(values, out);
+    if (command === 'deployment') return await deploymentCommand(values, positionals, settings, out);
     if (!['get', 'list', 'history', 'void', 'capture', 'refund', 'refunds', 'events', 'webhooks'].includes(command)) {
       err(`unknown command ${command}\n${usage}`);
       return 2;

@@ -4,7 +4,6 @@ import { createHash } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { EncryptionCodec } from '../runtime/codec.js';
-import { ensureWebhookDispatcher } from '../runtime/webhookDispatchers.js';
 import { Client } from '@temporalio/client';
 import { existsSync } from 'node:fs';
 import { NativeConnection, Worker, type WorkerOptions, type WorkflowBundleOption } from '@temporalio/worker';
@@ -13,7 +12,8 @@ import { relayerWorkflowId, type LegacyRelayRequest, type RelayRequest } from '.
 import { relayRequestSignal } from '../workflows/messages.js';
 import type { merchantRelayerWorkflow as RelayerWorkflow } from '../workflows/relayer.js';
 import { createChainWatchActivities } from './chainWatchActivity.js';
-import { ensureChainWatcher } from '../runtime/chainWatchers.js';
+import { startOwnWorkflows } from './ownWorkflows.js';
+import type { DeploymentVersion } from '../runtime/workerDeployment.js';
 import { eventBridges } from './eventBridges.js';
 import type { RpcMetrics } from '../activities/rpc/rpcMetrics.js';
 import { ChainContexts, createActivities, createChainContext, createNetworkContexts, type ChainConfig, type ChainContext } from '../activities/index.js';
@@ -63,6 +63,11 @@ export interface AuthcapWorkerOptions {
   taskFailures?: TaskFailureTracker;
   /** Slots, cache size and profiling, as validated at start (worker/main.ts); else read from process.env. */
   settings?: WorkerProcessSettings;
+  /**
+   * Temporal's worker versioning (runtime/workerDeployment.ts): this worker is that version of its
+   * deployment and gets tasks only while the version is current. Absent: unversioned, as before.
+   */
+  version?: DeploymentVersion;
 }
 
 export interface AuthcapWorker {
@@ -130,6 +135,7 @@ export async function createAuthcapWorker(options: AuthcapWorkerOptions): Promis
     maxCachedWorkflows: settings.AUTHCAP_WORKFLOW_CACHE_SIZE,
     // Workflows in the main thread, so a CPU profile sees them (slower: for profiling only).
     debugMode: settings.AUTHCAP_PROFILE_WORKFLOWS,
+    ...versioning(options.version),
     ...code,
   });
   // The long waits (captures followed to depth, webhook dispatchers) have their own queue and slots:
@@ -142,15 +148,17 @@ export async function createAuthcapWorker(options: AuthcapWorkerOptions): Promis
     dataConverter: options.temporal.dataConverter,
     interceptors: { activity: [sealedActivityInputs, chainHeaderInbound] },
     maxConcurrentActivityTaskExecutions: settings.AUTHCAP_FOLLOWER_SLOTS,
+    // The same version on both queues: a workflow's activities go to its own version's workers.
+    ...versioning(options.version),
   });
   // One log watcher per network, reading all of its tokens in the same calls: started by the first
-  // worker to come up, then kept by Temporal on whichever worker is alive.
-  if (options.watcher)
-    for (const ctx of networks)
-      void ensureChainWatcher(client, taskQueue, ctx.network).catch((err: Error) =>
-        // Temporal not reachable yet: the next worker start sees to it.
-        console.warn(`authcap worker: could not start the ${ctx.network} log watcher: ${err.message}`),
-      );
+  // worker to come up, then kept by Temporal on whichever worker is alive. And the webhook dispatchers.
+  const ownWorkflows = startOwnWorkflows(client, {
+    taskQueue,
+    watchedNetworks: options.watcher ? networks.map((ctx) => ctx.network) : [],
+    version: options.version,
+    log: (line) => console.warn(line),
+  });
   const heads = new Map(networks.map((ctx) => [ctx.network, ctx.heads] as const));
   const metrics = options.metricsPort !== undefined ? await startMetricsServer(options.metricsPort, '127.0.0.1', options.taskFailures, heads) : undefined;
   // Subscribed from the start, so /readyz tells a dead WebSocket before the first capture is slow.
@@ -158,8 +166,6 @@ export async function createAuthcapWorker(options: AuthcapWorkerOptions): Promis
     ctx.heads.onStateChange = (status) => console.warn(`authcap worker: ${ctx.network} head feed ${status.state}: ${status.detail}`);
     ctx.heads.connect();
   }
-  // Endpoints registered before dispatchers existed, or whose dispatcher ended: each has one.
-  void ensureDispatchers(client, taskQueue);
   let running: Promise<void> | undefined;
   let stopping: Promise<void> | undefined;
   return {
@@ -180,6 +186,7 @@ export async function createAuthcapWorker(options: AuthcapWorkerOptions): Promis
     // instead of closing the connection twice (an uncaught "Client already closed", exit code 1).
     shutdown() {
       stopping ??= (async () => {
+        ownWorkflows.stop();
         for (const ctx of networks) ctx.heads.stop();
         metrics?.server.close();
         if (worker.getState() === 'RUNNING') worker.shutdown();
@@ -272,11 +279,7 @@ function draftNonceKeysOf(temporal: TemporalSettings): Buffer[] {
   return codec ? codec.deriveKeys('draft-nonce-tag') : [createHash('sha256').update('authcap:unkeyed-draft-nonce-tag').digest()];
 }
 
-async function ensureDispatchers(client: Client, taskQueue: string): Promise<void> {
-  try {
-    for (const endpoint of await eventBridges(client).listEndpoints()) await ensureWebhookDispatcher(client, taskQueue, endpoint.id);
-  } catch (err) {
-    // Temporal not reachable yet: the next worker start (or the next endpoint created) sees to it.
-    console.warn(`authcap worker: could not check the webhook dispatchers: ${(err as Error).message}`);
-  }
+/** Every workflow auto-upgrade: an authorization lives for days, so it moves to the current version (runtime/workerDeployment.ts). */
+function versioning(version: DeploymentVersion | undefined): Pick<WorkerOptions, 'workerDeploymentOptions'> {
+  return version ? { workerDeploymentOptions: { useWorkerVersioning: true, version, defaultVersioningBehavior: 'AUTO_UPGRADE' } } : {};
 }

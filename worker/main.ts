@@ -8,6 +8,7 @@ import { createAuthcapWorker } from './createWorker.js';
 import { TaskFailureTracker, trackingLogger } from './taskFailures.js';
 import { cpuProfileOnSignal } from '../runtime/cpuProfiler.js';
 import { settingsOrExit } from '../runtime/settings/read.js';
+import { deploymentVersionOf } from '../runtime/workerDeployment.js';
 
 // Every variable the worker reads, validated now (runtime/settings/catalog.ts): a wrong one stops the
 // start with its name, and every wrong one is named at once.
@@ -32,6 +33,15 @@ const { chain, deployment } = await (async () =>
   process.exit(1);
 });
 const stateDir = settings.AUTHCAP_STATE_DIR;
+// AUTHCAP_BUILD_ID: Temporal's worker versioning on (README: "Upgrading workflow code"); unset, unversioned.
+const version = (() => {
+  try {
+    return deploymentVersionOf(settings, temporal.taskQueue);
+  } catch (err) {
+    console.error(`authcap worker: ${(err as Error).message}`);
+    process.exit(1);
+  }
+})();
 const worker = await createAuthcapWorker({
   temporal,
   chain,
@@ -40,10 +50,11 @@ const worker = await createAuthcapWorker({
   metricsPort: settings.AUTHCAP_WORKER_METRICS_PORT,
   taskFailures,
   settings,
+  version,
 });
 for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void worker.shutdown());
 console.log(
-  `authcap worker: task queue ${temporal.taskQueue} on ${temporal.connectionOptions.address} (${temporal.namespace})${worker.metricsUrl ? `, metrics at ${worker.metricsUrl}` : ''}`,
+  `authcap worker: task queue ${temporal.taskQueue} on ${temporal.connectionOptions.address} (${temporal.namespace})${version ? `, version ${version.buildId} of deployment ${version.deploymentName}` : ''}${worker.metricsUrl ? `, metrics at ${worker.metricsUrl}` : ''}`,
 );
 await worker.run();
 await worker.shutdown();

@@ -49,6 +49,8 @@ export interface World {
   payerBalancesAtStart: Map<string, bigint>;
   startBlock: bigint;
   workers: ManagedProcess[];
+  /** The environment startWorker gives a worker process (merchant key included), for one a case starts itself. */
+  workerEnv: Record<string, string>;
   /** The first API process; all of them in apis, their URLs in apiUrls. */
   api?: ManagedProcess;
   apiUrl?: string;
@@ -173,10 +175,11 @@ export async function startWorld(
     };
   };
   const workers: ManagedProcess[] = [];
+  const workerEnv = { ...env, MERCHANT_PRIVATE_KEY: accounts.merchant.privateKey };
   const startWorker = async () => {
     const own = hostEnv(`worker-${workerStateDirs.length + 1}`, 'worker');
     workerStateDirs.push(own.AUTHCAP_STATE_DIR ?? stateDir);
-    const worker = await startWorkerProcess({ ...env, ...own, MERCHANT_PRIVATE_KEY: accounts.merchant.privateKey }, logTo('worker'));
+    const worker = await startWorkerProcess({ ...workerEnv, ...own }, logTo('worker'));
     workers.push(worker);
     return worker;
   };
@@ -205,6 +208,7 @@ export async function startWorld(
     payerBalancesAtStart,
     startBlock,
     workers,
+    workerEnv,
     client,
     apis: [],
     apiUrls: [],

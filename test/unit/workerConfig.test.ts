@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { chainConfigFromEnv } from '../../worker/config.js';
 import { workflowCacheSize } from '../../worker/createWorker.js';
+import { readSettings } from '../../runtime/settings/read.js';
+import { deploymentVersionOf } from '../../runtime/workerDeployment.js';
 
 const base = { RPC_URL: 'http://127.0.0.1:1', TOKEN_ADDRESS: `0x${'11'.repeat(20)}`, MERCHANT_PRIVATE_KEY: `0x${'22'.repeat(32)}` };
 
@@ -17,5 +19,19 @@ describe('worker settings', () => {
     expect(workflowCacheSize({})).toBe(250);
     expect(workflowCacheSize({ AUTHCAP_WORKFLOW_CACHE_SIZE: '40' })).toBe(40);
     expect(() => workflowCacheSize({ AUTHCAP_WORKFLOW_CACHE_SIZE: '-1' })).toThrow(/AUTHCAP_WORKFLOW_CACHE_SIZE/);
+  });
+
+  it('worker versioning is off unless AUTHCAP_BUILD_ID is set; the deployment is the task queue unless named', () => {
+    const version = (env: Record<string, string>) => deploymentVersionOf(readSettings('worker', { ...base, ...env }), env.AUTHCAP_TASK_QUEUE ?? 'authcap');
+    expect(version({})).toBeUndefined();
+    expect(version({ AUTHCAP_DEPLOYMENT_NAME: 'payments' })).toBeUndefined();
+    expect(version({ AUTHCAP_BUILD_ID: 'v42' })).toEqual({ deploymentName: 'authcap', buildId: 'v42' });
+    expect(version({ AUTHCAP_BUILD_ID: 'v42', AUTHCAP_DEPLOYMENT_NAME: 'payments' })).toEqual({ deploymentName: 'payments', buildId: 'v42' });
+    // Temporal joins name and build id with "." or ":": a name holding one is refused before Temporal does.
+    expect(() => version({ AUTHCAP_BUILD_ID: 'v42', AUTHCAP_DEPLOYMENT_NAME: 'pay.ments' })).toThrow(
+      /AUTHCAP_DEPLOYMENT_NAME must be at most 255 characters without/,
+    );
+    expect(() => version({ AUTHCAP_BUILD_ID: 'v42', AUTHCAP_TASK_QUEUE: 'authcap:eu' })).toThrow(/set AUTHCAP_DEPLOYMENT_NAME/);
+    expect(() => version({ AUTHCAP_BUILD_ID: 'v 42' })).toThrow(/AUTHCAP_BUILD_ID must be at most 255 characters without spaces/);
   });
 });

@@ -1,6 +1,14 @@
 // The chain, token and merchant of the one-network shape, and the worker's policy.
-import { onlyOne, onUnlessOff, port, positiveWhole, privateKeys, text, url } from '../rules.js';
+import { onlyOne, onUnlessOff, port, positiveWhole, privateKeys, refuse, rule, text, url } from '../rules.js';
 import { variable, confirmations, reconcileSeconds } from '../variable.js';
+
+/** What Temporal accepts in a worker deployment version: the server joins name and build id with "." or ":". */
+const versionPart = (banned: RegExp, bannedText: string) =>
+  rule((raw) => {
+    if (raw === undefined || raw === '') return undefined;
+    if (banned.test(raw) || raw.length > 255) refuse(`must be at most 255 characters without ${bannedText}, got "${raw}"`);
+    return raw;
+  });
 
 export const chainAndWorkerVariables = {
   // ── Deployment: chain, token, merchant ──────────────────────────────────────────────────────────────
@@ -115,6 +123,19 @@ export const chainAndWorkerVariables = {
     schema: port(),
     defaultText: 'off (the dev stack: a free port)',
     description: "The worker's /metrics and /readyz port on 127.0.0.1 (0: any free port).",
+  }),
+  AUTHCAP_BUILD_ID: variable({
+    processes: ['worker'],
+    schema: versionPart(/\s/, 'spaces'),
+    defaultText: 'off (unversioned workers)',
+    description:
+      "Turns on Temporal's worker versioning: this worker is version AUTHCAP_BUILD_ID of the deployment AUTHCAP_DEPLOYMENT_NAME and gets workflow tasks only once that version is made current (`authcap deployment set-current`); workflows move to the current version at their next task (auto-upgrade). One id per build of the code (a release, a commit).",
+  }),
+  AUTHCAP_DEPLOYMENT_NAME: variable({
+    processes: ['worker', 'cli'],
+    schema: versionPart(/[.:\s]/, '".", ":" or spaces'),
+    defaultText: 'the task queue (AUTHCAP_TASK_QUEUE)',
+    description: 'The worker deployment whose versions the workers are, with AUTHCAP_BUILD_ID: one per task queue.',
   }),
   AUTHCAP_PROFILE_WORKFLOWS: variable({
     processes: ['worker'],
