@@ -14,7 +14,7 @@ import { decodeMapFromPayloads } from '@temporalio/common/lib/internal-non-workf
 import { describeRun, withCaptureProgress } from './describedRun.js';
 import type { temporal as proto } from '@temporalio/proto';
 import type { Address, Hex } from 'viem';
-import { authorizationDigest, cancelDigest, isEcdsaSignatureOf } from '../domain/signatureRecovery.js';
+import { authorizationDigest, cancelDigest } from '../domain/signatureRecovery.js';
 import { RefusalCache, type RefusedKind } from './refusalCache.js';
 import { historyChanges } from './stateWatch.js';
 import { MAX_WAIT_SECONDS, WatchHub } from './watchHub.js';
@@ -509,22 +509,10 @@ export class AuthcapClient {
     const verdict = await this.checkSignature(id, 'signature', parsed);
     if (!verdict) this.refusals.screen(id, 'signature', parsed);
     const request = verdict === 'chain' ? { signature: parsed, checkedOnchain: true } : { signature: parsed };
-    try {
-      const view = await this.budgeted(id, 'signature', () =>
-        this.command(handle, 'accept a signature', () => handle.executeUpdate(submitSignatureUpdate, { args: [request] })),
-      );
-      return { id, ...view };
-    } catch (err) {
-      // The payer's signature of this very authorization, which was stored already: the same request
-      // arriving again (its first answer lost with the API process that held it). Answer with where it
-      // stands, as a capture asked again does; any other signature is still refused.
-      if (!(err instanceof AuthcapError) || err.code !== 'invalid_state') throw err;
-      const current = await this.getAuthorization(id);
-      const signed = await this.signedDigest(id, 'signature');
-      const wasStored = current.history.some((entry) => entry.state === 'stored');
-      if (!wasStored || !signed || !isEcdsaSignatureOf(signed.digest, parsed, signed.signer)) throw err;
-      return current;
-    }
+    const view = await this.budgeted(id, 'signature', () =>
+      this.command(handle, 'accept a signature', () => handle.executeUpdate(submitSignatureUpdate, { args: [request] })),
+    );
+    return { id, ...view };
   }
 
   /**

@@ -33,15 +33,27 @@ export function startOwnWorkflows(client: Client, options: OwnWorkflowsOptions):
       });
       if (!current) return;
     }
-    for (const network of options.watchedNetworks)
-      await ensureChainWatcher(client, options.taskQueue, network).catch((err: Error) =>
-        // Temporal not reachable yet: the next worker start sees to it.
-        log(`authcap worker: could not start the ${network} log watcher: ${err.message}`),
-      );
+    const ensureWatchers = async () => {
+      for (const network of options.watchedNetworks)
+        await ensureChainWatcher(client, options.taskQueue, network).catch((err: Error) =>
+          log(`authcap worker: could not start the ${network} log watcher: ${err.message}`),
+        );
+    };
+    await ensureWatchers();
     await ensureDispatchers(client, options.taskQueue, log);
+    // Again now and then: a watcher that could not be started (Temporal unreachable for a moment) or
+    // that ended (terminated by an operator) runs again within a minute, whichever workers are up.
+    // Periodic checks are off by default while the watcher is on, so a network must not stay unwatched.
+    if (!waiting.signal.aborted) {
+      const timer = setInterval(() => void ensureWatchers(), WATCHERS_CHECKED_EVERY_MS);
+      timer.unref();
+      waiting.signal.addEventListener('abort', () => clearInterval(timer));
+    }
   })();
   return { stop: () => waiting.abort() };
 }
+
+const WATCHERS_CHECKED_EVERY_MS = 60_000;
 
 /** Endpoints registered before dispatchers existed, or whose dispatcher ended: each has one. */
 async function ensureDispatchers(client: Client, taskQueue: string, log: (line: string) => void): Promise<void> {

@@ -13,11 +13,20 @@ import { startProcess, type ManagedProcess } from '../../devstack/process.js';
 const run = promisify(execFile);
 const root = fileURLToPath(new URL('../..', import.meta.url));
 
+async function commitSha(commit: string): Promise<string> {
+  return (await run('git', ['rev-parse', '--verify', `${commit}^{commit}`], { cwd: root })).stdout.trim();
+}
+
 /** The directory holding `commit` built (dist/ and a node_modules link); built now if it is not yet. */
 export async function buildOfCommit(commit: string): Promise<string> {
   let sha: string;
   try {
-    sha = (await run('git', ['rev-parse', '--verify', `${commit}^{commit}`], { cwd: root })).stdout.trim();
+    sha = await commitSha(commit).catch(async (err) => {
+      // A shallow clone (CI's, often) lacks older commits: ask its origin for this one, once.
+      if ((await run('git', ['rev-parse', '--is-shallow-repository'], { cwd: root })).stdout.trim() !== 'true') throw err;
+      await run('git', ['fetch', '--quiet', '--depth=1', 'origin', commit], { cwd: root });
+      return commitSha(commit);
+    });
   } catch (err) {
     const reason = (err as { stderr?: string }).stderr?.trim() || (err as Error).message;
     throw new Error(`the rolling deploy runs the old build ${commit} from this repository's git history, which is not available here (${reason})`);

@@ -174,4 +174,16 @@ describe('the chain watcher: one per network, on whichever worker is alive', () 
     expect(running).toBe(1);
     expect((await runningOn()).pid).toBe(after!.pid);
   });
+
+  it('a watcher that ended (terminated by an operator) runs again within a minute, started by a worker', async () => {
+    const before = await watcher().describe();
+    await watcher().terminate('an operator stops the watcher');
+    const again = await eventually(
+      () => watcher().describe(),
+      (d) => d.status.name === 'RUNNING' && d.runId !== before.runId,
+      80_000,
+    );
+    expect(again?.status.name).toBe('RUNNING');
+    expect(again?.runId).not.toBe(before.runId);
+  }, 90_000);
 });
