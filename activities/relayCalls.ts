@@ -2,7 +2,7 @@
 // from typed requests, each checked against what it concerns first. Nothing reaches the key as raw
 // calldata, so whoever can put a request before the relayer can at most ask for a capture to the
 // merchant, a payer's cancellation, or a refund its capture backs: never a transfer of their choosing.
-import { encodeFunctionData, parseEventLogs, type Address, type Hex } from 'viem';
+import { BaseError, TransactionReceiptNotFoundError, encodeFunctionData, parseEventLogs, type Address, type Hex } from 'viem';
 import type { RelayCall, RefundCall } from '../domain/relay.js';
 import { tokenAbi } from '../domain/tokenAbi.js';
 import type { ChainContext } from './chainContext.js';
@@ -66,10 +66,13 @@ export function refundBackingCheck(ctx: ChainContext): RefundBackingCheck {
       found = readCapture(ctx, hash);
       captures.set(hash, found);
       // A miss (not mined yet, a node hiccup) is asked again next time; a hit is kept, a few thousand at most.
-      void found.then((capture) => {
-        if (!capture) captures.delete(hash);
-        if (captures.size > 5_000) captures.delete(captures.keys().next().value!);
-      });
+      void found.then(
+        (capture) => {
+          if (!capture) captures.delete(hash);
+          if (captures.size > 5_000) captures.delete(captures.keys().next().value!);
+        },
+        () => captures.delete(hash),
+      );
     }
     return found;
   };
@@ -91,7 +94,12 @@ export function refundBackingCheck(ctx: ChainContext): RefundBackingCheck {
 
 /** The payer and amount of a capture, from its receipt: an AuthorizationUsed and the Transfer it made. */
 async function readCapture(ctx: ChainContext, hash: Hex): Promise<{ payer: Address; payee: Address; value: bigint } | undefined> {
-  const receipt = await ctx.publicClient.getTransactionReceipt({ hash }).catch(() => undefined);
+  // Not mined (yet) is no capture; a node that did not answer is no verdict: the error goes up and
+  // the step is retried, never turned into a refusal, which would fail a refund for good.
+  const receipt = await ctx.publicClient.getTransactionReceipt({ hash }).catch((err: unknown) => {
+    if (err instanceof BaseError && err.walk((e) => e instanceof TransactionReceiptNotFoundError)) return undefined;
+    throw err;
+  });
   if (receipt?.status !== 'success') return undefined;
   const logs = parseEventLogs({ abi: tokenAbi, logs: receipt.logs.filter((l) => same(l.address, ctx.tokenAddress)) });
   const used = logs.find((l) => l.eventName === 'AuthorizationUsed');
