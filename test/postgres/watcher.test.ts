@@ -9,6 +9,7 @@ import { privateKeyToAccount } from 'viem/accounts';
 import { CHAIN_WATCHER_WORKFLOW_TYPE, chainWatcherWorkflowId } from '../../domain/chainWatcher.js';
 import { parseResourceId } from '../../domain/ids.js';
 import { tokenAbi } from '../../domain/tokenAbi.js';
+import { authorizationTypedData } from '../../domain/eip3009.js';
 import { connectionTls } from '../../devstack/temporalTls.js';
 import { DEFAULT_TASK_QUEUE, dataConverterFromEnv } from '../../runtime/temporal.js';
 import { createStored, sign } from '../faults/drive.js';
@@ -77,30 +78,7 @@ describe('the chain watcher: one per network, on whichever worker is alive', () 
       validBefore: String(now + 600),
       nonce: `0x${Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('hex')}` as Hex,
     };
-    const signature = sign(
-      {
-        types: {
-          EIP712Domain: [
-            { name: 'name', type: 'string' },
-            { name: 'version', type: 'string' },
-            { name: 'chainId', type: 'uint256' },
-            { name: 'verifyingContract', type: 'address' },
-          ],
-          TransferWithAuthorization: [
-            { name: 'from', type: 'address' },
-            { name: 'to', type: 'address' },
-            { name: 'value', type: 'uint256' },
-            { name: 'validAfter', type: 'uint256' },
-            { name: 'validBefore', type: 'uint256' },
-            { name: 'nonce', type: 'bytes32' },
-          ],
-        },
-        primaryType: 'TransferWithAuthorization',
-        domain: probe.domain,
-        message: authorization,
-      },
-      p3.privateKey,
-    );
+    const signature = sign(authorizationTypedData(probe.domain!, 'TransferWithAuthorization', authorization), p3.privateKey);
     const settled = await world.client.createPresignedAuthorization({
       orderId: `watch-settled-${Date.now()}`,
       primaryType: 'TransferWithAuthorization',
