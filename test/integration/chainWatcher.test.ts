@@ -8,6 +8,8 @@ import { parseResourceId } from '../../domain/ids.js';
 import { chainWatcherWorkflowId, CHAIN_WATCHER_WORKFLOW_TYPE } from '../../domain/chainWatcher.js';
 import { DEFAULT_TASK_QUEUE } from '../../runtime/temporal.js';
 import { nudgeOnce, nudgeRequestId } from '../../worker/nudgeOnce.js';
+import { ensureChainWatcher } from '../../runtime/chainWatchers.js';
+import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow/codec-helpers.js';
 import { dev, payer } from '../support/api.js';
 import { stored } from '../support/lifecycle.js';
 import { connectTemporal } from '../support/temporal.js';
@@ -54,6 +56,28 @@ describe('the chain watcher', () => {
     expect(pending).toHaveLength(1);
     expect(pending[0]!.activityType?.name).toBe('watchChainLogs');
     expect(pending[0]!.lastWorkerIdentity).toMatch(/\d+@/);
+  });
+
+  it('a watcher that ended is started again from the block its last run recorded; one that runs is left alone', async () => {
+    // A task queue no worker polls: the runs stay as this test makes them.
+    const queue = `watch-resume-${process.pid}-${Date.now()}`;
+    const id = chainWatcherWorkflowId(queue, network());
+    const first = await temporal.workflow.start(CHAIN_WATCHER_WORKFLOW_TYPE, {
+      workflowId: id,
+      taskQueue: queue,
+      args: [{ network: network() }],
+      memo: { watcher: { network: network(), lastBlock: '4242' } },
+    });
+    await ensureChainWatcher(temporal, queue, network());
+    expect((await temporal.workflow.getHandle(id).describe()).runId).toBe(first.firstExecutionRunId);
+    await first.terminate('an operator stops the watcher');
+    await ensureChainWatcher(temporal, queue, network());
+    const again = await temporal.workflow.getHandle(id).describe();
+    expect(again.runId).not.toBe(first.firstExecutionRunId);
+    const started = (await temporal.workflow.getHandle(id, again.runId).fetchHistory()).events?.[0]?.workflowExecutionStartedEventAttributes;
+    const input = await decodeFromPayloadsAtIndex(temporal.workflow.options.loadedDataConverter, 0, started?.input?.payloads ?? []);
+    expect(input).toEqual({ network: network(), lastBlock: '4242' });
+    await temporal.workflow.getHandle(id).terminate('test done');
   });
 
   it('a log delivered twice nudges its workflow once; another log nudges it again', async () => {
