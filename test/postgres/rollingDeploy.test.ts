@@ -11,19 +11,19 @@ import { createWriteStream } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
+import { WorkflowNotFoundError, type Client, type Connection } from '@temporalio/client';
 import { tsToMs } from '@temporalio/common/lib/time.js';
 import type { Hex } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startWorkerProcess } from '../../devstack/appProcesses.js';
 import type { ManagedProcess } from '../../devstack/process.js';
-import { connectionTls } from '../../devstack/temporalTls.js';
 import { chainWatcherWorkflowId } from '../../domain/chainWatcher.js';
 import { parseResourceId } from '../../domain/ids.js';
-import { DEFAULT_TASK_QUEUE, dataConverterFromEnv } from '../../runtime/temporal.js';
+import { DEFAULT_TASK_QUEUE } from '../../runtime/temporal.js';
 import { describeDeployment } from '../../runtime/workerDeployment.js';
 import { audit } from '../faults/audit.js';
 import { captureInBackground, createStored, sign } from '../faults/drive.js';
+import { operatorTemporal } from './world.js';
 import { eventually, sleep, startWorld, type World } from '../faults/harness.js';
 import { buildOfCommit, startBuiltWorker } from './oldBuild.js';
 
@@ -44,8 +44,7 @@ describe('a rolling deploy: the old build and the new side by side, then the old
     oldBuildDir = await buildOfCommit(OLD_BUILD);
     // No worker yet: the case starts the old build's itself. The watcher on, as production runs it.
     world = await startWorld({ temporal: 'postgres', workers: 0, validitySeconds: 600, env: { AUTHCAP_WATCH: '1' } });
-    connection = await Connection.connect({ address: world.temporal.address, tls: connectionTls(world.cluster!.tls, world.cluster!.tls.clients.cli) });
-    temporal = new Client({ connection, namespace: world.temporal.namespace, dataConverter: dataConverterFromEnv() });
+    ({ connection, temporal } = await operatorTemporal(world));
   }, 300_000);
   afterAll(async () => {
     await connection?.close();

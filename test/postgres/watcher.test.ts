@@ -2,7 +2,7 @@
 // Temporal to the other worker within seconds when its host dies, its place in the chain kept in
 // Temporal. The periodic per-authorization checks are slowed to 5 minutes here, so what an
 // authorization learns of its nonce in this test it learns from the watcher.
-import { Client, Connection } from '@temporalio/client';
+import type { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createWalletClient, http, parseSignature, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
@@ -10,9 +10,9 @@ import { CHAIN_WATCHER_WORKFLOW_TYPE, chainWatcherWorkflowId } from '../../domai
 import { parseResourceId } from '../../domain/ids.js';
 import { tokenAbi } from '../../domain/tokenAbi.js';
 import { authorizationTypedData } from '../../domain/eip3009.js';
-import { connectionTls } from '../../devstack/temporalTls.js';
-import { DEFAULT_TASK_QUEUE, dataConverterFromEnv } from '../../runtime/temporal.js';
+import { DEFAULT_TASK_QUEUE } from '../../runtime/temporal.js';
 import { createStored, sign } from '../faults/drive.js';
+import { operatorTemporal } from './world.js';
 import { eventually, kill, startWorld, type World } from '../faults/harness.js';
 
 const NETWORK = 'eip155:31337';
@@ -29,8 +29,7 @@ describe('the chain watcher: one per network, on whichever worker is alive', () 
       validitySeconds: 600,
       env: { AUTHCAP_WATCH: '1', AUTHCAP_RECONCILE_SECONDS: '300' },
     });
-    connection = await Connection.connect({ address: world.temporal.address, tls: connectionTls(world.cluster!.tls, world.cluster!.tls.clients.cli) });
-    temporal = new Client({ connection, namespace: world.temporal.namespace, dataConverter: dataConverterFromEnv() });
+    ({ connection, temporal } = await operatorTemporal(world));
   }, 300_000);
   afterAll(async () => {
     await connection?.close();

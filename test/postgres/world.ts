@@ -1,7 +1,10 @@
 // The production shape for the postgres suite: the Temporal server on PostgreSQL (SQL visibility, 4
 // shards), two worker processes, two API processes, anvil with our token; HTTP calls spread over
 // both APIs as a load balancer would.
+import { Client, Connection } from '@temporalio/client';
 import type { Hex } from 'viem';
+import { connectionTls } from '../../devstack/temporalTls.js';
+import { dataConverterFromEnv } from '../../runtime/temporal.js';
 import { startWorld, type World } from '../faults/harness.js';
 import { sign } from '../faults/drive.js';
 
@@ -45,4 +48,10 @@ export async function storedViaApi(world: World, payerIndex: number, amount = '0
   });
   if (signed.status !== 200) throw new Error(`sign: ${signed.status} ${JSON.stringify(signed.body)}`);
   return { id: created.body.id, orderId };
+}
+
+/** A Temporal client as an operator has it on this shape: the CLI's certificate and the payload keys. */
+export async function operatorTemporal(world: World): Promise<{ connection: Connection; temporal: Client }> {
+  const connection = await Connection.connect({ address: world.temporal.address, tls: connectionTls(world.cluster!.tls, world.cluster!.tls.clients.cli) });
+  return { connection, temporal: new Client({ connection, namespace: world.temporal.namespace, dataConverter: dataConverterFromEnv() }) };
 }
