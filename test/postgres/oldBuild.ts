@@ -33,7 +33,11 @@ export async function buildOfCommit(commit: string): Promise<string> {
   }
   const dir = join(tmpdir(), 'authcap-builds', sha);
   // The build script writes its stamp last: a directory without one is a build that died half-way.
-  if (existsSync(join(dir, 'dist', '.build-stamp'))) return dir;
+  if (existsSync(join(dir, 'dist', '.build-stamp'))) {
+    // Kept from another checkout (or one since removed): its packages are this checkout's now.
+    linkPackages(dir);
+    return dir;
+  }
   rmSync(dir, { recursive: true, force: true });
   const staging = `${dir}.staging-${process.pid}`;
   rmSync(staging, { recursive: true, force: true });
@@ -41,8 +45,7 @@ export async function buildOfCommit(commit: string): Promise<string> {
   try {
     await run('git', ['archive', '--format=tar', `--output=${staging}.tar`, sha], { cwd: root });
     await run('tar', ['-xf', `${staging}.tar`, '-C', staging]);
-    // The same packages as this checkout: the commits compared share one lockfile's worth of node_modules.
-    symlinkSync(join(root, 'node_modules'), join(staging, 'node_modules'));
+    linkPackages(staging);
     await run(process.execPath, ['--import', 'tsx', 'scripts/build.ts'], { cwd: staging, maxBuffer: 16 * 1024 * 1024 });
   } catch (err) {
     rmSync(staging, { recursive: true, force: true });
@@ -80,4 +83,11 @@ export function startBuiltWorker(buildDir: string, env: Record<string, string>, 
       }
     },
   });
+}
+
+/** The same packages as this checkout: the commits compared share one lockfile's worth of node_modules. */
+function linkPackages(dir: string): void {
+  const link = join(dir, 'node_modules');
+  rmSync(link, { force: true });
+  symlinkSync(join(root, 'node_modules'), link);
 }
