@@ -19,7 +19,7 @@ import {
 } from '../domain/events.js';
 import { parseOrderId } from './requests.js';
 import { serverCall } from './temporalCalls.js';
-import { ScanGate } from './scanGate.js';
+import { feedBusy, ScanGate } from './scanGate.js';
 import { quote } from './visibilityQuery.js';
 import { sealedEntries } from '../domain/sealed.js';
 import { REFUNDS_WORKFLOW_TYPE } from '../domain/refunds.js';
@@ -91,7 +91,25 @@ export async function listEvents(temporal: Client, request: ListEventsRequest = 
   // An answer a second old is still a right one (the feed holds back its last 2 s anyway): at
   // worst a follower asks once more for what settled since.
   const key = JSON.stringify([feed.after ?? null, feed.type ?? null, feed.orderId ?? null, feed.limit]);
-  return structuredClone(await gateFor(temporal).run(key, () => scan(temporal, feed)));
+  return structuredClone(await gateFor(temporal).run(key, () => busyUnlessDown(temporal, () => scan(temporal, feed))));
+}
+
+/**
+ * A visibility call can miss its deadline because the server is busy (visibility queries are its
+ * heaviest reads), not down. If the server still answers a cheap call, the caller hears "busy,
+ * retry in a second" (429); only a server that answers nothing is `temporal_unavailable` (503).
+ */
+async function busyUnlessDown<T>(temporal: Client, scanning: () => Promise<T>): Promise<T> {
+  try {
+    return await scanning();
+  } catch (err) {
+    if (!(err instanceof AuthcapError) || err.code !== 'temporal_unavailable') throw err;
+    const answers = await serverCall(temporal, () => temporal.workflowService.getSystemInfo({}), 2_000).then(
+      () => true,
+      () => false,
+    );
+    throw answers ? feedBusy() : err;
+  }
 }
 
 async function scan(temporal: Client, request: FeedRequest): Promise<EventPage> {

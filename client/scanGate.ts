@@ -70,13 +70,13 @@ export class ScanGate<T> {
       this.running += 1;
       return Promise.resolve();
     }
-    if (this.waiting.length >= this.options.maxQueued) return Promise.reject(busy());
+    if (this.waiting.length >= this.options.maxQueued) return Promise.reject(feedBusy());
     return new Promise<void>((resolve, reject) => {
       const waiter = {
         go: resolve,
         timer: setTimeout(() => {
           this.waiting.splice(this.waiting.indexOf(waiter), 1);
-          reject(busy());
+          reject(feedBusy());
         }, this.options.maxWaitMs),
       };
       // A CLI that is done must not stay alive for a queue timer.
@@ -101,6 +101,6 @@ export class ScanGate<T> {
   }
 }
 
-function busy(): AuthcapError {
+export function feedBusy(): AuthcapError {
   return new AuthcapError('rate_limited', 'the events feed is busy; retry in 1 s', { retryAfterSeconds: 1 });
 }
