@@ -2,7 +2,7 @@
 // fail, be killed or be restarted alone (npm start, the fault suites), with their logs in the state dir.
 // On the production shape each process is a host of its own (prepareHost): a state dir and HOME
 // that no other process shares, so they meet only in Temporal and PostgreSQL, as on separate machines.
-import { chmodSync, copyFileSync, createWriteStream, existsSync, mkdirSync, renameSync, unwatchFile, watchFile } from 'node:fs';
+import { chmodSync, copyFileSync, createWriteStream, existsSync, mkdirSync, renameSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ChainConfig } from '../activities/index.js';
@@ -105,17 +105,24 @@ export function prepareHost(options: HostOptions): Host {
   const watched: (() => void)[] = [];
   for (const file of options.files ?? []) {
     if (file.onlyIfMissing && existsSync(join(dir, file.as))) continue;
-    if (existsSync(file.from)) place(file.from, file.as);
+    // The version is read before the copy: a change made during it is seen (and copied) next tick.
+    let copied = version(file.from);
+    if (copied !== undefined) place(file.from, file.as);
     if (!file.keepInSync) continue;
-    const listener = () => {
+    // Compared with what was copied, not with a watcher's own first look: fs.watchFile takes its
+    // baseline a moment after it starts, so a change made in that moment would never be copied.
+    const timer = setInterval(() => {
       try {
-        if (existsSync(file.from)) place(file.from, file.as);
+        const now = version(file.from);
+        if (now === copied) return;
+        if (now !== undefined) place(file.from, file.as);
+        copied = now;
       } catch {
-        // changed again while copying: the next change copies it
+        // changed again while copying: the next tick copies it
       }
-    };
-    watchFile(file.from, { interval: 500, persistent: false }, listener);
-    watched.push(() => unwatchFile(file.from, listener));
+    }, 500);
+    timer.unref();
+    watched.push(() => clearInterval(timer));
   }
   return {
     dir,
@@ -187,6 +194,12 @@ export interface AppProcesses {
   workerMetricsUrls: string[];
   /** APIs first, then workers, then the log files. */
   stop(): Promise<void>;
+}
+
+/** What changes when a file is rewritten: its modification time and size (undefined: no file). */
+function version(file: string): string | undefined {
+  const stat = statSync(file, { throwIfNoEntry: false });
+  return stat ? `${stat.mtimeMs}:${stat.size}:${stat.ino}` : undefined;
 }
 
 export async function startAppProcesses(options: AppProcessesOptions): Promise<AppProcesses> {
