@@ -23,6 +23,7 @@ import { apiRoles, ApiKeyStore, type ApiRole } from './apiKeys.js';
 import { AuthcapClient, type AuthorizationSummary } from './authcapClient.js';
 import { eventsCommand, webhooksCommand } from './cliEvents.js';
 import { refundCommand, refundsCommand } from './cliRefunds.js';
+import { listAmounts, tokenUnits } from './cliAmounts.js';
 import { temporalSetupCommand } from './cliSetup.js';
 import { deploymentCommand } from './cliDeployment.js';
 import type { Settings } from '../runtime/settings/catalog.js';
@@ -76,9 +77,9 @@ function resourceTable(a: AuthorizationResource): string {
   return table(['field', 'value'], rows);
 }
 
-/** "12.5 USDC": amounts as people read them, in the authorization's token. */
+/** "12.50 USDC": amounts as people read them, in the authorization's token. */
 function withSymbol(amount: string | undefined, a: AuthorizationResource): string | undefined {
-  return amount === undefined || !a.token ? amount : `${amount} ${a.token.symbol}`;
+  return tokenUnits(amount, a.token);
 }
 
 function historyTable(a: AuthorizationResource): string {
@@ -88,10 +89,10 @@ function historyTable(a: AuthorizationResource): string {
   );
 }
 
-function listTable(rows: AuthorizationSummary[]): string {
+function listTable(rows: AuthorizationSummary[], amounts: Map<string, string>): string {
   return table(
-    ['id', 'order', 'state', 'network', 'payer', 'amount (minor)', 'valid before', 'created'],
-    rows.map((r) => [r.id, r.orderId, r.state, r.network, r.payer, r.amountMinor, r.validBefore, r.createdAt]),
+    ['id', 'order', 'state', 'network', 'payer', 'amount', 'valid before', 'created'],
+    rows.map((r) => [r.id, r.orderId, r.state, r.network, r.payer, amounts.get(r.id), r.validBefore, r.createdAt]),
   );
 }
 
@@ -237,7 +238,7 @@ export async function main(argv: string[], out: Out = console.log, err: Out = co
             limit: values.limit === undefined ? undefined : Number(values.limit),
           });
           if (values.json) out(JSON.stringify(page, null, 2));
-          else out(`${listTable(page.data)}${page.nextPageToken ? `\nmore: --page-token ${page.nextPageToken}` : ''}`);
+          else out(`${listTable(page.data, await listAmounts(client, page.data))}${page.nextPageToken ? `\nmore: --page-token ${page.nextPageToken}` : ''}`);
           return 0;
         }
         case 'void': {

@@ -5,6 +5,7 @@ import Table from 'cli-table3';
 import { AuthcapError } from '../domain/errors.js';
 import type { AuthcapEvent } from '../domain/events.js';
 import type { AuthcapClient } from './authcapClient.js';
+import { tokenUnits } from './cliAmounts.js';
 
 type Out = (line: string) => void;
 type Values = Record<string, string | boolean | undefined>;
@@ -14,7 +15,7 @@ const eventRow = (e: AuthcapEvent) => {
     // A refund's line: its own state and amount, and why it failed or the transaction that proves it.
     const refund = (e as Extract<AuthcapEvent, { type: `refund.${string}` }>).data.object;
     const detail = refund.failure ? `${refund.failure.code}: ${refund.failure.message}` : (refund.transactionHash ?? '');
-    return [e.createdAt, e.id, e.type, e.orderId, refund.state, refund.amount, detail];
+    return [e.createdAt, e.id, e.type, e.orderId, refund.state, tokenUnits(refund.amount, refund.token), detail];
   }
   const { data } = e as Extract<AuthcapEvent, { type: `authorization.${string}` }>;
   return [
@@ -23,7 +24,7 @@ const eventRow = (e: AuthcapEvent) => {
     e.type,
     e.orderId,
     data.object.state,
-    data.object.amount,
+    tokenUnits(data.object.amount, data.object.token),
     data.reason ? `${data.reason.code}: ${data.reason.message}` : (data.object.capture?.transactionHash ?? ''),
   ];
 };

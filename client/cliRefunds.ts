@@ -5,6 +5,7 @@ import Table from 'cli-table3';
 import { AuthcapError } from '../domain/errors.js';
 import type { Refund } from '../domain/refunds.js';
 import type { AuthcapClient } from './authcapClient.js';
+import { tokenUnits } from './cliAmounts.js';
 
 type Out = (line: string) => void;
 type Values = Record<string, string | boolean | undefined>;
@@ -17,7 +18,7 @@ function refundsTable(refunds: Refund[]): string {
   });
   for (const r of refunds) {
     const detail = r.failure ? `${r.failure.code}: ${r.failure.message}` : (r.transactionHash ?? '—');
-    t.push([r.id, r.amount, r.state, r.reason ?? '—', r.createdAt, r.succeededAt ?? '—', detail]);
+    t.push([r.id, tokenUnits(r.amount, r.token), r.state, r.reason ?? '—', r.createdAt, r.succeededAt ?? '—', detail]);
   }
   return t.toString();
 }

@@ -1,4 +1,4 @@
-// `npm run docs:config`: regenerates docs/configuration.md from runtime/settings/catalog.ts.
+// `npm run docs:config`: regenerates docs/configuration.md from runtime/settings/catalog.ts and the deployment schema.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { configurationReference } from '../runtime/settings/reference.js';
 

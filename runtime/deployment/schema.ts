@@ -64,7 +64,7 @@ export const networkSchema = z
 
 export const deploymentSchema = z
   .object({
-    networks: z.array(networkSchema).min(1).max(32),
+    networks: z.array(networkSchema).min(1).max(32).describe('The networks served, each with its nodes, tokens and merchant keys.'),
   })
   .strict()
   .superRefine((config, ctx) => {

@@ -1,5 +1,6 @@
 // docs/configuration.md, made from the catalog: a table per process (variable, default, meaning).
 // scripts/configReference.ts writes it (npm run docs:config); a unit test keeps it from drifting.
+import { deploymentFileReference } from '../deployment/reference.js';
 import { catalog, PROCESS_NAMES, PROCESS_TITLES, type Variable } from './catalog.js';
 
 function defaultOf(spec: Variable): string {
@@ -20,12 +21,12 @@ export function configurationReference(): string {
   const lines = [
     '# Configuration reference',
     '',
-    '<!-- Generated from runtime/settings/catalog.ts by `npm run docs:config`: edit the catalog, not this file. -->',
+    '<!-- Generated from runtime/settings/catalog.ts and runtime/deployment/schema.ts by `npm run docs:config`: edit those, not this file. -->',
     '',
     'Every environment variable authcap reads, per process. Each process validates all of its variables when it',
     'starts and refuses to start with the name of every wrong one. An empty value counts as unset where a',
-    'variable has a default. Networks and tokens are not here: they live in the deployment file named by',
-    '`AUTHCAP_CONFIG` (see runtime/deployment/schema.ts).',
+    'variable has a default. Networks and tokens live in the deployment file named by `AUTHCAP_CONFIG`',
+    '([below](#deployment-file-authcap_config)).',
     '',
     'Secrets are marked 🔒: their values are never printed. Variables read by a library are marked with it',
     '(authcap passes them on and checks them lightly, if at all).',
@@ -42,5 +43,6 @@ export function configurationReference(): string {
     }
     lines.push('');
   }
+  lines.push(...deploymentFileReference());
   return `${lines.join('\n').trimEnd()}\n`;
 }

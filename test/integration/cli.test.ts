@@ -1,5 +1,5 @@
 // The operator CLI against the suite's stack, as an operator runs it: `npx authcap …`.
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { api, payer } from '../support/api.js';
 import { runCli, stored } from '../support/lifecycle.js';
 
@@ -20,6 +20,26 @@ describe('authcap (operator CLI)', () => {
     const second = JSON.parse(next.stdout).data[0].id;
     expect([a.id, b.id]).toContain(second);
     expect(second).not.toBe(first);
+  });
+
+  it('shows amounts in token units ("0.30 USDC") in the list and get tables; --json keeps the decimal strings of the API', async () => {
+    const s = await stored(p, '0.3');
+    // Visibility lags a write by a moment: the row appears once it is listed.
+    const listed = await vi.waitFor(
+      async () => {
+        const out = await runCli(['list', '--order', s.orderId]);
+        expect(out.code, out.stderr).toBe(0);
+        expect(out.stdout).toContain(s.id);
+        return out;
+      },
+      { timeout: 15_000, interval: 500 },
+    );
+    expect(listed.stdout).toContain('0.30 USDC');
+    expect(listed.stdout).not.toContain('300000');
+    const shown = await runCli(['get', s.id]);
+    expect(shown.stdout).toMatch(/│ amount\s+│ 0\.30 USDC/);
+    const json = JSON.parse((await runCli(['get', s.id, '--json'])).stdout);
+    expect(json.amount).toBe('0.3');
   });
 
   it('prints the history of an authorization: every transition with its event, actor and transaction', async () => {

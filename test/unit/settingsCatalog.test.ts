@@ -6,6 +6,8 @@ import { describe, expect, it } from 'vitest';
 import { catalog, PROCESS_NAMES } from '../../runtime/settings/catalog.js';
 import { readSettings, readVariable, SettingsError } from '../../runtime/settings/read.js';
 import { configurationReference } from '../../runtime/settings/reference.js';
+import { EXAMPLE_DEPLOYMENT } from '../../runtime/deployment/reference.js';
+import { deploymentSchema, networkSchema } from '../../runtime/deployment/schema.js';
 
 const root = join(import.meta.dirname, '..', '..');
 const SOURCE_DIRS = ['activities', 'api', 'client', 'domain', 'runtime', 'worker', 'workflows', 'devstack', 'bin', 'scripts'];
@@ -32,6 +34,14 @@ describe('the settings catalog', () => {
   it('docs/configuration.md is what `npm run docs:config` makes now', () => {
     const committed = readFileSync(join(root, 'docs', 'configuration.md'), 'utf8');
     expect(committed, 'run `npm run docs:config`').toBe(configurationReference());
+  });
+
+  it("the configuration page's deployment-file section lists every field of the schema, and its example is a valid deployment", () => {
+    const page = readFileSync(join(root, 'docs', 'configuration.md'), 'utf8');
+    const network = Object.keys(networkSchema.shape);
+    expect(network.length).toBeGreaterThan(5);
+    for (const field of network) expect(page).toContain(`| \`networks[].${field}\` |`);
+    expect(deploymentSchema.safeParse(EXAMPLE_DEPLOYMENT).success).toBe(true);
   });
 
   it('lists every variable read anywhere in the source', () => {
