@@ -5,7 +5,7 @@
 // WAITS long polls stay open on AUTHS drafted authorizations from KEYS read-only operator keys, each
 // asked again as soon as it answers (after Retry-After when refused, as a well-behaved client does).
 // Prints the lifecycle latency of both phases, the long polls' answers by status and what the
-// Temporal server was asked meanwhile; writes bench/results/longPoll-<time>.json.
+// Temporal server was asked meanwhile; writes bench/results/latest-longPoll.json (over the previous run).
 // Target: no 503 while Temporal is up, the caps answer 429, lifecycles within 1.5× of idle (p50, p95).
 //   WAITS (2000), AUTHS (200), KEYS (4), N (40 lifecycles per phase at least), C (5 at once),
 //   LOAD_SECONDS (60: the loaded phase lasts at least this, so every wait times out and is asked again)
@@ -272,7 +272,7 @@ try {
     ].join('\n'),
   );
   mkdirSync('bench/results', { recursive: true });
-  const file = join('bench/results', `longPoll-${results.startedAt.replace(/[:.]/g, '-')}.json`);
+  const file = join('bench/results', 'latest-longPoll.json');
   writeFileSync(file, `${JSON.stringify(results, null, 2)}\n`);
   console.log(`wrote ${file}`);
 } finally {

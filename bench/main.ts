@@ -1,11 +1,11 @@
 // `npm run bench [-- --quick]`: authcap against two baselines on one anvil chain and token, in the
 // configuration `npm start` runs (worker and API as their own processes, watcher and periodic checks
-// on, the API's own capture wait, callers waiting with GET ?wait after a 202, as the README recommends). Speed is measured here, never by tests.
+// on, the API's own capture wait, callers waiting with GET ?wait after a 202, as docs/accepting-payments.md recommends). Speed is measured here, never by tests.
 //   baseline A  a bare viem script: sign, send receiveWithAuthorization, poll receipt and depth at 20 ms
 //   baseline B  x402's exact-scheme facilitator (@x402/evm): verify and settle a TransferWithAuthorization
 //   refunds     against a bare viem transfer(payer, amount) from a key holding the token (bench/refundFlows.ts)
-// Writes bench/results/<time>.json, latest.json, latest.md and latest.svg; exits 1 if the run's
-// exactly-once audit fails.
+// Writes bench/results/latest-<kind>.json, .md and .svg (kind: quick, full, quick-postgres, full-postgres),
+// replacing the previous run of that kind; exits 1 if the run's exactly-once audit fails.
 import { twoNetworksRow } from './twoNetworks.js';
 import { watchingRow } from './watcherCalls.js';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';

@@ -1,4 +1,4 @@
-// A run's figures as JSON, a Markdown table (for the README) and an SVG chart of latency and
+// A run's figures as JSON, a Markdown table (docs/benchmarks.md quotes it) and an SVG chart of latency and
 // throughput against concurrency (vega-lite, rendered headless to SVG), under bench/results/.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -147,7 +147,7 @@ export function markdownOf(r: BenchResults): string {
       .map(([k, v]) => `${k} ${v}`)
       .join('; ')}.`,
     '',
-    `**Against concurrency** (authcap: whole lifecycles through the API, callers waiting with GET ?wait=30 after a 202, as the README recommends${
+    `**Against concurrency** (authcap: whole lifecycles through the API, callers waiting with GET ?wait=30 after a 202, as docs/accepting-payments.md recommends${
       r.webhook
         ? `; one webhook endpoint registered and answering, deliveries received per row: ${r.concurrency.map((c) => c.webhookDeliveries ?? '—').join(' / ')}`
         : ''
@@ -381,11 +381,10 @@ export async function chartOf(r: BenchResults): Promise<string> {
 
 export async function writeResults(r: BenchResults): Promise<string[]> {
   mkdirSync(dir, { recursive: true });
-  const stamp = r.startedAt.replace(/[:.]/g, '-');
-  // Runs on the production shape are kept beside the dev server's, not over them.
+  // Runs on the production shape are kept beside the dev server's, not over them. Only the latest run
+  // of each kind is kept: earlier figures live in git history (docs/benchmarks.md).
   const kind = r.temporalTopology === 'postgres' ? `${r.mode}-postgres` : r.mode;
   const files: [string, string][] = [
-    [`${kind}-${stamp}.json`, `${JSON.stringify(r, null, 2)}\n`],
     [`latest-${kind}.json`, `${JSON.stringify(r, null, 2)}\n`],
     [`latest-${kind}.md`, markdownOf(r)],
     [`latest-${kind}.svg`, await chartOf(r)],

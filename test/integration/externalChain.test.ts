@@ -1,6 +1,6 @@
 // `npm start` (devstack/main.ts as its own process) on a chain of the operator's own: RPC_URL,
 // TOKEN_ADDRESS and MERCHANT_PRIVATE_KEY name it (here an anvil of this file's own, with our token).
-// A newcomer there used to get `payers: []` in dev.json, so the README's "Try it" failed, and a set
+// A newcomer there used to get `payers: []` in dev.json, so the README's first payment failed, and a set
 // AUTHCAP_RPC_PORT was dropped without a word. Now AUTHCAP_DEMO_PAYER_KEYS names payers for dev.json,
 // and the start says which settings it ignores.
 import type { ChildProcess } from 'node:child_process';
@@ -78,7 +78,7 @@ describe('npm start on an external chain (RPC_URL, TOKEN_ADDRESS, MERCHANT_PRIVA
     expect(output()).toMatch(/Payers +2 from AUTHCAP_DEMO_PAYER_KEYS/);
   });
 
-  it("runs the README's Try it with payers[0] of dev.json: created, signed, stored, captured on that chain", async () => {
+  it("runs the README's first payment with payers[0] of dev.json: created, signed, stored, captured on that chain", async () => {
     const payer = dev.payers[0]!;
     const call = async (method: string, path: string, body?: unknown) => {
       const res = await fetch(`${dev.apiUrl}${path}`, {

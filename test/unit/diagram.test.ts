@@ -3,10 +3,11 @@ import { describe, expect, it } from 'vitest';
 import { authorizationMachine } from '../../workflows/machine.js';
 import { machineToMermaid, withDiagram } from '../../workflows/diagram.js';
 
-describe('the README state diagram', () => {
+describe('the state diagram in docs/lifecycle.md', () => {
   it('is the one generated from the machine (run `npm run diagram` when this fails)', () => {
-    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-    expect(withDiagram(readme, machineToMermaid(authorizationMachine))).toBe(readme);
+    const page = readFileSync(new URL('../../docs/lifecycle.md', import.meta.url), 'utf8');
+    expect(page).toContain('```mermaid\nstateDiagram-v2');
+    expect(withDiagram(page, machineToMermaid(authorizationMachine))).toBe(page);
   });
 
   it('shows every state and every guarded capture decision', () => {

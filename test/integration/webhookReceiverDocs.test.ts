@@ -1,4 +1,4 @@
-// The README's 20-line receiver is code a merchant will copy: run it as written against the stack.
+// docs/webhooks.md's 20-line receiver is code a merchant will copy: run it as written against the stack.
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -9,19 +9,19 @@ import { signWebhook } from '../../client/authcapClient.js';
 import { api, payer } from '../support/api.js';
 import { draft, repoRoot } from '../support/lifecycle.js';
 
-function readmeReceiver(): string {
-  const readme = readFileSync(join(repoRoot, 'README.md'), 'utf8');
-  const block = /<!-- webhook-receiver:start[^>]*-->\s*```js\n([\s\S]*?)```\s*<!-- webhook-receiver:end -->/.exec(readme);
-  if (!block) throw new Error('README has no webhook-receiver block');
+function documentedReceiver(): string {
+  const page = readFileSync(join(repoRoot, 'docs', 'webhooks.md'), 'utf8');
+  const block = /<!-- webhook-receiver:start[^>]*-->\s*```js\n([\s\S]*?)```\s*<!-- webhook-receiver:end -->/.exec(page);
+  if (!block) throw new Error('docs/webhooks.md has no webhook-receiver block');
   return block[1]!;
 }
 
-describe("the README's webhook receiver", () => {
+describe("docs/webhooks.md's webhook receiver", () => {
   const dir = mkdtempSync(join(tmpdir(), 'authcap-receiver-'));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   it('is at most 20 lines, verifies deliveries, and refuses a forged or stale one', async () => {
-    const code = readmeReceiver();
+    const code = documentedReceiver();
     expect(
       code
         .trim()
