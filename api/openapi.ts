@@ -3,6 +3,7 @@
 import { z } from 'zod';
 import { errorCodes } from '../domain/errors.js';
 import type { ApiRole } from '../client/apiKeys.js';
+import { openApiDescription } from './errorTable.js';
 import { eventSchemas } from './eventRoutes.js';
 import type { Schemas } from './schemas.js';
 
@@ -31,6 +32,9 @@ const summaries: Record<string, string> = {
   'GET /readyz':
     "Readiness: Temporal reachable, a worker polling, the node answering (503 if not); 200 `degraded` while the worker's head feed is down (captures slower).",
   'GET /openapi.json': 'This document.',
+  'GET /docs': 'This reference (HTML): the document rendered, with every error code.',
+  'GET /docs/openapi.json': 'This document, without an API key: what the reference page renders.',
+  'GET /docs/assets/:file': "The reference page's script and style (Swagger UI, served here; content-hashed names).",
   'GET /metrics': 'Prometheus metrics of this API process.',
   'POST /v1/authorizations': 'Draft an authorization for the payer to sign, or store one signed elsewhere.',
   'GET /v1/authorizations': 'List authorizations by order, payer or state, newest first, with paging.',
@@ -175,7 +179,8 @@ export function openApiDocument(routes: RouteInfo[], schemas: Schemas): Record<s
   }
   return {
     openapi: '3.1.0',
-    info: { title: 'authcap API', version: '1', description: "Take a payer's signed EIP-3009 authorization now, capture it later: exactly once." },
+    // The error table is in the description: every OpenAPI viewer shows it, the reference page included.
+    info: { title: 'authcap API', version: '1', description: openApiDescription() },
     security: [{ bearer: [] }],
     paths,
     components: {

@@ -12,6 +12,7 @@ import { metricsText } from '../runtime/metrics.js';
 import { Checkout, type CheckoutOptions } from './checkout/routes.js';
 import { recordHttpRequest } from './httpMetrics.js';
 import { FileIdempotencyStore, type IdempotencyStore } from './idempotency.js';
+import { registerDocsRoutes } from './docsPage.js';
 import { openApiDocument } from './openapi.js';
 import { RateLimiter } from './rateLimit.js';
 import { Router, type JsonResponse } from './router.js';
@@ -196,6 +197,7 @@ export function createApiRouter(options: ApiOptions, listenUrl: () => string | u
     });
   registerEventRoutes(router, client);
   checkout.register(router);
+  registerDocsRoutes(router, () => openApiDocument(router.list(), schemas));
   return router;
 }
 
