@@ -1,6 +1,6 @@
 // `npm start` on a chain of the operator's own (RPC_URL, TOKEN_ADDRESS, MERCHANT_PRIVATE_KEY) instead
 // of anvil. There authcap cannot fund demo payers, so the operator names some (AUTHCAP_DEMO_PAYER_KEYS)
-// for dev.json, and the README's "Try it" works the same on either chain. Settings that only mean
+// for dev.json, and the README's first payment works the same on either chain. Settings that only mean
 // something on anvil are said to be ignored at start, never silently dropped.
 import type { Address, Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
