@@ -2,7 +2,7 @@
 // exactly as an order service that installed the package would (package.json "exports", compiled
 // dist/), so an example that stops working fails the suite. Also `authcap dev sign`, the payer's step
 // in the terminal, and its refusal on any chain but the dev stack's own anvil.
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
@@ -70,6 +70,24 @@ async function expectTransferOnchain(receipt: TransactionReceipt, merchant: Addr
  * against the build, by tsc over examples/tsconfig.json.
  */
 const example = (name: string) => import(/* @vite-ignore */ new URL(`../../examples/${name}`, import.meta.url).href);
+
+const dirs: string[] = [];
+afterAll(() => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+const devSign = (stateDir: string, args: string[]) =>
+  run(['bin/authcap.mjs', 'dev', 'sign', ...args], { env: { ...process.env, AUTHCAP_STATE_DIR: stateDir }, timeout: 30_000 });
+
+/** A state dir of its own whose dev.json is the stack's, changed by `change`. */
+function stateDirWith(change: (devJson: any) => void): string {
+  const dir = mkdtempSync(join(tmpdir(), 'authcap-devsign-'));
+  dirs.push(dir);
+  const devJson = JSON.parse(readFileSync(join(inject('stateDir'), 'dev.json'), 'utf8'));
+  change(devJson);
+  writeFileSync(join(dir, 'dev.json'), JSON.stringify(devJson), { mode: 0o600 });
+  return dir;
+}
 
 describe('examples/order-service.ts and examples/webhook-receiver.ts', () => {
   let shop: any;
@@ -172,6 +190,40 @@ describe('examples/order-service.ts and examples/webhook-receiver.ts', () => {
     expect(events.find((event) => event.type === 'refund.succeeded')!.data.object).toMatchObject({ id: refund.id, amount: '2.5' });
   });
 
+  it('run as a program, walks one order to the end while the payer signs in the terminal with authcap dev sign', async () => {
+    const d = dev();
+    // A payer of this test's own (its balance is exact), listed in a copy of dev.json for dev sign.
+    const payerKey = generatePrivateKey();
+    const payerAddress = privateKeyToAccount(payerKey).address;
+    await mint(payerAddress, parseUnits('100', 6));
+    const payerDir = stateDirWith((devJson) => devJson.payers.push({ address: payerAddress, privateKey: payerKey }));
+    const program = spawn(process.execPath, ['--import', 'tsx', 'examples/order-service.ts', payerAddress, '3', '1'], { cwd: repoRoot, env: process.env });
+    let stdout = '';
+    let stderr = '';
+    program.stdout.on('data', (chunk) => (stdout += chunk));
+    program.stderr.on('data', (chunk) => (stderr += chunk));
+    const exited = new Promise<number | null>((resolve) => program.on('exit', (code) => resolve(code)));
+    try {
+      const id = await vi.waitFor(
+        () => {
+          const printed = /npx authcap dev sign (\S+)\)/.exec(stdout);
+          expect(printed, `${stdout}${stderr}`).not.toBeNull();
+          return printed![1]!;
+        },
+        { timeout: 30_000, interval: 100 },
+      );
+      expect(stdout).toContain(`pay here: ${d.apiUrl}/checkout/${encodeURIComponent(id)}?token=`);
+      const signed = await devSign(payerDir, [id]);
+      expect(signed.code, signed.stderr).toBe(0);
+      expect(await exited, `${stdout}${stderr}`).toBe(0);
+      expect(stdout).toMatch(/captured 3 in 0x[0-9a-f]{64}/);
+      expect(stdout).toMatch(/refunded 1 in 0x[0-9a-f]{64}/);
+      expect(await tokenBalance(payerAddress)).toBe(parseUnits('98', 6));
+    } finally {
+      program.kill();
+    }
+  }, 120_000);
+
   it('refuses a forged, altered, stale or unsigned delivery with 400 and records none of them', async () => {
     const event = {
       id: `evt_example_${randomUUID()}`,
@@ -236,24 +288,6 @@ async function startFakeNode(answers: { chainId: number; clientVersion: string }
 }
 
 describe('authcap dev sign', () => {
-  const dirs: string[] = [];
-  afterAll(() => {
-    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
-  });
-
-  const devSign = (stateDir: string, args: string[]) =>
-    run(['bin/authcap.mjs', 'dev', 'sign', ...args], { env: { ...process.env, AUTHCAP_STATE_DIR: stateDir }, timeout: 30_000 });
-
-  /** A state dir whose dev.json is the stack's, with its chains changed. */
-  function stateDirWith(change: (devJson: any) => void): string {
-    const dir = mkdtempSync(join(tmpdir(), 'authcap-devsign-'));
-    dirs.push(dir);
-    const devJson = JSON.parse(readFileSync(join(inject('stateDir'), 'dev.json'), 'utf8'));
-    change(devJson);
-    writeFileSync(join(dir, 'dev.json'), JSON.stringify(devJson), { mode: 0o600 });
-    return dir;
-  }
-
   async function drafted(payerIndex: number) {
     const res = await api('POST', '/v1/authorizations', { orderId: newOrderId('devsign'), payer: payer(payerIndex).address, amount: '1.25' });
     expect(res.status, JSON.stringify(res.body)).toBe(201);
