@@ -10,6 +10,7 @@
 //   authcap webhooks create --url URL [--events a,b|*] [--label L] | webhooks list | webhooks delete <id>
 //   authcap temporal-setup [--retention-days N]
 //   authcap deployment [set-current <build id>]
+//   authcap dev sign <id> [--payer N]
 // Connects with the same settings as the worker (TEMPORAL_ADDRESS, namespace, TLS, API key, and
 // AUTHCAP_CODEC_KEYS to read the encrypted payloads); `keys` works on the key file alone.
 import { existsSync } from 'node:fs';
@@ -26,6 +27,7 @@ import { refundCommand, refundsCommand } from './cliRefunds.js';
 import { listAmounts, tokenUnits } from './cliAmounts.js';
 import { temporalSetupCommand } from './cliSetup.js';
 import { deploymentCommand } from './cliDeployment.js';
+import { devCommand } from './cliDevSign.js';
 import type { Settings } from '../runtime/settings/catalog.js';
 import { readSettings, SettingsError } from '../runtime/settings/read.js';
 
@@ -46,7 +48,8 @@ const usage = `usage:
   authcap webhooks delete <endpoint id>
   authcap temporal-setup [--retention-days N] [--json]   (a new cluster: the namespace and search attributes)
   authcap deployment [--json]   (worker versioning: the current version, each version's drainage, who polls)
-  authcap deployment set-current <build id> [--json]   (a rollout: workflow tasks go to that version's workers from now on)`;
+  authcap deployment set-current <build id> [--json]   (a rollout: workflow tasks go to that version's workers from now on)
+  authcap dev sign <id> [--payer N] [--json]   (the dev stack only: signs the draft as dev.json's demo payer N; refused on any chain but anvil)`;
 
 type Out = (line: string) => void;
 
@@ -189,6 +192,7 @@ export async function main(argv: string[], out: Out = console.log, err: Out = co
     if (command === 'keys') return keysCommand(values, positionals, out);
     if (command === 'temporal-setup') return await temporalSetupCommand(values, out);
     if (command === 'deployment') return await deploymentCommand(values, positionals, settings, out);
+    if (command === 'dev') return await devCommand(values, positionals, settings.AUTHCAP_STATE_DIR, out, err);
     if (!['get', 'list', 'history', 'void', 'capture', 'refund', 'refunds', 'events', 'webhooks'].includes(command)) {
       err(`unknown command ${command}\n${usage}`);
       return 2;
