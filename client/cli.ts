@@ -11,6 +11,7 @@
 //   authcap temporal-setup [--retention-days N]
 //   authcap deployment [set-current <build id>]
 //   authcap dev sign <id> [--payer N]
+//   authcap doctor [--json]
 // Connects with the same settings as the worker (TEMPORAL_ADDRESS, namespace, TLS, API key, and
 // AUTHCAP_CODEC_KEYS to read the encrypted payloads); `keys` works on the key file alone.
 import { existsSync } from 'node:fs';
@@ -28,6 +29,7 @@ import { listAmounts, tokenUnits } from './cliAmounts.js';
 import { temporalSetupCommand } from './cliSetup.js';
 import { deploymentCommand } from './cliDeployment.js';
 import { devCommand } from './cliDevSign.js';
+import { doctorCommand } from './cliDoctor.js';
 import type { Settings } from '../runtime/settings/catalog.js';
 import { readSettings, SettingsError } from '../runtime/settings/read.js';
 
@@ -49,7 +51,8 @@ const usage = `usage:
   authcap temporal-setup [--retention-days N] [--json]   (a new cluster: the namespace and search attributes)
   authcap deployment [--json]   (worker versioning: the current version, each version's drainage, who polls)
   authcap deployment set-current <build id> [--json]   (a rollout: workflow tasks go to that version's workers from now on)
-  authcap dev sign <id> [--payer N] [--json]   (the dev stack only: signs the draft as dev.json's demo payer N; refused on any chain but anvil)`;
+  authcap dev sign <id> [--payer N] [--json]   (the dev stack only: signs the draft as dev.json's demo payer N; refused on any chain but anvil)
+  authcap doctor [--json]   (checks the configuration, nodes, tokens, merchant gas, Temporal, keys and webhooks; exit 1 if any FAILs)`;
 
 type Out = (line: string) => void;
 
@@ -193,6 +196,7 @@ export async function main(argv: string[], out: Out = console.log, err: Out = co
     if (command === 'temporal-setup') return await temporalSetupCommand(values, out);
     if (command === 'deployment') return await deploymentCommand(values, positionals, settings, out);
     if (command === 'dev') return await devCommand(values, positionals, settings.AUTHCAP_STATE_DIR, out, err);
+    if (command === 'doctor') return await doctorCommand(values, settings, out);
     if (!['get', 'list', 'history', 'void', 'capture', 'refund', 'refunds', 'events', 'webhooks'].includes(command)) {
       err(`unknown command ${command}\n${usage}`);
       return 2;
