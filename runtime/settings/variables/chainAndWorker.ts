@@ -13,47 +13,47 @@ const versionPart = (banned: RegExp, bannedText: string) =>
 export const chainAndWorkerVariables = {
   // ── Deployment: chain, token, merchant ──────────────────────────────────────────────────────────────
   AUTHCAP_CONFIG: variable({
-    processes: ['worker', 'api', 'dev-stack'],
+    processes: ['worker', 'api', 'dev-stack', 'cli'],
     schema: text(),
     description: 'The deployment file (JSON: networks and tokens). Without it, the one-network variables below describe one network.',
   }),
   RPC_URL: variable({
-    processes: ['worker', 'api', 'dev-stack'],
+    processes: ['worker', 'api', 'dev-stack', 'cli'],
     schema: url(['http', 'https']),
     secret: true,
     description:
       "One network's JSON-RPC URL (without AUTHCAP_CONFIG); on `npm start`, with TOKEN_ADDRESS and MERCHANT_PRIVATE_KEY, your chain instead of anvil.",
   }),
   TOKEN_ADDRESS: variable({
-    processes: ['worker', 'api', 'dev-stack'],
+    processes: ['worker', 'api', 'dev-stack', 'cli'],
     schema: text(),
     description: "One network's token contract (without AUTHCAP_CONFIG); the API also refuses it as a payer.",
   }),
   MERCHANT_PRIVATE_KEY: variable({
-    processes: ['worker', 'dev-stack'],
+    processes: ['worker', 'dev-stack', 'cli'],
     schema: privateKeys(),
     secret: true,
     description: "The merchant's key (0x-prefixed hex): the default variable a network's `merchantKeys` names.",
   }),
   MERCHANT_PRIVATE_KEYS: variable({
-    processes: ['worker', 'dev-stack'],
+    processes: ['worker', 'dev-stack', 'cli'],
     schema: privateKeys(),
     secret: true,
     description: 'More merchant keys, comma-separated (MERCHANT_PRIVATE_KEY stays the first): new authorizations are spread over them.',
   }),
   AUTHCAP_NETWORK: variable({
-    processes: ['worker', 'api'],
+    processes: ['worker', 'api', 'cli'],
     schema: text(),
     description: 'The one network\'s CAIP-2 id (e.g. "eip155:8453"), without AUTHCAP_CONFIG; read from the node when unset.',
   }),
   AUTHCAP_WS_URL: variable({
-    processes: ['worker', 'api'],
+    processes: ['worker', 'api', 'cli'],
     schema: text(),
     defaultText: 'RPC_URL with ws(s)://',
     description: "The one network's WebSocket endpoint for new blocks (empty: poll over HTTP).",
   }),
   AUTHCAP_CONFIRMATIONS: variable({
-    processes: ['worker', 'api'],
+    processes: ['worker', 'api', 'cli'],
     schema: confirmations,
     description: 'When a capture counts as final on the one network: blocks built on it, or "safe" / "finalized".',
   }),
