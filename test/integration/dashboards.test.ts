@@ -1,0 +1,231 @@
+// Issue 29: the Prometheus alert rules (ops/prometheus/alerts.yml) and the Grafana dashboard
+// (ops/grafana/authcap-dashboard.json) query only what authcap exports. Every expression is parsed
+// with Prometheus's own grammar (@prometheus-io/lezer-promql), and every metric it selects must have
+// series on a running worker's /metrics (its AUTHCAP_WORKER_METRICS_PORT, a process of its own) or
+// an API's /metrics, after one capture, one refund and one refused JSON-RPC call made them appear.
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parser } from '@prometheus-io/lezer-promql';
+import { parse as parseYaml } from 'yaml';
+import { freePort } from '../../devstack/process.js';
+import { repoRoot } from '../support/lifecycle.js';
+import { call, capturedIn, newPayer, refund, startIsolatedWorld, type IsolatedWorld } from '../support/refunds.js';
+
+const rulesFile = join(repoRoot, 'ops/prometheus/alerts.yml');
+const dashboardFile = join(repoRoot, 'ops/grafana/authcap-dashboard.json');
+
+interface Rule {
+  alert?: string;
+  record?: string;
+  expr: string;
+  for?: string;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+}
+const rules = (parseYaml(readFileSync(rulesFile, 'utf8')) as { groups: { name: string; rules: Rule[] }[] }).groups.flatMap((g) => g.rules);
+const dashboard = JSON.parse(readFileSync(dashboardFile, 'utf8'));
+type Panel = { type: string; title?: string; datasource?: unknown; targets?: { expr?: string }[]; panels?: Panel[] };
+/** Every panel's datasource: the dashboard's datasource variable, so it imports into any Grafana. */
+// biome-ignore lint/suspicious/noTemplateCurlyInString: Grafana's variable syntax, not a JavaScript template
+const DATASOURCE = { type: 'prometheus', uid: '${datasource}' };
+const panels: Panel[] = (dashboard.panels as Panel[]).flatMap((p) => [p, ...(p.panels ?? [])]).filter((p) => p.type !== 'row');
+
+/** Grafana's variables are not PromQL: give them values of the right kind before parsing. */
+const withGrafanaVariables = (expr: string) => expr.replace(/\$\{?(\w+)\}?/g, (_m, name: string) => (name.startsWith('__') ? '5m' : '.*'));
+
+/** Every expression, named by where it comes from. */
+const expressions: [string, string][] = [
+  ...rules.map((r): [string, string] => [`rule ${r.alert ?? r.record}`, r.expr]),
+  ...panels.flatMap((p) => (p.targets ?? []).map((t): [string, string] => [`panel "${p.title}"`, withGrafanaVariables(t.expr ?? '')])),
+];
+
+interface Selector {
+  metric: string;
+  labels: string[];
+}
+
+/** Parses with Prometheus's grammar; returns the syntax errors and what each vector selector selects. */
+function selectorsOf(expr: string): { errors: string[]; selectors: Selector[] } {
+  const errors: string[] = [];
+  const selectors: Selector[] = [];
+  parser.parse(expr).iterate({
+    enter: (node) => {
+      if (node.type.isError) errors.push(`syntax error at ${node.from}: "${expr.slice(Math.max(0, node.from - 20), node.to + 20)}"`);
+      if (node.name !== 'VectorSelector') return;
+      // A selector by __name__ only would escape the check below: none is expected.
+      const metric = node.node.getChild('Identifier');
+      const labels = node.node.getChild('LabelMatchers')?.getChildren('UnquotedLabelMatcher') ?? [];
+      selectors.push({
+        metric: metric ? expr.slice(metric.from, metric.to) : '',
+        labels: labels.map((m) => m.getChild('LabelName')).flatMap((n) => (n ? [expr.slice(n.from, n.to)] : [])),
+      });
+    },
+  });
+  if (expr.trim() === '') errors.push('empty expression');
+  return { errors, selectors };
+}
+
+/** Series Prometheus makes itself for each scrape target, and the labels it adds to every series. */
+const FROM_PROMETHEUS = new Set(['up', 'scrape_duration_seconds', 'scrape_samples_scraped']);
+const TARGET_LABELS = new Set(['job', 'instance']);
+
+/**
+ * Declared by the exporter, with no series until the first failure: a rule must not rely on them
+ * (increase() misses a series' first sample). The dashboard's rate panel may show them. When the
+ * exporter initialises one at zero, this test says so: take it off the list.
+ */
+const SERIES_ONLY_AFTER_FAILURE = new Set(['authcap_workflow_task_failures_total']);
+
+/** The text exposition format: each sample's name with the label names it carries, and the declared families. */
+function parseExposition(text: string): { samples: Map<string, Set<string>>; declared: Set<string> } {
+  const samples = new Map<string, Set<string>>();
+  const declared = new Set<string>();
+  for (const line of text.split('\n')) {
+    const type = /^# TYPE (\S+) \S+/.exec(line);
+    if (type) declared.add(type[1]!);
+    const sample = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[^}]*\})? \S+/.exec(line);
+    if (!sample) continue;
+    const labels = samples.get(sample[1]!) ?? new Set<string>();
+    for (const [, name] of (sample[2] ?? '').matchAll(/([a-zA-Z_]\w*)="/g)) labels.add(name!);
+    samples.set(sample[1]!, labels);
+  }
+  return { samples, declared };
+}
+
+describe('the alert rules and the dashboard', () => {
+  it('parse as PromQL, each expression selecting metrics by name', () => {
+    expect(expressions.length).toBeGreaterThan(20);
+    for (const [where, expr] of expressions) {
+      const { errors, selectors } = selectorsOf(expr);
+      expect(errors, `${where}: ${expr}`).toEqual([]);
+      expect(selectors.length, `${where} selects nothing: ${expr}`).toBeGreaterThan(0);
+      for (const s of selectors) expect(s.metric, `${where} selects a series without naming its metric: ${expr}`).toMatch(/^[a-z_:][a-z0-9_:]*$/);
+    }
+    // The parser is Prometheus's: a broken expression is caught, not waved through.
+    expect(selectorsOf('sum by (network) (rate(authcap_rpc_calls_total[5m])').errors).not.toEqual([]);
+  });
+
+  it('give every alert a wait, a severity, a summary, a description and a runbook in the repository', () => {
+    expect(rules.length).toBeGreaterThanOrEqual(10);
+    const names = rules.map((r) => r.alert);
+    expect(new Set(names).size, 'alert names are unique').toBe(names.length);
+    for (const rule of rules) {
+      const where = `rule ${rule.alert}`;
+      expect(rule.alert, where).toMatch(/^Authcap[A-Z]\w+$/);
+      expect(rule.for, where).toMatch(/^\d+[smh]$/);
+      expect(['critical', 'warning'], where).toContain(rule.labels?.severity);
+      expect(rule.annotations?.summary, where).toBeTruthy();
+      expect(rule.annotations?.description, where).toBeTruthy();
+      const runbook = rule.annotations?.runbook_url ?? '';
+      expect(runbook, where).toMatch(/^docs\/[\w/-]+\.md#[a-z0-9-]+$/);
+      expect(existsSync(join(repoRoot, runbook.split('#')[0]!)), `${where}: ${runbook} is not in the repository`).toBe(true);
+    }
+  });
+
+  it('has a dashboard with a uid, a title, a datasource variable, a network variable and a query on every panel', () => {
+    expect(dashboard.uid).toMatch(/^[\w-]{1,40}$/);
+    expect(dashboard.title).toBeTruthy();
+    expect(dashboard.schemaVersion).toBeGreaterThanOrEqual(39);
+    const variables = dashboard.templating.list as { name: string; type: string; query: unknown }[];
+    expect(variables.find((v) => v.name === 'datasource')).toMatchObject({ type: 'datasource', query: 'prometheus' });
+    expect(variables.find((v) => v.name === 'network')).toMatchObject({
+      type: 'query',
+      query: { query: expect.stringMatching(/^label_values\(\w+, network\)$/) },
+    });
+    const rows = (dashboard.panels as Panel[]).filter((p) => p.type === 'row').map((p) => p.title);
+    expect(rows).toEqual(['Payments', 'Chain', 'Relayer', 'Temporal', 'Refunds', 'API', 'Processes']);
+    const ids = (dashboard.panels as { id: number }[]).map((p) => p.id);
+    expect(new Set(ids).size, 'panel ids are unique').toBe(ids.length);
+    for (const panel of panels) {
+      expect(panel.datasource, `panel "${panel.title}"`).toEqual(DATASOURCE);
+      expect(panel.targets?.length, `panel "${panel.title}" has no query`).toBeGreaterThan(0);
+      for (const target of panel.targets ?? []) expect(target.expr, `panel "${panel.title}"`).toBeTruthy();
+    }
+  });
+
+  describe("against a worker's and an API's /metrics", () => {
+    let world: IsolatedWorld;
+    let workerMetricsUrl: string;
+    // Armed once the first capture and refund are done: the node then refuses one read.
+    let refuseOne = false;
+
+    beforeAll(async () => {
+      const port = await freePort();
+      workerMetricsUrl = `http://127.0.0.1:${port}/metrics`;
+      world = await startIsolatedWorld('dashboards', {
+        env: { AUTHCAP_WORKER_METRICS_PORT: String(port) },
+        proxy: {
+          reject: (method) => {
+            if (!refuseOne || !method.startsWith('eth_') || method === 'eth_sendRawTransaction') return undefined;
+            refuseOne = false;
+            return { code: -32603, message: 'internal error (refused once by the dashboards test)' };
+          },
+        },
+      });
+    }, 180_000);
+    afterAll(async () => {
+      await world?.stop();
+    });
+
+    const scrape = async (url: string, key?: string) => {
+      const res = await fetch(url, key ? { headers: { authorization: `Bearer ${key}` } } : {});
+      expect(res.status, url).toBe(200);
+      return res.text();
+    };
+
+    it('has series of every metric they select, with the labels they match on', async () => {
+      // What makes the series appear: a capture (latency, state changes, relayer queue), a refund,
+      // and one JSON-RPC call the node refuses (the capture after it still lands: reads retry).
+      const payer = await newPayer(world);
+      const captured = await capturedIn(world, payer, '5');
+      expect((await refund(world, captured.id, { amount: '1', reason: 'dashboards test' })).state).toBe('succeeded');
+      refuseOne = true;
+      expect((await capturedIn(world, payer, '2')).state).toBe('captured');
+      expect(refuseOne, 'the node was asked something after the rejection was armed').toBe(false);
+
+      const worker = parseExposition(await scrape(workerMetricsUrl));
+      const apiText = (await call(world, 'GET', '/metrics')).body as string;
+      const api = parseExposition(apiText);
+      const series = (name: string) => worker.samples.get(name) ?? api.samples.get(name);
+
+      const used = new Map<string, { where: string; labels: Set<string> }>();
+      for (const [where, expr] of expressions)
+        for (const s of selectorsOf(expr).selectors) {
+          const entry = used.get(s.metric) ?? { where, labels: new Set<string>() };
+          for (const label of s.labels) entry.labels.add(label);
+          used.set(s.metric, entry);
+        }
+      for (const v of dashboard.templating.list as { query: { query?: string } | string }[]) {
+        const query = typeof v.query === 'string' ? v.query : (v.query.query ?? '');
+        const [, metric, label] = /^label_values\((\w+), (\w+)\)$/.exec(query) ?? [];
+        if (metric) used.set(metric, { where: `variable ${query}`, labels: new Set([label!]) });
+      }
+      // The worker's metrics come from the worker process, the API's from the API.
+      expect(used.has('authcap_capture_seconds_bucket') && worker.samples.has('authcap_capture_seconds_bucket')).toBe(true);
+      expect(used.has('authcap_http_requests_total') && api.samples.has('authcap_http_requests_total')).toBe(true);
+      expect(worker.samples.get('authcap_rpc_errors_total'), 'the refused call is counted').toBeDefined();
+
+      const missing: string[] = [];
+      for (const [metric, { where, labels }] of used) {
+        if (FROM_PROMETHEUS.has(metric)) continue;
+        if (SERIES_ONLY_AFTER_FAILURE.has(metric)) {
+          expect(
+            rules.some((r) => r.expr.includes(metric)),
+            `${metric} has no series before a failure: no rule may rely on it`,
+          ).toBe(false);
+          expect(worker.declared.has(metric), `${metric} is declared by the worker`).toBe(true);
+          expect(series(metric), `${metric} now has series before any failure: take it off SERIES_ONLY_AFTER_FAILURE`).toBeUndefined();
+          continue;
+        }
+        const has = series(metric);
+        if (!has) {
+          missing.push(`${metric} (${where})`);
+          continue;
+        }
+        for (const label of labels) if (!TARGET_LABELS.has(label)) expect(has, `${where}: ${metric} has no label "${label}"`).toContain(label);
+      }
+      expect(missing, 'metrics the rules or the dashboard select, with no series on the worker or the API').toEqual([]);
+    });
+  });
+});
