@@ -12,6 +12,7 @@
 // everything is paused, and scanning resumes where it stopped once it answers again.
 import { endpointWants, type RecordedEvent, type WebhookEndpointRecord } from '../domain/events.js';
 import type { DispatchCursor, DispatchRun } from '../domain/webhookDispatch.js';
+import { noWebhookMetrics, webhookDeliveryMetrics, type WebhookDeliveryMetrics } from '../runtime/webhookMetrics.js';
 
 export type { DispatchCursor, DispatchRun };
 
@@ -56,6 +57,7 @@ export class WebhookDispatcher {
     private readonly sources: DispatchSources,
     readonly cursor: DispatchCursor,
     private readonly now: () => number = Date.now,
+    private readonly metrics: WebhookDeliveryMetrics = noWebhookMetrics,
   ) {}
 
   /** One scan and the retries that are due. Returns false once the endpoint is deleted. */
@@ -65,7 +67,13 @@ export class WebhookDispatcher {
     await this.retryDue(endpoint);
     if (!this.paused()) await this.scan(endpoint);
     this.prune();
+    this.metrics.state({ retrying: Object.keys(this.cursor.retries).length, paused: this.takenDown() });
     return true;
+  }
+
+  /** Refused the last few deliveries in a row, nothing accepted since: scanning waits between probes. */
+  private takenDown(): boolean {
+    return (this.cursor.refusalsInARow ?? 0) >= DOWN_AFTER;
   }
 
   private paused(): boolean {
@@ -97,9 +105,11 @@ export class WebhookDispatcher {
       if (this.wants(endpoint, event)) {
         try {
           await this.sources.deliver(endpoint, event);
+          this.metrics.delivery('delivered');
           this.cursor.totals.delivered += 1;
           this.cursor.refusalsInARow = 0;
         } catch (err) {
+          this.metrics.delivery('refused');
           const now = new Date(this.now()).toISOString();
           this.cursor.retries[key] = {
             workflowId,
@@ -127,6 +137,7 @@ export class WebhookDispatcher {
         if (this.wants(endpoint, event)) {
           try {
             await this.sources.deliver(endpoint, event);
+            this.metrics.delivery('delivered');
             this.cursor.totals.delivered += 1;
             this.cursor.refusalsInARow = 0;
             this.cursor.pausedUntil = undefined;
@@ -135,6 +146,7 @@ export class WebhookDispatcher {
             retry.since = new Date(this.now()).toISOString();
           } catch (err) {
             if (this.now() - Date.parse(retry.since) < GIVE_UP_AFTER_MS) {
+              this.metrics.delivery('refused');
               retry.attempts += 1;
               retry.nextAt = this.later(retry.attempts);
               retry.lastError = String((err as Error).message);
@@ -143,6 +155,7 @@ export class WebhookDispatcher {
               break;
             }
             // Three days of refusals: this event is given up (it stays in the feed); the next one goes on.
+            this.metrics.delivery('given_up');
             this.cursor.totals.failed += 1;
             retry.since = new Date(this.now()).toISOString();
             retry.attempts = 0;
@@ -195,19 +208,27 @@ export async function dispatchForSlice(
     resumed?: DispatchCursor;
     sleep(ms: number): Promise<void>;
     log(message: string): void;
+    /** Default: the worker's Prometheus metrics for this endpoint (runtime/webhookMetrics.ts). */
+    metrics?: WebhookDeliveryMetrics;
   },
 ): Promise<DispatchRun> {
-  const dispatcher = new WebhookDispatcher(endpointId, deps.sources, deps.resumed ?? start ?? initialCursor(Date.now()));
-  const until = Date.now() + SLICE_MS;
-  while (Date.now() < until) {
-    try {
-      if (!(await dispatcher.step())) return { cursor: dispatcher.cursor, endpointDeleted: true };
-    } catch (err) {
-      // Temporal or the endpoint's registry unreachable for a moment: the next step tries again.
-      deps.log(`webhook dispatch for ${endpointId}: ${(err as Error).message}`);
+  const metrics = deps.metrics ?? webhookDeliveryMetrics(endpointId);
+  const dispatcher = new WebhookDispatcher(endpointId, deps.sources, deps.resumed ?? start ?? initialCursor(Date.now()), Date.now, metrics);
+  try {
+    const until = Date.now() + SLICE_MS;
+    while (Date.now() < until) {
+      try {
+        if (!(await dispatcher.step())) return { cursor: dispatcher.cursor, endpointDeleted: true };
+      } catch (err) {
+        // Temporal or the endpoint's registry unreachable for a moment: the next step tries again.
+        deps.log(`webhook dispatch for ${endpointId}: ${(err as Error).message}`);
+      }
+      deps.heartbeat(dispatcher.cursor);
+      await deps.sleep(SCAN_EVERY_MS);
     }
-    deps.heartbeat(dispatcher.cursor);
-    await deps.sleep(SCAN_EVERY_MS);
+    return { cursor: dispatcher.cursor, endpointDeleted: false };
+  } finally {
+    // Returned, cancelled (the heartbeat throws) or failed: the next slice, maybe on another worker, reports.
+    metrics.end();
   }
-  return { cursor: dispatcher.cursor, endpointDeleted: false };
 }

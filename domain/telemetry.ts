@@ -32,10 +32,18 @@ export interface RefundOutcome extends OnNetwork {
   code?: string;
 }
 
+/** A capture attempt that ended without a capture: refused by its precheck, or its command or transaction failed. */
+export interface CaptureFailureReport extends OnNetwork {
+  orderId: string;
+  /** The authorization's lastError.code after the attempt. */
+  code: string;
+}
+
 export interface AuthcapSinks extends Sinks {
   telemetry: {
     transition(info: TransitionInfo): void;
     captureConfirmed(timing: CaptureTiming): void;
+    captureFailed(failure: CaptureFailureReport): void;
     refundSettled(outcome: RefundOutcome): void;
     relayerQueue(depth: { queued: number; inflight: number } & OnNetwork): void;
   };

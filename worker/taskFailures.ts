@@ -5,6 +5,8 @@
 import type { LogLevel, LogMetadata, Logger } from '@temporalio/worker';
 import { Counter, Gauge } from 'prom-client';
 import { registry } from '../runtime/metrics.js';
+// The bundle's entry: each export is a registered workflow type (its code is only imported when called).
+import * as registeredWorkflows from '../workflows/index.js';
 
 /** A workflow counts as failing while its last failed task is this recent (Temporal retries every ~10 s). */
 const FAILING_WINDOW_MS = 2 * 60_000;
@@ -47,6 +49,8 @@ export class TaskFailureTracker {
     private readonly now: () => number = Date.now,
   ) {
     trackers.add(this);
+    // At zero from the start, so increase() over it sees a type's first failed task.
+    for (const workflowType of Object.keys(registeredWorkflows)) failuresTotal.inc({ workflow_type: workflowType }, 0);
   }
 
   /** Reads one SDK log entry; acts only on the worker's report of a failed activation. */

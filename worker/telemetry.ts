@@ -9,6 +9,7 @@ import { metricsText, registry } from '../runtime/metrics.js';
 import { authorizationStates } from '../domain/authorization.js';
 import type { TaskFailureTracker } from './taskFailures.js';
 import type { HeadFeedStatus } from '../activities/rpc/headFeed.js';
+import { CAPTURE_FAILURE_CODES, HEAD_FEED_STATES, REFUND_FAILURE_CODES } from './metricLabels.js';
 
 const transitions = new Counter({
   name: 'authcap_authorization_transitions_total',
@@ -39,6 +40,19 @@ const refunds = new Counter({
   labelNames: ['network', 'outcome', 'code'] as const,
   registers: [registry],
 });
+
+const captureFailures = new Counter({
+  name: 'authcap_capture_failures_total',
+  help: 'Capture attempts that ended without a capture (refused by the precheck, or the capture command or its transaction failed), by network and the error code recorded as lastError; one per attempt.',
+  labelNames: ['network', 'code'] as const,
+  registers: [registry],
+});
+
+/** A served network's failure counters at zero (inc by 0 makes the series), before any failure. */
+export function initialiseFailureSeries(network: string): void {
+  for (const code of CAPTURE_FAILURE_CODES) captureFailures.inc({ network, code }, 0);
+  for (const code of REFUND_FAILURE_CODES) refunds.inc({ network, outcome: 'failed', code }, 0);
+}
 
 const refundSeconds = new Histogram({
   name: 'authcap_refund_seconds',
@@ -74,6 +88,10 @@ export function telemetrySinks(defaultNetwork = ''): InjectedSinks<AuthcapSinks>
           if (timing.preconfirmedMs !== null) captureSeconds.observe({ network, stage: 'preconfirmed' }, timing.preconfirmedMs / 1000);
           captureSeconds.observe({ network, stage: 'captured' }, timing.capturedMs / 1000);
         },
+        callDuringReplay: false,
+      },
+      captureFailed: {
+        fn: (_info, failure) => captureFailures.inc({ network: on(failure), code: failure.code }),
         callDuringReplay: false,
       },
       refundSettled: {
@@ -133,6 +151,23 @@ new Gauge({
   },
 });
 
+// `live` alone cannot tell a broken feed from none configured (`off`, where polling is the design):
+// alerts look at `failing` and `silent`.
+new Gauge({
+  name: 'authcap_head_feed_state',
+  help: "The head feed's state, by network: 1 for the state it is in, 0 for the others (live: blocks arrive over the WebSocket; connecting: first subscription; failing: the socket or subscription failed, retried; silent: subscribed, no block for a minute; off: no WebSocket configured, waits poll by design).",
+  labelNames: ['network', 'state'] as const,
+  registers: [registry],
+  collect() {
+    this.reset();
+    for (const feeds of headFeeds)
+      for (const [network, feed] of feeds) {
+        const current = feed.status().state;
+        for (const state of HEAD_FEED_STATES) this.set({ network, state }, state === current ? 1 : 0);
+      }
+  },
+});
+
 /** GET /metrics on its own port (AUTHCAP_WORKER_METRICS_PORT). */
 export async function startMetricsServer(
   port: number,
@@ -141,6 +176,8 @@ export async function startMetricsServer(
   heads?: HeadFeeds,
 ): Promise<{ url: string; server: Server }> {
   if (heads) headFeeds.add(heads);
+  // The networks this worker serves: their failure counters exist from the first scrape.
+  for (const network of heads?.keys() ?? []) initialiseFailureSeries(network);
   const server = createServer((req, res) => {
     // The worker's own readiness, for operators: up, which workflows' tasks keep failing here, and
     // whether its waits wake on announced blocks, per network. Always 200: a degraded feed slows

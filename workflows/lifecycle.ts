@@ -11,6 +11,7 @@ import { AuthorizationNonceAttribute, AuthorizationStateAttribute, ValidBeforeAt
 import type { AuthcapSinks } from '../domain/telemetry.js';
 import { authorizationMachine, keptAmount, type AuthorizationContext, type AuthorizationEvent, type MachineInput } from './machine.js';
 import { historyEntryFor } from './historyEntry.js';
+import { isFailedCaptureAttempt } from './captureFailureReport.js';
 import { eventId, type AuthcapEvent, type EventType } from '../domain/events.js';
 import { RELEASE_MEMO_KEY } from '../domain/refunds.js';
 import { eventTypesFor, stageOf } from './events.js';
@@ -143,6 +144,10 @@ export class Lifecycle {
       upsertSearchAttributes([{ key: ValidBeforeAttribute, value: new Date(Number(this.context.authorization.validBefore) * 1000) }]);
     }
     if (command.type === 'CAPTURE_CONFIRMED') this.reportCaptureTiming();
+    // A sink call: no command, nothing in history, not called on replay.
+    if (isFailedCaptureAttempt(before, this.snapshot, command.type)) {
+      telemetry.captureFailed({ orderId: this.context.orderId, network: this.context.chain?.network, code: this.context.lastError?.code ?? 'internal_error' });
+    }
     // Recorded first, so a memo event log writes the events with the view they describe.
     if (this.recordEvents) this.recordEventsFor(stageOf(before.value), stageOf(this.snapshot.value), event, before.context);
     this.publish();
