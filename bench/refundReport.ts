@@ -30,7 +30,7 @@ export function refundsMarkdown(r: RefundResults): string {
       : ['—', '—', '—', '—', '—', '—'];
   const focus = r.rows.at(-1)!;
   const lines = [
-    `**One refund at a time** (issue 18; ms, p50 / p95 / p99; each refund gives back ${r.amount} of a captured 0.01, with the API's own 15 s wait, GET /v1/refunds/{id} every 250 ms after a 202; ratio to the floor from the same run)`,
+    `**One refund at a time** (ms, p50 / p95 / p99; each refund gives back ${r.amount} of a captured 0.01, with the API's own 15 s wait, GET /v1/refunds/{id} every 250 ms after a 202; ratio to the floor from the same run)`,
     '',
     markdownTable([
       ['', 'request → in a block', 'request → succeeded (depth)', 'node calls per refund', 'gas used'],

@@ -18,7 +18,8 @@ export const retryAdvice = {
   'after fixing the request': 'Change what the request sends (body, query, path, headers or key), then send it.',
   'after Retry-After': 'Send the same request (with the same Idempotency-Key) after the seconds in the Retry-After header.',
   'after a short wait': 'Send the same request (with the same Idempotency-Key) after a second or two; there is no Retry-After header.',
-  'once the cause is fixed': 'The same request can succeed once something outside it changes (a balance, the token, a setting).',
+  'once the cause is fixed':
+    'The same request can succeed once something outside it changes (a balance, the token, a setting); send it with a new Idempotency-Key, since a 4xx answer is replayed for 24 h.',
   'after reading the authorization': 'Read the authorization (or refund) first: what happened meanwhile decides what to send next.',
 } as const;
 
@@ -156,7 +157,9 @@ export const errorCatalog: Record<ErrorCode, ErrorExplanation> = {
     whatToDo:
       "Check the token: `paused()` and `isBlacklisted(payer)` / `isBlacklisted(merchant)` on the token contract. A pause is the issuer's and usually " +
       'temporary: capture (or ask for the refund) again after it lifts, before `validBefore`. A blacklisted payer cannot pay with this token: void and take payment another way. ' +
-      'A blacklisted merchant address is an operator matter with the token issuer.',
+      'A blacklisted merchant address is an operator matter with the token issuer. A capture answers 422 with this code; a refund answers 201 with ' +
+      '`state: "failed"` and this `failure.code`. Once the cause is gone, send a new request with a new Idempotency-Key: the same key replays this answer for 24 h. ' +
+      'A refund to a blacklisted payer cannot be paid in this token: settle it outside authcap.',
     retry: 'once the cause is fixed',
   },
   authorization_not_yet_valid: {

@@ -1,7 +1,7 @@
 // The README's first payment is what a newcomer types first: its shell block runs here as written
 // (create with curl, sign with `npm run authcap -- dev sign`, capture, refund part), against the
 // suite's stack. Only where it reads dev.json and its order id are changed: the suite's stack keeps
-// its dev.json in its own state dir, and other files may already have used "order-1".
+// its dev.json in its own state dir, and the test names the order to find it afterwards.
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -26,8 +26,8 @@ describe("the README's first payment", () => {
     const orderId = newOrderId('readme');
     const script = firstPaymentBlock();
     expect(script).toContain('./.authcap/dev.json');
-    expect(script).toContain('order-1');
-    const adapted = script.replaceAll('./.authcap/dev.json', join(stateDir, 'dev.json')).replaceAll('order-1', orderId);
+    expect(script).toContain('ORDER="order-1-$(date +%s)"');
+    const adapted = script.replaceAll('./.authcap/dev.json', join(stateDir, 'dev.json')).replaceAll('ORDER="order-1-$(date +%s)"', `ORDER="${orderId}"`);
 
     const { stdout } = await execFileAsync('bash', ['-euo', 'pipefail', '-c', adapted], {
       cwd: repoRoot,
