@@ -102,28 +102,17 @@ export async function waitFor(check: () => Promise<boolean>, intervalMs = 100): 
   }
 }
 
-/** A port that was free a moment ago on 127.0.0.1 (the OS picks it), claimed against our other processes. */
-export async function freePort(): Promise<number> {
-  for (let attempt = 0; attempt < 50; attempt++) {
-    const port = await osPickedPort();
-    if (claimPort(port)) return port;
-  }
-  throw new Error('no unclaimed free port after 50 tries');
+/**
+ * A port that was free a moment ago on 127.0.0.1, claimed against our other processes. Chosen below
+ * the OS's ephemeral range: a port the OS picked for us could be handed to one of the many outgoing
+ * connections of the moment before the child process binds it (a bench run lost Temporal's HTTP port
+ * that way); ports below the range are only ever taken by a listener that asks for them.
+ */
+export function freePort(): Promise<number> {
+  return freeLowPort();
 }
 
-function osPickedPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.unref();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
-}
-
-/** A free port below the OS's ephemeral range (Temporal stores membership ports as a SQL smallint). */
+/** A free port below the OS's ephemeral range (32768 and up on Linux; Temporal also stores membership ports as a SQL smallint). */
 export async function freeLowPort(min = 20_000, max = 32_000): Promise<number> {
   for (let attempt = 0; attempt < 200; attempt++) {
     const port = min + Math.floor(Math.random() * (max - min));

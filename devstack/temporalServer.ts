@@ -1,7 +1,7 @@
 // The Temporal CLI dev server: SQLite file, Web UI, and the project's search attributes registered.
 import { Connection } from '@temporalio/client';
 import { searchAttributeCliFlags } from '../domain/searchAttributes.js';
-import { startProcess, waitFor, type ManagedProcess } from './process.js';
+import { freePort, startProcess, waitFor, type ManagedProcess } from './process.js';
 import { resolveTemporalCli } from './temporalCli.js';
 import { readVariable } from '../runtime/settings/read.js';
 
@@ -77,6 +77,10 @@ export async function startTemporalServer(options: TemporalServerOptions): Promi
     namespace,
     '--log-level',
     'error',
+    // Named here: the CLI would pick its HTTP API port from the OS's ephemeral range, where an outgoing
+    // connection can take it before the server binds it.
+    '--http-port',
+    String(await freePort()),
     ...searchAttributeCliFlags(),
   ];
   if (options.dbFile) args.push('--db-filename', options.dbFile, ...sqlitePragmas().flatMap((p) => ['--sqlite-pragma', p]));
