@@ -9,7 +9,22 @@ import { searchAttributeKeys } from '../domain/searchAttributes.js';
 /** Closed authorizations stay readable (history, feed, CLI) this long after they end. */
 export const DEFAULT_RETENTION_DAYS = 30;
 
+type AttributeKey = (typeof searchAttributeKeys)[number];
+
 const INDEXED_VALUE_TYPE = { KEYWORD: 2, INT: 3, DOUBLE: 4, BOOL: 5, DATETIME: 6, KEYWORD_LIST: 7, TEXT: 1 } as const;
+
+/**
+ * authcap's search attributes a namespace lacks, and those registered with another type, from the
+ * operator service's `customAttributes` (setup adds the missing ones; `authcap doctor` reports both).
+ */
+export function searchAttributeGaps(registered: Record<string, number>): { missing: AttributeKey[]; wrongType: AttributeKey[] } {
+  return {
+    missing: searchAttributeKeys.filter((key) => !(key.name in registered)),
+    wrongType: searchAttributeKeys.filter(
+      (key) => key.name in registered && registered[key.name] !== INDEXED_VALUE_TYPE[key.type as keyof typeof INDEXED_VALUE_TYPE],
+    ),
+  };
+}
 
 export interface SetupReport {
   namespaceCreated: boolean;
@@ -37,7 +52,7 @@ export async function ensureNamespaceReady(
   const deadline = Date.now() + (options.timeoutMs ?? 120_000);
   // A namespace just registered reaches the frontend's cache a few seconds later.
   const existing = await retrying(deadline, () => connection.operatorService.listSearchAttributes({ namespace }));
-  const missing = searchAttributeKeys.filter((key) => !(key.name in (existing.customAttributes ?? {})));
+  const { missing } = searchAttributeGaps(existing.customAttributes ?? {});
   if (missing.length > 0) {
     await connection.operatorService.addSearchAttributes({
       namespace,

@@ -8,6 +8,7 @@ import { searchAttributeKeys } from '../../domain/searchAttributes.js';
 import { describeUnsealed, isUnsealed } from '../../domain/sealed.js';
 import type { EncryptionCodec } from '../codec.js';
 import type { TemporalSettings } from '../temporal.js';
+import { searchAttributeGaps } from '../temporalSetup.js';
 import { reasonOf } from './nodeProbe.js';
 import { bounded, CALL_TIMEOUT_MS, check, firstLine, type DoctorCheck } from './report.js';
 
@@ -66,12 +67,9 @@ async function searchAttributesCheck(connection: Connection, namespace: string):
   const subject = 'search attributes';
   try {
     const { customAttributes } = await bounded(connection.operatorService.listSearchAttributes({ namespace }), 'the search attributes');
-    const registered = customAttributes ?? {};
-    const { IndexedValueType } = proto.temporal.api.enums.v1;
-    const missing = searchAttributeKeys.filter((key) => !(key.name in registered)).map((key) => key.name);
-    const wrong = searchAttributeKeys
-      .filter((key) => key.name in registered && registered[key.name] !== IndexedValueType[`INDEXED_VALUE_TYPE_${key.type}` as keyof typeof IndexedValueType])
-      .map((key) => `${key.name} (wants ${key.type})`);
+    const gaps = searchAttributeGaps(customAttributes ?? {});
+    const missing = gaps.missing.map((key) => key.name);
+    const wrong = gaps.wrongType.map((key) => `${key.name} (wants ${key.type})`);
     if (missing.length)
       return check('fail', 'temporal', subject, `missing: ${missing.join(', ')}; listing and finding authorizations fail without them`, SETUP);
     if (wrong.length)
