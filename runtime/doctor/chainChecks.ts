@@ -92,29 +92,10 @@ async function nodeCheck(where: Where, url: string, j: number): Promise<NodeResu
   try {
     resolved = (await bounded(resolveDeployment(one, { timeoutMs: CALL_TIMEOUT_MS }), `the node at ${shown}`)).networks[0]!;
   } catch (err) {
-    const message = firstLine(err);
-    if (/serves chain/.test(message))
-      return {
-        url,
-        check: check(
-          'fail',
-          'network',
-          subject,
-          reasonAfter(err, `${label}: `),
-          `point ${pathOf(where, 'rpcUrls', j)} at a node of ${label}, or correct ${pathOf(where, 'id')}`,
-        ),
-      };
-    const why = await whyNodeFails(url);
-    return {
-      url,
-      check: check(
-        'fail',
-        'network',
-        subject,
-        `the node at ${shown} does not answer (${why})`,
-        `check ${pathOf(where, 'rpcUrls', j)}, and that the node is up`,
-      ),
-    };
+    const failed = (found: string, fix: string): NodeResult => ({ url, check: check('fail', 'network', subject, found, fix) });
+    if (/serves chain/.test(firstLine(err)))
+      return failed(reasonAfter(err, `${label}: `), `point ${pathOf(where, 'rpcUrls', j)} at a node of ${label}, or correct ${pathOf(where, 'id')}`);
+    return failed(`the node at ${shown} does not answer (${await whyNodeFails(url)})`, `check ${pathOf(where, 'rpcUrls', j)}, and that the node is up`);
   }
   const id = resolved.network;
   const named = network.id ? subject : network.rpcUrls.length > 1 ? `${id} rpcUrls[${j}]` : id;
