@@ -62,10 +62,14 @@ export class WebhookDispatcher {
 
   /** One scan and the retries that are due. Returns false once the endpoint is deleted. */
   async step(): Promise<boolean> {
+    // Only events recorded before the endpoint was read are this step's: one recorded later may
+    // follow the endpoint's deletion, and the next step reads the endpoint again before sending it.
+    const readAt = this.now();
     const endpoint = await this.sources.endpoint(this.endpointId);
     if (!endpoint) return false;
-    await this.retryDue(endpoint);
-    if (!this.paused()) await this.scan(endpoint);
+    const asOfRead = (event: RecordedEvent) => Date.parse(event.recordedAt) <= readAt;
+    await this.retryDue(endpoint, asOfRead);
+    if (!this.paused()) await this.scan(endpoint, asOfRead);
     this.prune();
     this.metrics.state({ retrying: Object.keys(this.cursor.retries).length, paused: this.takenDown() });
     return true;
@@ -80,7 +84,7 @@ export class WebhookDispatcher {
     return this.cursor.pausedUntil !== undefined && this.now() < Date.parse(this.cursor.pausedUntil);
   }
 
-  private async scan(endpoint: WebhookEndpointRecord): Promise<void> {
+  private async scan(endpoint: WebhookEndpointRecord, asOfRead: (event: RecordedEvent) => boolean): Promise<void> {
     const scanStart = this.now();
     // An endpoint down for longer than retries last: what is older is given up (the feed has it).
     const floor = scanStart - GIVE_UP_AFTER_MS;
@@ -92,9 +96,11 @@ export class WebhookDispatcher {
       const handled = this.cursor.handled[run.key]?.sequence ?? 0;
       // Events older than the window were handled by earlier scans (or belong to attempts pruned since).
       const fresh = (await run.events()).filter((e) => e.sequence > handled && Date.parse(e.recordedAt) >= since);
-      const done = await this.deliverInOrder(endpoint, run.key, run.workflowId, fresh, run.updatedAt);
+      const now = fresh.filter(asOfRead);
+      const done = await this.deliverInOrder(endpoint, run.key, run.workflowId, now, run.updatedAt);
       if (!done && this.paused()) return; // the rest of this scan is read again once the endpoint answers
-      this.cursor.seen[run.runId] = run.updatedAt;
+      // A run with events newer than the read stays unseen: the next scan reads it again.
+      if (now.length === fresh.length) this.cursor.seen[run.runId] = run.updatedAt;
     }
     this.cursor.windowStart = new Date(scanStart).toISOString();
   }
@@ -128,12 +134,17 @@ export class WebhookDispatcher {
     return true;
   }
 
-  private async retryDue(endpoint: WebhookEndpointRecord): Promise<void> {
+  private async retryDue(endpoint: WebhookEndpointRecord, asOfRead: (event: RecordedEvent) => boolean): Promise<void> {
     for (const [key, retry] of Object.entries(this.cursor.retries)) {
       if (this.now() < Date.parse(retry.nextAt)) continue;
       const events = (await this.sources.eventsOf(retry.workflowId)).filter((e) => e.sequence >= retry.nextSequence).sort((a, b) => a.sequence - b.sequence);
       let blocked = false;
       for (const event of events) {
+        // Recorded after the endpoint was read: the retry stays due, for the next step.
+        if (!asOfRead(event)) {
+          blocked = true;
+          break;
+        }
         if (this.wants(endpoint, event)) {
           try {
             await this.sources.deliver(endpoint, event);

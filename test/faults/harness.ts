@@ -2,7 +2,7 @@
 // them — a Temporal dev server on a SQLite file, or the Temporal server on PostgreSQL (the postgres
 // suite), anvil with our token behind a JSON-RPC fault proxy, worker processes and API processes —
 // plus the audit every case ends with.
-import { createWriteStream, mkdtempSync } from 'node:fs';
+import { createWriteStream, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createPublicClient, createTestClient, createWalletClient, defineChain, http, type Address, type Hex } from 'viem';
@@ -254,6 +254,10 @@ export async function startWorld(
       await second?.stop();
       await temporal.stop().catch(() => undefined);
       for (const host of hosts) host.stop();
+      // ~10 MB a case (Temporal's database, the processes' logs): kept only when asked for, to read
+      // a failure's logs; left behind, a run's cases filled /tmp over many runs.
+      if (process.env.AUTHCAP_KEEP_FAULT_STATE === '1') console.log(`faults: state kept in ${stateDir}`);
+      else rmSync(stateDir, { recursive: true, force: true });
     },
   };
   if (options.api || (options.apis ?? 0) > 0) await world.startApi();

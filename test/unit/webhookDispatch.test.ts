@@ -190,6 +190,38 @@ describe('WebhookDispatcher', () => {
     expect(d.cursor.totals.failed).toBe(1);
   });
 
+  it('sends nothing recorded after it read the endpoint: deleted meanwhile, nothing more; kept, the next step sends it', async () => {
+    for (const deleted of [true, false]) {
+      const world = new World();
+      const d = dispatcherIn(world);
+      world.record(KEY_A, event(KEY_A, 1, 'authorization.drafted', 100));
+      world.refuse.add(eventId(KEY_B, 1));
+      world.record(KEY_B, event(KEY_B, 1, 'authorization.drafted', 200));
+      world.now += 1_000;
+      await d.step();
+      expect(Object.keys(d.cursor.retries)).toEqual([KEY_B]);
+      world.refuse.clear();
+      world.now += 5_000;
+      // While the step holds the endpoint it read, the endpoint is deleted (or not) and both attempts
+      // record an event: the scan's run and the retried one.
+      world.endpoint = async () => {
+        const answer = world.endpointRecord;
+        world.now += 50;
+        world.record(KEY_A, event(KEY_A, 2, 'authorization.voided', world.now - T0));
+        world.record(KEY_B, event(KEY_B, 2, 'authorization.voided', world.now - T0));
+        if (deleted) world.endpointRecord = undefined;
+        world.endpoint = async () => world.endpointRecord;
+        return answer;
+      };
+      expect(await d.step()).toBe(true);
+      expect(world.delivered).toEqual([eventId(KEY_A, 1), eventId(KEY_B, 1)]);
+      world.now += 1_000;
+      expect(await d.step()).toBe(!deleted);
+      const later = deleted ? [] : [eventId(KEY_B, 2), eventId(KEY_A, 2)];
+      expect(world.delivered).toEqual([eventId(KEY_A, 1), eventId(KEY_B, 1), ...later]);
+    }
+  });
+
   it('ends once the endpoint is deleted', async () => {
     const world = new World();
     const d = dispatcherIn(world);
