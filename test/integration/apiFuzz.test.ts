@@ -1,8 +1,3 @@
-// Property-based fuzzing of the HTTP API (fast-check): 10,000 malformed requests across every route
-// and field (odd paths, odd Unicode, wrong JSON types, huge values, bad headers) must each get a 4xx
-// with a stable error code, never a 5xx, and change nothing: no workflow, no balance, no transaction.
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
@@ -15,6 +10,9 @@ import { dev, payer, tokenBalance } from '../support/api.js';
 import { stored } from '../support/lifecycle.js';
 import { expectNoMerchantTransactionFor, markMerchant } from '../support/sideEffects.js';
 import { connectTemporal } from '../support/temporal.js';
+import { scratchDirs } from '../support/scratch.js';
+
+const scratch = scratchDirs('fuzz');
 
 const RUNS = 10_000;
 const p = payer(4);
@@ -46,7 +44,7 @@ describe('fuzzing the API with malformed requests', () => {
   let existingId: string;
 
   beforeAll(async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'authcap-fuzz-'));
+    const dir = scratch();
     const keys = ApiKeyStore.open(join(dir, 'keys.json'), {});
     key = keys.create('order-service', 'fuzz').key;
     operatorKey = keys.create('operator', 'fuzz').key;

@@ -2,8 +2,6 @@
 // walked around by path spellings, 500s from input, JSON sent as text/plain, no idempotency, no
 // rate limit. Each of these failed on the code before the fix.
 import { connect } from 'node:net';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiKeyStore } from '../../client/apiKeys.js';
@@ -13,6 +11,9 @@ import { RateLimiter } from '../../api/rateLimit.js';
 import { loadTemporalSettings } from '../../runtime/temporal.js';
 import { api, dev, newOrderId, payer } from '../support/api.js';
 import { stored } from '../support/lifecycle.js';
+import { scratchDirs } from '../support/scratch.js';
+
+const scratch = scratchDirs('api');
 
 const p = payer(2);
 
@@ -173,7 +174,7 @@ describe('an API of its own: restart, rate limit, Temporal down', () => {
   let keys: ApiKeyStore;
   let key: string;
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'authcap-api-'));
+    dir = scratch();
     keys = ApiKeyStore.open(join(dir, 'keys.json'), {});
     key = keys.create('order-service', 'test').key;
     client = await AuthcapClient.connect(loadTemporalSettings({ address: dev().temporalAddress, namespace: dev().temporalNamespace }));

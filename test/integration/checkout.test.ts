@@ -1,8 +1,7 @@
 // The payer's checkout routes (issue 10): public, opened only by the one-authorization link token,
 // which is stateless (an HMAC of the id), compared in constant time and good for nothing on /v1.
 // The pages themselves are driven in a real browser by test/browser/.
-import { mkdtempSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
@@ -15,6 +14,9 @@ import { errorCodes } from '../../domain/errors.js';
 import { loadTemporalSettings } from '../../runtime/temporal.js';
 import { api, dev, payer, walletSign } from '../support/api.js';
 import { draft, stored, waitForState } from '../support/lifecycle.js';
+import { scratchDirs } from '../support/scratch.js';
+
+const scratch = scratchDirs('checkout');
 
 const p = payer(11);
 const SECRET = Buffer.alloc(32, 7);
@@ -78,7 +80,7 @@ describe('link tokens', () => {
   it('take the secret from AUTHCAP_CHECKOUT_SECRET, else a 0600 file in the state dir, the same on every read', () => {
     expect(checkoutSecret({ env: { AUTHCAP_CHECKOUT_SECRET: 's'.repeat(32) } })).toEqual(Buffer.from('s'.repeat(32)));
     expect(() => checkoutSecret({ env: { AUTHCAP_CHECKOUT_SECRET: 'short' } })).toThrow(/at least 32/);
-    const dir = join(mkdtempSync(join(tmpdir(), 'authcap-checkout-')), 'state');
+    const dir = join(scratch(), 'state');
     const first = checkoutSecret({ stateDir: dir, env: {} });
     expect(first.length).toBe(32);
     expect(statSync(join(dir, 'checkout-secret')).mode & 0o777).toBe(0o600);
@@ -270,7 +272,7 @@ describe('an API of its own: public URL, rate limit', () => {
   let keys: ApiKeyStore;
   let key: string;
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'authcap-checkout-api-'));
+    dir = scratch();
     keys = ApiKeyStore.open(join(dir, 'keys.json'), {});
     key = keys.create('order-service', 'test').key;
     client = await AuthcapClient.connect(loadTemporalSettings({ address: dev().temporalAddress, namespace: dev().temporalNamespace }));

@@ -3,14 +3,16 @@
 // the worker and the API. Now the supervisor stays up and keeps decoding; and when one of its
 // children dies, it stops all the others and exits 1: nothing is left running.
 import type { ChildProcess } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { connect } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../devstack/process.js';
 import type { DevJson } from '../../devstack/stack.js';
 import { startNpmStart } from '../support/npmStart.js';
+import { scratchDirs } from '../support/scratch.js';
+
+const scratch = scratchDirs('npmstart');
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
@@ -46,7 +48,7 @@ describe.runIf(process.platform === 'linux')('npm start under a hostile codec cl
   let children: number[] = [];
 
   beforeAll(async () => {
-    stateDir = join(mkdtempSync(join(tmpdir(), 'authcap-npmstart-')), 'state');
+    stateDir = join(scratch(), 'state');
     const started = await startNpmStart(stateDir, {
       AUTHCAP_API_PORT: String(await freePort()),
       AUTHCAP_RPC_PORT: String(await freePort()),
@@ -60,7 +62,6 @@ describe.runIf(process.platform === 'linux')('npm start under a hostile codec cl
 
   afterAll(async () => {
     for (const pid of [...children, main?.pid ?? 0]) if (pid && alive(pid)) process.kill(pid, 'SIGKILL');
-    if (stateDir) rmSync(stateDir, { recursive: true, force: true });
   });
 
   const decodeNothing = () => fetch(`${dev.codecUrl}/decode`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });

@@ -1,13 +1,15 @@
 // `npm start`'s stack as a newcomer gets it, on free ports: the worker and the API run as their own
 // processes, the state is private, dev.json carries both keys and the codec server, and reads keep
 // answering while the worker is down (they come from the memo, not from a workflow query).
-import { mkdtempSync, readFileSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SignTypedDataVersion, signTypedData } from '@metamask/eth-sig-util';
 import { freePort } from '../../devstack/process.js';
 import { startStack, type Stack } from '../../devstack/stack.js';
+import { scratchDirs } from '../support/scratch.js';
+
+const scratch = scratchDirs('devstack');
 
 describe('the dev stack (npm start) with separate processes', () => {
   let stack: Stack;
@@ -19,7 +21,7 @@ describe('the dev stack (npm start) with separate processes', () => {
       saved[name] = process.env[name];
       delete process.env[name];
     }
-    stateDir = join(mkdtempSync(join(tmpdir(), 'authcap-devstack-')), 'state');
+    stateDir = join(scratch(), 'state');
     stack = await startStack({
       stateDir,
       apiPort: await freePort(),

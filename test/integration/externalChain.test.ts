@@ -4,8 +4,6 @@
 // AUTHCAP_RPC_PORT was dropped without a word. Now AUTHCAP_DEMO_PAYER_KEYS names payers for dev.json,
 // and the start says which settings it ignores.
 import type { ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPublicClient, defineChain, http, type Address } from 'viem';
@@ -16,6 +14,9 @@ import { startNpmStart } from '../support/npmStart.js';
 import { deployDevToken, devAccounts } from '../../devstack/token.js';
 import { tokenAbi } from '../../domain/tokenAbi.js';
 import { walletSign } from '../support/api.js';
+import { scratchDirs } from '../support/scratch.js';
+
+const scratch = scratchDirs('external');
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
@@ -40,7 +41,7 @@ beforeAll(async () => {
   // The operator's chain: the token is there and the payers hold some, before authcap starts.
   tokenAddress = await deployDevToken({ rpcUrl: anvil.rpcUrl, chain, accounts });
 
-  stateDir = join(mkdtempSync(join(tmpdir(), 'authcap-external-')), 'state');
+  stateDir = join(scratch(), 'state');
   rpcPort = await freePort();
   const started = await startNpmStart(stateDir, {
     RPC_URL: anvil.rpcUrl,
@@ -63,7 +64,6 @@ afterAll(async () => {
     await Promise.race([exited, sleep(40_000)]);
   }
   await anvil?.stop();
-  if (stateDir) rmSync(stateDir, { recursive: true, force: true });
 }, 60_000);
 
 describe('npm start on an external chain (RPC_URL, TOKEN_ADDRESS, MERCHANT_PRIVATE_KEY)', () => {

@@ -1,7 +1,6 @@
 // The log watcher: subscribes to the token's consumption events, tells the owning workflow, and
 // after a restart catches up from its cursor without missing or re-delivering a log.
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@temporalio/client';
@@ -12,6 +11,9 @@ import { startWatcher } from '../../worker/watcher.js';
 import { connectTemporal } from '../support/temporal.js';
 import { nonceSearchKey } from '../../activities/nonceKey.js';
 import { api, dev, newOrderId, payer, walletSign } from '../support/api.js';
+import { scratchDirs } from '../support/scratch.js';
+
+const scratch = scratchDirs('watcher');
 
 // Payer 11's authorizations here; the token owner relays the "outside" cancellations.
 const P = 11;
@@ -62,7 +64,7 @@ async function until(check: () => Promise<boolean> | boolean, ms = 15_000): Prom
 
 describe('the log watcher', () => {
   let client: Client;
-  const cursorFile = join(mkdtempSync(join(tmpdir(), 'authcap-watcher-')), 'cursor.json');
+  const cursorFile = join(scratch(), 'cursor.json');
   const publicClient = () => createPublicClient({ transport: http(dev().rpcUrl) }) as never;
   const watcherOptions = () => ({
     client,
@@ -173,7 +175,7 @@ describe('the log watcher', () => {
       for await (const _ of client.workflow.list({ query: `AuthorizationNonce = "${key}"` })) return true;
       return false;
     });
-    const file = join(mkdtempSync(join(tmpdir(), 'authcap-watcher-')), 'cursor.json');
+    const file = join(scratch(), 'cursor.json');
     // Polling, so each scan is one range and the cursor moves only past a range fully delivered.
     const watcher = startWatcher({ ...watcherOptions(), client: failingOnce, cursorFile: file, wsUrl: undefined, isFollowed: () => false });
     await watcher.ready;
@@ -186,7 +188,7 @@ describe('the log watcher', () => {
   });
 
   it('once stopped, never moves the cursor again (its successor delivers what came after)', async () => {
-    const file = join(mkdtempSync(join(tmpdir(), 'authcap-watcher-')), 'cursor.json');
+    const file = join(scratch(), 'cursor.json');
     const watcher = startWatcher({ ...watcherOptions(), cursorFile: file });
     await watcher.ready;
     expect(watcher.mode()).toBe('subscription');

@@ -1,19 +1,20 @@
 // The production shape's certificates on disk: private files, kept across starts, made again only when
 // missing, expiring, asking for other grants, or signed by an authority that was replaced.
 import { X509Certificate } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readFileSync, rmSync, statSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { ensureAuthority, ensureCertificate, RENEW_BEFORE_MS } from '../../devstack/certificates.js';
 import { ensureTemporalTls, TEMPORAL_IDENTITIES } from '../../devstack/temporalTls.js';
+import { scratchDirs } from '../support/scratch.js';
+
+const scratch = scratchDirs('certs');
 
 const DAY_MS = 24 * 3600 * 1000;
 const mode = (path: string) => statSync(path).mode & 0o777;
 
 describe('the Temporal certificates in the state dir', () => {
   it('makes every file 0600 in a 0700 folder, and keeps them on the next start', async () => {
-    const stateDir = mkdtempSync(join(tmpdir(), 'authcap-certs-'));
+    const stateDir = scratch();
     const tls = await ensureTemporalTls(stateDir, 'authcap');
     expect(mode(tls.dir)).toBe(0o700);
     const files = [tls.serverCaPath, tls.internodeCaPath, tls.frontend, tls.internode, ...TEMPORAL_IDENTITIES.map((id) => tls.clients[id])].flatMap((f) =>
@@ -26,7 +27,7 @@ describe('the Temporal certificates in the state dir', () => {
   });
 
   it("names 127.0.0.1 and localhost in the servers' certificates, and each caller's grants in its subject", async () => {
-    const tls = await ensureTemporalTls(mkdtempSync(join(tmpdir(), 'authcap-certs-')), 'authcap');
+    const tls = await ensureTemporalTls(scratch(), 'authcap');
     const frontend = new X509Certificate(readFileSync(tls.frontend.certPath));
     expect(frontend.subjectAltName).toBe('IP Address:127.0.0.1, DNS:localhost');
     expect(frontend.checkIssued(new X509Certificate(readFileSync(tls.serverCaPath)))).toBe(true);
@@ -37,7 +38,7 @@ describe('the Temporal certificates in the state dir', () => {
   });
 
   it('makes a certificate again when it nears its end, when its grants change, or when its authority is replaced', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'authcap-certs-'));
+    const dir = scratch();
     const now = new Date();
     const profile = { commonName: 'authcap-worker', organizationalUnits: ['authcap:write'], usages: ['client' as const] };
     const ca = await ensureAuthority(dir, 'ca', 'test CA', now);

@@ -1,8 +1,7 @@
 // Mutual TLS and authorization on the production shape's Temporal server: nothing reaches it without
 // a certificate of its client CA, the internal ports take none of those, and each caller's certificate
 // grants what devstack/temporalTls.ts says and no more.
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { connect } from 'node:tls';
 import { Connection, type TLSConfig } from '@temporalio/client';
@@ -12,7 +11,9 @@ import { type CertificateFiles, ensureAuthority, ensureCertificate } from '../..
 import { freePort } from '../../devstack/process.js';
 import { startTemporalOnPostgres, type TemporalOnPostgres } from '../../devstack/temporalOnPostgres.js';
 import { connectionTls, type TemporalIdentity } from '../../devstack/temporalTls.js';
+import { scratchDirs } from '../support/scratch.js';
 
+const scratch = scratchDirs('mtls');
 const PERMISSION_DENIED = 7;
 /** Answers that come after authorization: the call was allowed, then found wanting. */
 const AUTHORIZED_THEN_REFUSED = new Set([3 /* INVALID_ARGUMENT */, 5 /* NOT_FOUND */]);
@@ -23,7 +24,7 @@ describe('mutual TLS on the Temporal server with PostgreSQL', () => {
   /** A client certificate as the stack's own, claiming every grant, but from a CA of its own. */
   let rogue: CertificateFiles;
   beforeAll(async () => {
-    stateDir = mkdtempSync(join(tmpdir(), 'authcap-mtls-'));
+    stateDir = scratch();
     cluster = await startTemporalOnPostgres({ stateDir, port: await freePort(), namespace: 'authcap', log: () => undefined });
     const otherDir = join(stateDir, 'another-ca');
     const otherCa = await ensureAuthority(otherDir, 'client-ca', 'authcap Temporal client CA');

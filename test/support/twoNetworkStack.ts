@@ -1,9 +1,9 @@
 // The dev stack on two networks (anvils 31337 and 31338, USDC on both, DEUR18 on the second), in
 // this test process, on free ports and a temporary state dir: its own Temporal, chains and codec key,
 // nothing of the suite's stack nor of an operator's chain (their variables are set aside until stop).
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { freePort } from '../../devstack/process.js';
 import { startStack, type Stack, type StackOptions } from '../../devstack/stack.js';
 
@@ -43,6 +43,7 @@ export async function startTwoNetworkStack(
       async stop() {
         await stack.stop();
         restore();
+        rmSync(dirname(stateDir), { recursive: true, force: true });
       },
     };
   } catch (err) {

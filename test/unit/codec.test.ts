@@ -2,14 +2,16 @@
 // payload it cannot open as sealed by its keys (plain, tampered, an unknown key) decodes to the
 // unsealed marker, never to the data it claims; what the codec server seals is marked an operator's.
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { EncryptionCodec, ensureDevCodecKeys, parseCodecKeys, requireCodec } from '../../runtime/codec.js';
 import { isOperatorSealed, isUnsealed } from '../../domain/sealed.js';
 import { startCodecServer } from '../../runtime/codecServer.js';
+import { scratchDirs } from '../support/scratch.js';
+
+const scratch = scratchDirs('codec');
 
 const key = () => randomBytes(32).toString('base64');
 const payload = (value: unknown) => defaultPayloadConverter.toPayload(value)!;
@@ -75,7 +77,7 @@ describe('EncryptionCodec', () => {
   });
 
   it('keeps the dev key in a 0600 file, the same across restarts', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'authcap-codec-'));
+    const dir = scratch();
     const first = ensureDevCodecKeys(dir);
     expect(ensureDevCodecKeys(dir)).toBe(first);
     expect(statSync(join(dir, 'codec-keys.json')).mode & 0o777).toBe(0o600);

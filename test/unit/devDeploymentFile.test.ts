@@ -1,13 +1,15 @@
 // The dev stack's deployment.json: what it writes for one or two dev networks is what the loader
 // every process uses accepts, keys stay in the environment, and settings that do not apply are said.
-import { mkdtempSync, readFileSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DEPLOYMENT_FILE, devDeploymentConfig, writeDeploymentFile } from '../../devstack/deploymentFile.js';
 import { devNetworksFromEnv, type DevNetwork } from '../../devstack/devNetworks.js';
 import { startNotices } from '../../devstack/externalChain.js';
 import { DeploymentConfigError, parseDeployment } from '../../runtime/deployment/load.js';
+import { scratchDirs } from '../support/scratch.js';
+
+const scratch = scratchDirs('deployment');
 
 const usdc = `0x${'5f'.repeat(20)}` as const;
 const euro = `0x${'e1'.repeat(20)}` as const;
@@ -63,7 +65,7 @@ describe("the dev stack's deployment.json", () => {
   });
 
   it('writes the file 0600 and refuses one the processes would refuse', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'authcap-deployment-'));
+    const dir = scratch();
     const file = writeDeploymentFile(dir, devDeploymentConfig(networks, { confirmations: 1, headFeed: true, moreMerchantKeys: false }));
     expect(file).toBe(join(dir, DEPLOYMENT_FILE));
     expect(statSync(file).mode & 0o777).toBe(0o600);
