@@ -209,5 +209,8 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
 /** The database did not answer: nothing ran, so a retry with the same key is safe. */
 function unavailable(err: unknown): AuthcapError {
   logger.error({ err: (err as Error).message }, 'idempotency database: a claim failed');
-  return new AuthcapError('internal_error', 'Idempotency-Key answers cannot be read right now (their database did not answer); retry with the same key');
+  return new AuthcapError(
+    'idempotency_unavailable',
+    'Idempotency-Key answers cannot be read right now (their database did not answer); nothing was run: retry with the same key',
+  );
 }

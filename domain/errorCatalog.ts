@@ -291,9 +291,15 @@ export const errorCatalog: Record<ErrorCode, ErrorExplanation> = {
       'Read the authorization before retrying (the command may have been applied); retry after Retry-After. An operator checks that workers run (`/readyz`).',
     retry: 'after reading the authorization',
   },
-  internal_error: {
+  idempotency_unavailable: {
     meaning:
-      'Something failed that authcap has no code for (a bug, or a store that did not answer, such as the Idempotency-Key database). Logged by the API with its cause.',
+      "A request with an Idempotency-Key arrived while the database that keeps the keys' answers (`AUTHCAP_IDEMPOTENCY_DATABASE_URL`) did not answer. Nothing was run: without the key's record authcap cannot tell a retry from a first request.",
+    whatToDo:
+      'Retry after Retry-After with the same Idempotency-Key. If it lasts, an operator checks the PostgreSQL the APIs keep their keys in (the API logs each failed claim with its cause).',
+    retry: 'after Retry-After',
+  },
+  internal_error: {
+    meaning: 'Something failed that authcap has no code for (a bug, or a store that did not answer). Logged by the API with its cause.',
     whatToDo: 'Retry shortly with the same Idempotency-Key; if it repeats, report it with the time and request: the API log has the cause.',
     retry: 'after a short wait',
   },

@@ -60,6 +60,8 @@ export const errorCodes = {
   temporal_unavailable: 503,
   /** No worker answered in time (answer carries Retry-After). */
   worker_unavailable: 503,
+  /** The Idempotency-Key database did not answer: nothing was run (answer carries Retry-After). */
+  idempotency_unavailable: 503,
   internal_error: 500,
 } as const;
 

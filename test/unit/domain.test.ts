@@ -313,6 +313,7 @@ describe('error codes', () => {
     ['contract_wallet_unsupported', 422],
     ['capture_reverted', 422],
     ['chain_unavailable', 503],
+    ['idempotency_unavailable', 503],
     ['internal_error', 500],
   ])('httpStatusFor(%s) is %i', (code, status) => {
     expect(httpStatusFor(code)).toBe(status);

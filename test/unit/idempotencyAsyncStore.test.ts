@@ -22,7 +22,7 @@ class SlowStore implements IdempotencyStore {
 
   async claim(scope: string, key: string, fingerprint: string): Promise<IdempotencyClaim> {
     await later(undefined);
-    if (this.failing === 'claim') throw new AuthcapError('internal_error', 'the idempotency database did not answer');
+    if (this.failing === 'claim') throw new AuthcapError('idempotency_unavailable', 'the idempotency database did not answer');
     const id = `${scope}:${key}`;
     const entry = this.answers.get(id);
     if (entry) {
@@ -71,7 +71,12 @@ describe('the router with a store that answers later', () => {
       headers: { authorization: 'Bearer good', 'content-type': 'application/json', 'idempotency-key': key },
       body: JSON.stringify(body),
     });
-    return { status: res.status, body: (await res.json()) as any, replayed: res.headers.get('idempotent-replayed') };
+    return {
+      status: res.status,
+      body: (await res.json()) as any,
+      replayed: res.headers.get('idempotent-replayed'),
+      ...(res.headers.has('retry-after') ? { retryAfter: res.headers.get('retry-after') } : {}),
+    };
   };
 
   it('keeps the first answer and replays it, refusing the key with another body', async () => {
@@ -90,13 +95,14 @@ describe('the router with a store that answers later', () => {
     expect(store.answers.has('caller:b')).toBe(false);
   });
 
-  it('a store that cannot be reached: 500 internal_error, and nothing runs', async () => {
+  it('a store that cannot be reached: 503 idempotency_unavailable with Retry-After, and nothing runs', async () => {
     const before = runs;
     store.failing = 'claim';
     try {
       const answer = await post('c', { n: 1 });
-      expect(answer.status).toBe(500);
-      expect(answer.body.error.code).toBe('internal_error');
+      expect(answer.status).toBe(503);
+      expect(answer.body.error.code).toBe('idempotency_unavailable');
+      expect(answer.retryAfter).toBe('2');
     } finally {
       store.failing = undefined;
     }
