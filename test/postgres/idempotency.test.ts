@@ -13,6 +13,12 @@ import { IDEMPOTENCY_TABLE, PENDING_STALE_MS, PostgresIdempotencyStore } from '.
 import { sign } from '../faults/drive.js';
 import { eventually, sleep, type World } from '../faults/harness.js';
 import { call, newOrder, startProductionWorld } from './world.js';
+import { scratchDirs } from '../support/scratch.js';
+import { startPostgres } from '../../devstack/postgres.js';
+import { freePort } from '../../devstack/process.js';
+import { AuthcapError, httpStatusFor } from '../../domain/errors.js';
+
+const scratch = scratchDirs('idempotency-pg');
 
 const REPLAYED = 'idempotent-replayed';
 
@@ -221,6 +227,27 @@ describe('Idempotency-Key across API processes on separate hosts', () => {
       await store.sweep(1_000);
       expect(await count()).toBe(0);
       expect((await store.claim(scope, 'k1', fp({ orderId: 'o-1', amount: '1' }))).kind).toBe('replay');
+    });
+
+    it('a database that stops answering once started: a claim is 503 idempotency_unavailable, not a bug', async () => {
+      // A PostgreSQL of its own, so stopping it leaves the cluster's Temporal alone.
+      const dir = scratch();
+      const postgres = await startPostgres({ dataDir: join(dir, 'data'), passwordFile: join(dir, 'password'), port: await freePort(), log: () => undefined });
+      let lone: PostgresIdempotencyStore | undefined;
+      try {
+        lone = await PostgresIdempotencyStore.open(
+          `postgres://${postgres.user}:${encodeURIComponent(postgres.password)}@${postgres.host}:${postgres.port}/postgres`,
+        );
+        expect((await lone.claim(scope, 'before', fp({}))).kind).toBe('new');
+        await postgres.stop();
+        const err = await lone.claim(scope, 'after', fp({})).catch((e: unknown) => e);
+        expect(err).toBeInstanceOf(AuthcapError);
+        expect(err).toMatchObject({ code: 'idempotency_unavailable' });
+        expect(httpStatusFor((err as AuthcapError).code)).toBe(503);
+      } finally {
+        await lone?.close().catch(() => undefined);
+        await postgres.stop().catch(() => undefined);
+      }
     });
 
     it('a database that cannot be reached stops the start with why, and never shows the password', async () => {
