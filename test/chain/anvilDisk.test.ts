@@ -4,7 +4,7 @@ import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPublicClient, http, type PublicClient } from 'viem';
+import { createPublicClient, createWalletClient, http, parseEther, type PublicClient } from 'viem';
 import { RECENT_STATES, startAnvil, type Anvil } from '../../devstack/anvil.js';
 import { freePort } from '../../devstack/process.js';
 
@@ -37,14 +37,29 @@ afterAll(async () => {
 
 describe('the embedded chain', () => {
   it('writes no states to disk after 2,000 blocks, and still serves recent ones', { timeout: 120_000 }, async () => {
-    let head = 0n;
-    while (head < 2_000n) {
-      await new Promise((resolve) => setTimeout(resolve, 1_000));
-      head = await client.getBlockNumber({ cacheTime: 0 });
-    }
+    const payer = '0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266';
+    const receiver = '0x000000000000000000000000000000000000dEaD';
+    const headAbove = async (height: bigint) => {
+      let head = await client.getBlockNumber({ cacheTime: 0 });
+      while (head < height) {
+        await new Promise((resolve) => setTimeout(resolve, 1_000));
+        head = await client.getBlockNumber({ cacheTime: 0 });
+      }
+      return head;
+    };
+    // A transfer well inside the kept window: the state before its block must still be served as it
+    // was (not refused, not answered from the latest state).
+    await headAbove(2_000n - BigInt(RECENT_STATES / 2));
+    const hash = await createWalletClient({ transport: http(anvil.rpcUrl) }).sendTransaction({
+      account: payer,
+      to: receiver,
+      value: parseEther('1'),
+      chain: null,
+    });
+    const { blockNumber } = await client.waitForTransactionReceipt({ hash, pollingInterval: 100 });
+    await headAbove(2_000n);
     expect(await filesUnder(join(home, '.foundry'))).toBe(0);
-    const account = '0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266';
-    const recent = await client.getBalance({ address: account, blockNumber: head - BigInt(RECENT_STATES / 2) });
-    expect(recent).toBeGreaterThan(0n);
+    expect(await client.getBalance({ address: receiver })).toBe(parseEther('1'));
+    expect(await client.getBalance({ address: receiver, blockNumber: blockNumber - 1n })).toBe(0n);
   });
 });
