@@ -96,11 +96,11 @@ export class WebhookDispatcher {
       const handled = this.cursor.handled[run.key]?.sequence ?? 0;
       // Events older than the window were handled by earlier scans (or belong to attempts pruned since).
       const fresh = (await run.events()).filter((e) => e.sequence > handled && Date.parse(e.recordedAt) >= since);
-      const now = fresh.filter(asOfRead);
-      const done = await this.deliverInOrder(endpoint, run.key, run.workflowId, now, run.updatedAt);
+      const readable = fresh.filter(asOfRead);
+      const done = await this.deliverInOrder(endpoint, run.key, run.workflowId, readable, run.updatedAt);
       if (!done && this.paused()) return; // the rest of this scan is read again once the endpoint answers
       // A run with events newer than the read stays unseen: the next scan reads it again.
-      if (now.length === fresh.length) this.cursor.seen[run.runId] = run.updatedAt;
+      if (readable.length === fresh.length) this.cursor.seen[run.runId] = run.updatedAt;
     }
     this.cursor.windowStart = new Date(scanStart).toISOString();
   }
