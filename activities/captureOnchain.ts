@@ -26,7 +26,8 @@ export function createCaptureOnchainActivity(ctx: ChainContext, requestRelay: (r
     try {
       const outcome = await follow(request, from, nonce, BigInt(validBefore));
       settled = true;
-      return outcome;
+      // Named, so the workflow can check the answer is about its own nonce (workflows/followOnchain.ts).
+      return { ...outcome, authorizer: from, nonce };
     } finally {
       unfollow(settled);
     }

@@ -172,7 +172,7 @@ export class Refunds {
   }
 
   /** One round trip: the refunds workflow starts with the first refund (update-with-start). */
-  private async ask(runId: string, input: RefundsWorkflowInput, command: RefundCommand, round = 1): Promise<RefundRecord> {
+  private async ask(runId: string, input: RefundsWorkflowInput, command: RefundCommand, round = 1, replaceSquatter = false): Promise<RefundRecord> {
     const { temporal, taskQueue } = this.ctx;
     // A start operation is sent once: each ask (after a dropped update) makes its own.
     const start = () =>
@@ -183,7 +183,8 @@ export class Refunds {
         // Concurrent first refunds meet in one workflow; a closed one is never started afresh (its
         // ledger would be lost): its memo answers instead.
         workflowIdConflictPolicy: 'USE_EXISTING',
-        workflowIdReusePolicy: 'REJECT_DUPLICATE',
+        // Only a run that failed without a ledger is replaced: a start nobody authenticated took the id.
+        workflowIdReusePolicy: replaceSquatter ? 'ALLOW_DUPLICATE_FAILED_ONLY' : 'REJECT_DUPLICATE',
         typedSearchAttributes: [
           { key: OrderIdAttribute, value: input.orderId },
           { key: PayerAttribute, value: input.payer },
@@ -209,7 +210,17 @@ export class Refunds {
     if (answer !== closed) return answer;
     // "Already started" while the ledger is open: it was rolling over (continue-as-new) as we asked.
     if ((await this.ledger(runId))?.open && round < 3) return this.ask(runId, input, command, round + 1);
+    if (round < 3 && (await this.squatted(runId))) return this.ask(runId, input, command, round + 1, true);
     return this.answerFromClosedLedger(runId, command);
+  }
+
+  /**
+   * The refunds id was taken by a start authcap did not make (refused at its first task: the run
+   * FAILED and never kept a ledger). It holds nothing, so a real ledger may take its place.
+   */
+  private async squatted(runId: string): Promise<boolean> {
+    const description = await this.describe(runId);
+    return description?.status.name === 'FAILED' && ledgerFromMemo(sealedEntries(description.memo)) === undefined;
   }
 
   /** The refunds of this authorization have ended (all refunded, or the window closed): say which. */

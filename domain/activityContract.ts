@@ -47,7 +47,17 @@ export interface CaptureOnchainProgress {
   reorgs?: number;
 }
 
-export type CaptureOnchainResult =
+/**
+ * The nonce a follower's answer is about (new answers name it): the workflow believes an answer only
+ * for its own authorizer and nonce.
+ */
+export interface FollowedNonce {
+  authorizer?: Hex;
+  nonce?: Hex;
+}
+
+export type CaptureOnchainResult = FollowedNonce &
+  (
   | {
       status: 'confirmed';
       by: 'authcap' | 'onchain';
@@ -61,7 +71,8 @@ export type CaptureOnchainResult =
   /** The nonce was canceled (the payer) before any capture landed. */
   | { status: 'consumed'; onchain: OnchainConsumption }
   /** validBefore passed by block time with the nonce unused: nothing can land any more. */
-  | { status: 'expired' };
+  | { status: 'expired' }
+  );
 
 /** Precheck and simulation in one local activity (generation 2). */
 export interface CaptureAttempt {

@@ -10,7 +10,18 @@
 
 export const SEAL_MARKER = '$authcapSeal';
 
-export type UnsealedReason = 'plain' | 'unknown_key' | 'tampered' | 'malformed';
+export type UnsealedReason = 'plain' | 'unknown_key' | 'tampered' | 'malformed' | 'misplaced';
+
+/**
+ * A payload sealed for no place (runtime/codec.ts binds each to its workflow or activity): recorded
+ * before payloads were bound. Old histories replay with it as they ran; a new run refuses it.
+ */
+export const UNBOUND_ORIGIN = 'unbound';
+
+export interface UnboundInput {
+  [SEAL_MARKER]: typeof UNBOUND_ORIGIN;
+  value: unknown;
+}
 
 export interface UnsealedInput {
   [SEAL_MARKER]: 'unsealed';
@@ -32,6 +43,10 @@ export function isUnsealed(value: unknown): value is UnsealedInput {
   return marked(value) === 'unsealed';
 }
 
+export function isUnbound(value: unknown): value is UnboundInput {
+  return marked(value) === UNBOUND_ORIGIN;
+}
+
 export function isOperatorSealed(value: unknown): value is OperatorSealedInput {
   return marked(value) === 'operator';
 }
@@ -43,6 +58,7 @@ const explanations: Record<UnsealedReason, string> = {
   unknown_key: 'a payload sealed with a key this process does not hold',
   tampered: 'a payload whose seal does not open (altered, or sealed with another key under the same id)',
   malformed: 'a malformed sealed payload',
+  misplaced: 'a payload sealed for another place (copied from another workflow, message or activity)',
 };
 
 export function describeUnsealed(value: UnsealedInput): string {
@@ -53,7 +69,8 @@ export function describeUnsealed(value: UnsealedInput): string {
 export function sealedEntries<T extends Record<string, unknown> | undefined>(memo: T): T {
   if (!memo) return memo;
   let forged = false;
-  for (const value of Object.values(memo)) if (isUnsealed(value) || isOperatorSealed(value)) forged = true;
+  const foreign = (value: unknown) => isUnsealed(value) || isOperatorSealed(value) || isUnbound(value);
+  for (const value of Object.values(memo)) if (foreign(value)) forged = true;
   if (!forged) return memo;
-  return Object.fromEntries(Object.entries(memo).filter(([, value]) => !isUnsealed(value) && !isOperatorSealed(value))) as T;
+  return Object.fromEntries(Object.entries(memo).filter(([, value]) => !foreign(value))) as T;
 }

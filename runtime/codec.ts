@@ -2,16 +2,23 @@
 // arguments and results, update arguments, the memo) is sealed with AES-256-GCM, so the payer's
 // signature, a payment credential, never sits in clear text in history or in the server's database.
 // Keys rotate: the key id travels in each payload's metadata; one key seals, all listed keys open.
+// Each payload is also bound to its place: the workflow it was sent to (start input, signal, update,
+// memo, query) or the activity it was made for (arguments, result, heartbeat), from the SDK's
+// serialization context. The place rides in the clear beside the ciphertext and is authenticated
+// with it (AES-GCM's associated data): a payload copied out of one history opens only where it was
+// sealed for, and anywhere else it is refused like a plain one.
 import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Payload, PayloadCodec } from '@temporalio/common';
-import { SEAL_MARKER, unsealedInput, type UnsealedReason } from '../domain/sealed.js';
+import { defaultPayloadConverter, type Payload, type PayloadCodec, type SerializationContext } from '@temporalio/common';
+import { SEAL_MARKER, UNBOUND_ORIGIN, unsealedInput, type UnsealedReason } from '../domain/sealed.js';
 import { readVariable } from './settings/read.js';
 
 export const ENCRYPTED_ENCODING = 'binary/encrypted';
 const ENCODING_KEY = 'encoding';
 const KEY_ID_KEY = 'encryption-key-id';
+/** Beside the ciphertext, in the clear and authenticated: where the payload may be opened. */
+const PLACE_KEY = 'authcap-place';
 /** Inside the seal: who sealed it. Absent: an authcap process holding the key. */
 const ORIGIN_KEY = 'authcap-origin';
 const OPERATOR_ORIGIN = 'operator';
@@ -38,16 +45,35 @@ export class EncryptionCodec implements PayloadCodec {
     if (!keys.keys.has(keys.active)) throw new Error(`codec: the active key ${keys.active} is not among the keys`);
   }
 
-  async encode(payloads: Payload[]): Promise<Payload[]> {
-    return payloads.map((payload) => this.seal(payload));
+  async encode(payloads: Payload[], context?: SerializationContext): Promise<Payload[]> {
+    const place = placeOf(context);
+    if (!place && process.env.AUTHCAP_TRACE_UNBOUND) require_fs().appendFileSync(process.env.AUTHCAP_TRACE_UNBOUND, `${new Error().stack}\n\n`);
+    return payloads.map((payload) => this.seal(payload, place));
   }
 
-  async decode(payloads: Payload[]): Promise<Payload[]> {
+  /**
+   * Opens what was sealed for this place. Without a context (a client's list, the doctor's sample)
+   * a bound payload opens as it is: every path on which a payload is acted on (a workflow's
+   * activation, an activity's task) has one.
+   */
+  async decode(payloads: Payload[], context?: SerializationContext): Promise<Payload[]> {
+    const expected = placeOf(context);
     return payloads.map((payload) => {
       const opened = this.open(payload);
       if ('unsealed' in opened) return jsonPayload(unsealedInput(opened.unsealed));
-      const { inner } = opened;
-      if (decoder.decode(inner.metadata?.[ORIGIN_KEY] ?? new Uint8Array()) !== OPERATOR_ORIGIN) return inner;
+      const { inner, place } = opened;
+      if (expected !== undefined && place !== undefined && place !== expected) return jsonPayload(unsealedInput('misplaced'));
+      const operator = decoder.decode(inner.metadata?.[ORIGIN_KEY] ?? new Uint8Array()) === OPERATOR_ORIGIN;
+      if (expected !== undefined && place === undefined && !operator) {
+        // Sealed for no place: recorded before payloads were bound (the interceptors replay those
+        // as they ran, and refuse them in new runs), or sealed outside any context.
+        try {
+          return jsonPayload({ [SEAL_MARKER]: UNBOUND_ORIGIN, value: defaultPayloadConverter.fromPayload(inner) });
+        } catch {
+          return jsonPayload(unsealedInput('malformed'));
+        }
+      }
+      if (!operator) return inner;
       // An operator's input (the UI's signal, sealed by the codec server) reaches only what an
       // operator may do: the interceptors see who sealed it.
       if (decoder.decode(inner.metadata?.[ENCODING_KEY] ?? new Uint8Array()) !== JSON_ENCODING) return jsonPayload(unsealedInput('malformed'));
@@ -80,23 +106,28 @@ export class EncryptionCodec implements PayloadCodec {
 
   /** The codec server's /encode: sealed, and marked as an operator's (it can void, nothing more). */
   async sealForOperator(payloads: Payload[]): Promise<Payload[]> {
-    return payloads.map((payload) => this.seal({ ...payload, metadata: { ...payload.metadata, [ORIGIN_KEY]: encoder.encode(OPERATOR_ORIGIN) } }));
+    return payloads.map((payload) => this.seal({ ...payload, metadata: { ...payload.metadata, [ORIGIN_KEY]: encoder.encode(OPERATOR_ORIGIN) } }, undefined));
   }
 
-  private seal(payload: Payload): Payload {
+  private seal(payload: Payload, place: string | undefined): Payload {
     const key = this.keys.keys.get(this.keys.active)!;
     const iv = randomBytes(IV_BYTES);
     const cipher = createCipheriv('aes-256-gcm', key, iv);
+    if (place !== undefined) cipher.setAAD(Buffer.from(place, 'utf8'));
     // The whole payload (its metadata too) is sealed: the inner encoding says how to read it back.
     const plain = Buffer.from(JSON.stringify(toJson(payload)), 'utf8');
     const sealed = Buffer.concat([iv, cipher.update(plain), cipher.final(), cipher.getAuthTag()]);
     return {
-      metadata: { [ENCODING_KEY]: encoder.encode(ENCRYPTED_ENCODING), [KEY_ID_KEY]: encoder.encode(this.keys.active) },
+      metadata: {
+        [ENCODING_KEY]: encoder.encode(ENCRYPTED_ENCODING),
+        [KEY_ID_KEY]: encoder.encode(this.keys.active),
+        ...(place === undefined ? {} : { [PLACE_KEY]: encoder.encode(place) }),
+      },
       data: sealed,
     };
   }
 
-  private open(payload: Payload): { inner: Payload } | { unsealed: UnsealedReason } {
+  private open(payload: Payload): { inner: Payload; place: string | undefined } | { unsealed: UnsealedReason } {
     if (!isSealed(payload)) return { unsealed: 'plain' };
     const keyId = decoder.decode(payload.metadata?.[KEY_ID_KEY] ?? new Uint8Array());
     const key = this.keys.keys.get(keyId);
@@ -107,16 +138,34 @@ export class EncryptionCodec implements PayloadCodec {
     }
     const data = Buffer.from(payload.data ?? new Uint8Array());
     if (data.length < IV_BYTES + TAG_BYTES) return { unsealed: 'malformed' };
+    const placeBytes = payload.metadata?.[PLACE_KEY];
+    const place = placeBytes ? decoder.decode(placeBytes) : undefined;
     try {
       const decipher = createDecipheriv('aes-256-gcm', key, data.subarray(0, IV_BYTES));
+      // A place changed beside the ciphertext does not open: the seal covers it.
+      if (place !== undefined) decipher.setAAD(Buffer.from(place, 'utf8'));
       decipher.setAuthTag(data.subarray(data.length - TAG_BYTES));
       const plain = Buffer.concat([decipher.update(data.subarray(IV_BYTES, data.length - TAG_BYTES)), decipher.final()]);
-      return { inner: fromJson(JSON.parse(plain.toString('utf8')) as JsonPayload) };
+      return { inner: fromJson(JSON.parse(plain.toString('utf8')) as JsonPayload), place };
     } catch {
       return { unsealed: 'tampered' };
     }
   }
 }
+
+/**
+ * Where a payload belongs: the workflow it is sent to, or the activity (of its workflow) it is made
+ * for. Local or not is left out: both kinds share the workflow's sequence of activity ids.
+ */
+export function placeOf(context: SerializationContext | undefined): string | undefined {
+  if (!context) return undefined;
+  // JSON: ids may hold any character, and no two places may read the same.
+  if (context.type === 'workflow') return JSON.stringify(['workflow', context.namespace, context.workflowId]);
+  return JSON.stringify(['activity', context.namespace, context.workflowId ?? '', context.activityId ?? '']);
+}
+
+import * as fsForTrace from 'node:fs';
+const require_fs = () => fsForTrace;
 
 function isSealed(payload: Payload): boolean {
   return decoder.decode(payload.metadata?.[ENCODING_KEY] ?? new Uint8Array()) === ENCRYPTED_ENCODING;

@@ -5,7 +5,7 @@
 // (The SDK's handle.signal() makes a new request id each call, hence the service call here.)
 import { createHash } from 'node:crypto';
 import type { Client } from '@temporalio/client';
-import { encodeToPayloads } from '@temporalio/common/lib/internal-non-workflow/codec-helpers.js';
+import { encodeToPayloadsWithContext } from '@temporalio/common/lib/internal-non-workflow/codec-helpers.js';
 import { nonceActivitySignal } from '../workflows/messages.js';
 
 export interface Nudge {
@@ -22,7 +22,12 @@ export function nudgeRequestId(network: string, log: { transactionHash: string; 
 }
 
 export async function nudgeOnce(client: Client, execution: { workflowId: string; runId?: string }, nudge: Nudge, requestId: string): Promise<void> {
-  const payloads = await encodeToPayloads(client.workflow.options.loadedDataConverter, nudge);
+  // Sealed for the workflow it is sent to, as the SDK's own signal() would (runtime/codec.ts).
+  const payloads = await encodeToPayloadsWithContext(
+    client.workflow.options.loadedDataConverter,
+    { type: 'workflow', namespace: client.options.namespace, workflowId: execution.workflowId },
+    [nudge],
+  );
   await client.workflowService.signalWorkflowExecution({
     namespace: client.options.namespace,
     identity: client.options.identity,

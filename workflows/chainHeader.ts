@@ -1,10 +1,11 @@
-// The chain a workflow works on, handed to every activity it schedules in a header (the worker's
-// activity interceptor reads it: activities/chainRouting.ts). Each workflow has its own module
-// instances, so this is the running workflow's own. Runs from before networks never set it: their
-// activities carry no header and run on the default chain, as they always did.
-import { defaultPayloadConverter } from '@temporalio/common';
+// The chain a workflow works on, handed to every activity it schedules as one more argument, after
+// the activity's own (the worker's activity interceptor takes it off: worker/chainHeaderInbound.ts).
+// An argument, not a header: arguments are sealed by the payload codec for that one activity, so a
+// forged task cannot send a follower to another network's relayer; headers travel in the clear.
+// Each workflow has its own module instances, so this is the running workflow's own. Runs from
+// before networks never set it: their activities run on the default chain, as they always did.
 import type { WorkflowOutboundCallsInterceptor } from '@temporalio/workflow';
-import { CHAIN_HEADER, type ChainRef } from '../domain/chain.js';
+import { CHAIN_ARGUMENT, type ChainArgument, type ChainRef } from '../domain/chain.js';
 
 let chain: Partial<ChainRef> | undefined;
 
@@ -16,8 +17,11 @@ export function useChain(ref: Partial<ChainRef> | undefined): void {
 export const currentChain = (): Partial<ChainRef> | undefined => chain;
 
 export function chainHeaderInterceptor(): WorkflowOutboundCallsInterceptor {
-  const withChain = <T extends { headers: Record<string, unknown> }>(input: T): T =>
-    chain ? { ...input, headers: { ...input.headers, [CHAIN_HEADER]: defaultPayloadConverter.toPayload(chain) } } : input;
+  const withChain = <T extends { args: unknown[] }>(input: T): T => {
+    if (!chain) return input;
+    const argument: ChainArgument = { [CHAIN_ARGUMENT]: chain };
+    return { ...input, args: [...input.args, argument] };
+  };
   return {
     scheduleActivity: (input, next) => next(withChain(input)),
     scheduleLocalActivity: (input, next) => next(withChain(input)),

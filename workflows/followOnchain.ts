@@ -1,7 +1,7 @@
 // A transaction handed to the relayer and followed onchain by one activity (generation 2), raced
 // against the relayer's word: it speaks only when it refused the call, or its transaction reverted
 // or was abandoned, and then the follower is cancelled. Shared by captures and refunds.
-import { type ActivityOptions, CancellationScope, condition, isCancellation, log } from '@temporalio/workflow';
+import { type ActivityOptions, ApplicationFailure, CancellationScope, condition, isCancellation, log } from '@temporalio/workflow';
 import type { CaptureOnchainRequest, CaptureOnchainResult } from '../domain/activityContract.js';
 import { followers } from './activities.js';
 import { failureOf } from './failures.js';
@@ -15,7 +15,7 @@ export async function followUnlessTroubled(relay: Relay, request: CaptureOnchain
   const troubled = condition(() => relay.answer(request.requestId)?.failure !== undefined);
   const first: Followed = await Promise.race([
     following.then(
-      (result) => ({ result }),
+      (result) => (aboutOwnNonce(request, result) ? { result } : { error: foreignAnswer(request, result) }),
       (error: unknown) => ({ error }),
     ),
     troubled.then(() => ({ troubled: true as const })),
@@ -25,4 +25,19 @@ export async function followUnlessTroubled(relay: Relay, request: CaptureOnchain
     await following.catch((err: unknown) => (isCancellation(err) ? undefined : log.warn('follower ended', { error: failureOf(err).message })));
   }
   return first;
+}
+
+/**
+ * An answer is believed only about this request's own authorizer and nonce. (Answers recorded before
+ * followers named them carry neither; their seal binds them to this activity.)
+ */
+function aboutOwnNonce(request: CaptureOnchainRequest, result: CaptureOnchainResult): boolean {
+  const { from, nonce } = request.call.authorization;
+  const same = (a: string | undefined, b: string) => a === undefined || a.toLowerCase() === b.toLowerCase();
+  return same(result.authorizer, from) && same(result.nonce, nonce);
+}
+
+function foreignAnswer(request: CaptureOnchainRequest, result: CaptureOnchainResult): ApplicationFailure {
+  log.warn('a follower answered about another nonce: the chain decides', { requestId: request.requestId, nonce: result.nonce });
+  return ApplicationFailure.create({ type: 'unauthenticated_input', nonRetryable: true, message: 'the follower answered about another nonce' });
 }

@@ -1,12 +1,12 @@
 // The workflow interceptors bundled with the workflows (scripts/build.ts, worker/createWorker.ts and
-// the replay test register this module): every input sealed, each activity told its chain, and writes coalesced where switched on.
+// the replay test register this module): every input sealed for its place (activity results too), each activity told its chain, and writes coalesced where switched on.
 import type { WorkflowInterceptors } from '@temporalio/workflow';
 import { coalescedWritesInterceptor } from './coalescedWrites.js';
-import { sealedInboundInterceptor } from './sealedInputs.js';
+import { sealedInboundInterceptor, sealedOutboundInterceptor, sealedResultsInterceptor } from './sealedInputs.js';
 import { chainHeaderInterceptor } from './chainHeader.js';
 
 export const interceptors = (): WorkflowInterceptors => ({
   inbound: [sealedInboundInterceptor()],
-  outbound: [chainHeaderInterceptor()],
-  internals: [coalescedWritesInterceptor()],
+  outbound: [sealedOutboundInterceptor(), chainHeaderInterceptor()],
+  internals: [sealedResultsInterceptor(), coalescedWritesInterceptor()],
 });

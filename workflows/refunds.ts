@@ -28,6 +28,7 @@ import {
   ledgerTotals,
   refundMemoKey,
   refundStateOf,
+  refundsWorkflowId,
   type RefundLedgerSummary,
   type RefundLedgerView,
   type RefundRecord,
@@ -41,6 +42,7 @@ import { isRefundFinal, openRefund } from './refundMachine.js';
 import { REFUND_ALREADY_REQUESTED, refundUpdate, type RefundCommand, type RefundsWorkflowInput } from './refundMessages.js';
 import { expiryDueAt, runRefund } from './refundProcedure.js';
 import { MemoEventLog } from './memoEventLog.js';
+import { BOUND_PAYLOADS_PATCH } from './sealedInputs.js';
 import { useGeneration } from './activities.js';
 import { coalesceWrites } from './coalescedWrites.js';
 import { createRelayClient } from './relayClient.js';
@@ -53,6 +55,15 @@ const SET_ASIDE_WHILE_EXPIRING = 'refunds-set-aside-while-expiring';
 const now = () => new Date().toISOString();
 
 export async function refundsWorkflow(input: RefundsWorkflowInput): Promise<RefundLedgerView> {
+  // The ledger of one authorization runs under that authorization's id and no other: an input that
+  // names another authorization (a start under a squatted id) is refused before anything runs.
+  if (workflowInfo().workflowId !== refundsWorkflowId(input.authorizationRunId) && patched(BOUND_PAYLOADS_PATCH)) {
+    throw ApplicationFailure.create({
+      type: 'unauthenticated_input',
+      nonRetryable: true,
+      message: `refused the workflow input: it is the ledger of ${refundsWorkflowId(input.authorizationRunId)}, not of ${workflowInfo().workflowId}`,
+    });
+  }
   const refunds: RefundRecord[] = [...(input.carried?.refunds ?? [])];
   const captured = BigInt(input.amountCapturedMinor);
   let eventSequence = input.carried?.eventSequence ?? 0;

@@ -72,7 +72,9 @@ describe.skipIf(!hasChromium)(`the Temporal UI in Chromium${hasChromium ? '' : `
     // The names come from the workflow's metadata query (its handlers): `void` is among them.
     await dialog.getByRole('option', { name: 'void', exact: true }).click();
     const editor = dialog.locator('.cm-content');
-    await editor.fill(JSON.stringify(VOID_INPUT));
+    // The operator names the order it voids: a void copied to another authorization is dropped.
+    const typed = { orderId, ...VOID_INPUT };
+    await editor.fill(JSON.stringify(typed));
     // Leaving the editor reformats the JSON and enables Submit: leave it before clicking, not in the click.
     await editor.blur();
     await dialog.locator('.cm-line', { hasText: '"by": "ops"' }).waitFor();
@@ -86,7 +88,7 @@ describe.skipIf(!hasChromium)(`the Temporal UI in Chromium${hasChromium ? '' : `
     const encodes = codecRequests(o, '/encode');
     expect(encodes, `the UI did not seal the signal's input through ${dev().codecEndpoint}/encode;\n${evidence()}`).toHaveLength(1);
     const sent = JSON.parse(encodes[0]!.body ?? '{}') as { payloads: WirePayload[] };
-    expect(sent.payloads.map((p) => [encodingOf(p), JSON.parse(fromBase64(p.data))])).toEqual([['json/plain', VOID_INPUT]]);
+    expect(sent.payloads.map((p) => [encodingOf(p), JSON.parse(fromBase64(p.data))])).toEqual([['json/plain', typed]]);
     expect(encodes[0]!.status, evidence()).toBe(200);
     // …and the signal the UI sent to Temporal carries the sealed payload only, never the plain text.
     expect(signalResponse.status(), evidence()).toBe(200);
@@ -96,7 +98,7 @@ describe.skipIf(!hasChromium)(`the Temporal UI in Chromium${hasChromium ? '' : `
       (signal.input?.payloads ?? []).map(encodingOf),
       `the UI sent the void signal unsealed (the workflow drops it): ${signalResponse.request().postData()}\n${evidence()}`,
     ).toEqual([ENCRYPTED]);
-    expect(signalResponse.request().postData()).not.toContain(Buffer.from(JSON.stringify(VOID_INPUT)).toString('base64'));
+    expect(signalResponse.request().postData()).not.toContain(Buffer.from(JSON.stringify(typed)).toString('base64'));
 
     // The workflow took it as an operator's void.
     const after = await api('GET', `/v1/authorizations/${authorization.id}?wait=30&state=stored`);

@@ -119,7 +119,7 @@ describe('void by an operator', () => {
     const orderId = newOrderId('lc-void-signal');
     const s = await stored(p, '3', { orderId });
 
-    await sendRawSignal(temporal, `authorization-${orderId}`, 'void', await operatorSealed({ reason: 'duplicate order', by: 'ops' }));
+    await sendRawSignal(temporal, `authorization-${orderId}`, 'void', await operatorSealed({ orderId, reason: 'duplicate order', by: 'ops' }));
     const voided = await waitForState(s.id, 'voided', 10_000);
     expect(voided.void).toMatchObject({ reason: 'duplicate order', by: 'ops' });
     expect(historyStates(voided)).toEqual(['drafting', 'drafted', 'stored', 'voided']);
@@ -135,7 +135,7 @@ describe('void by an operator', () => {
   it('a `void` signal to a drafted authorization works too, and the CLI then reports it voided', async () => {
     const orderId = newOrderId('lc-void-signal-draft');
     const d = await draft(p, '1', { orderId });
-    await sendRawSignal(temporal, `authorization-${orderId}`, 'void', await operatorSealed({ reason: 'typo in amount', by: 'ops' }));
+    await sendRawSignal(temporal, `authorization-${orderId}`, 'void', await operatorSealed({ orderId, reason: 'typo in amount', by: 'ops' }));
     const voided = await waitForState(d.id, 'voided', 10_000);
     expect(voided.void).toMatchObject({ reason: 'typo in amount', by: 'ops' });
     expect(await authorizationState(p.address, d.authorization.nonce)).toBe(false);
@@ -148,7 +148,7 @@ describe('void by an operator', () => {
   it('a `void` signal with blank fields still records who and why (the defaults), as the API never stores a blank reason', async () => {
     const orderId = newOrderId('lc-void-signal-blank');
     const d = await draft(p, '1', { orderId });
-    await sendRawSignal(temporal, `authorization-${orderId}`, 'void', await operatorSealed({ reason: '   ', by: '' }));
+    await sendRawSignal(temporal, `authorization-${orderId}`, 'void', await operatorSealed({ orderId, reason: '   ', by: '' }));
     const voided = await waitForState(d.id, 'voided', 10_000);
     expect(voided.void.reason.trim(), 'void.reason').not.toBe('');
     expect(voided.void.by.trim(), 'void.by').not.toBe('');

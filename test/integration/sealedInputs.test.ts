@@ -176,9 +176,22 @@ describe('a client without the codec key', () => {
 describe("an operator's void sealed by the codec server (what the Temporal UI sends)", () => {
   it('voids the authorization', async () => {
     const s = await stored(p, '0.05');
-    await sendRawSignal(keyless, workflowIdOf(s), 'void', await operatorSealed({ reason: 'duplicate order', by: 'ops' }));
+    await sendRawSignal(keyless, workflowIdOf(s), 'void', await operatorSealed({ orderId: s.orderId, reason: 'duplicate order', by: 'ops' }));
     const voided = await waitForState(s.id, 'voided');
     expect(voided.void).toMatchObject({ reason: 'duplicate order', by: 'ops' });
+  });
+
+  it("voids only the authorization it names: the same operator's void sent to another order is dropped", async () => {
+    const named = await stored(p, '0.07');
+    const other = await stored(p, '0.08');
+    const sealed = await operatorSealed({ orderId: named.orderId, reason: 'duplicate order', by: 'ops' });
+    // Sent first where it does not belong, then (a marker the test can wait on) where it does.
+    await sendRawSignal(keyless, workflowIdOf(other), 'void', sealed);
+    await sendRawSignal(keyless, workflowIdOf(other), 'void', await operatorSealed({ reason: 'names no order', by: 'ops' }));
+    await sendRawSignal(keyless, workflowIdOf(named), 'void', sealed);
+    await waitForState(named.id, 'voided');
+    await sleep(1_000);
+    expect((await getAuthorization(other.id)).state).toBe('stored');
   });
 
   it('cannot capture: an operator seal reaches only void', async () => {

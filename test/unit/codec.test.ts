@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { EncryptionCodec, ensureDevCodecKeys, parseCodecKeys, requireCodec } from '../../runtime/codec.js';
-import { isOperatorSealed, isUnsealed } from '../../domain/sealed.js';
+import { isOperatorSealed, isUnbound, isUnsealed } from '../../domain/sealed.js';
 import { startCodecServer } from '../../runtime/codecServer.js';
 import { scratchDirs } from '../support/scratch.js';
 
@@ -115,5 +115,56 @@ describe('codec server', () => {
     } finally {
       await server.close();
     }
+  });
+});
+
+describe('EncryptionCodec: a payload opens only where it was sealed for', () => {
+  const codec = new EncryptionCodec(parseCodecKeys(`k1:${key()}`));
+  const workflowA = { type: 'workflow', namespace: 'default', workflowId: 'authorization-a' } as const;
+  const workflowB = { type: 'workflow', namespace: 'default', workflowId: 'authorization-b' } as const;
+  const activity = (workflowId: string, activityId: string) => ({ type: 'activity', namespace: 'default', workflowId, activityId, isLocal: false }) as const;
+  const open = async (sealed: Parameters<EncryptionCodec['decode']>[0][number], context?: Parameters<EncryptionCodec['decode']>[1]) =>
+    defaultPayloadConverter.fromPayload((await codec.decode([sealed], context))[0]!);
+
+  it("opens in its own workflow, and is refused in another's (another workflow id, another namespace)", async () => {
+    const [sealed] = await codec.encode([payload({ amount: '0.01' })], workflowA);
+    expect(await open(sealed!, workflowA)).toEqual({ amount: '0.01' });
+    const elsewhere = await open(sealed!, workflowB);
+    expect(isUnsealed(elsewhere) && elsewhere.reason).toBe('misplaced');
+    expect(isUnsealed(await open(sealed!, { ...workflowA, namespace: 'other' }))).toBe(true);
+  });
+
+  it("an activity's result opens for that activity of that workflow only (not another activity, not its workflow)", async () => {
+    const [sealed] = await codec.encode([payload({ status: 'confirmed' })], activity('authorization-a', '7'));
+    expect(await open(sealed!, activity('authorization-a', '7'))).toEqual({ status: 'confirmed' });
+    expect(isUnsealed(await open(sealed!, activity('authorization-a', '8')))).toBe(true);
+    expect(isUnsealed(await open(sealed!, activity('authorization-b', '7')))).toBe(true);
+    expect(isUnsealed(await open(sealed!, workflowA))).toBe(true);
+  });
+
+  it('a place rewritten beside the ciphertext does not open (the seal covers it)', async () => {
+    const [sealed] = await codec.encode([payload('x')], workflowA);
+    const forged = { ...sealed!, metadata: { ...sealed!.metadata, 'authcap-place': new TextEncoder().encode(JSON.stringify(['workflow', 'default', 'authorization-b'])) } };
+    const opened = await open(forged, workflowB);
+    expect(isUnsealed(opened) && opened.reason).toBe('tampered');
+  });
+
+  it('ids with separators cannot be made to read as another place', async () => {
+    const [sealed] = await codec.encode([payload('x')], activity('a/1', '2'));
+    expect(isUnsealed(await open(sealed!, activity('a', '1/2')))).toBe(true);
+  });
+
+  it('without a context (a list, a read) a bound payload opens; one sealed for no place is marked unbound where a place is expected', async () => {
+    const [bound] = await codec.encode([payload('read')], workflowA);
+    expect(await open(bound!)).toBe('read');
+    const [unbound] = await codec.encode([payload('old')]);
+    expect(await open(unbound!)).toBe('old');
+    const marked = await open(unbound!, workflowA);
+    expect(isUnbound(marked) && marked.value).toBe('old');
+  });
+
+  it("an operator's input (the codec server's /encode) is marked an operator's wherever it is sent", async () => {
+    const [sealed] = await codec.sealForOperator([payload({ orderId: 'a', reason: 'r' })]);
+    expect(isOperatorSealed(await open(sealed!, workflowB))).toBe(true);
   });
 });
