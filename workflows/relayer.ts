@@ -42,7 +42,11 @@ const { telemetry } = proxySinks<AuthcapSinks>();
 export interface RelayerState {
   accountNonce: number | null;
   inflight: InflightTransaction[];
-  /** Recent answers, so a repeated request gets the same transaction back. */
+  /**
+   * Recent answers, so a repeated request gets the same transaction back. A workflow's memory, which
+   * a termination or reset wipes: the broadcast activity also asks the chain (a call is simulated at
+   * the pending block first; one whose authorization is consumed is answered, never sent again).
+   */
   answered: [string, RelayResult][];
   /** Requests not yet broadcast when the previous run rolled over (continue-as-new). */
   queue?: (RelayRequest | LegacyRelayRequest)[];
