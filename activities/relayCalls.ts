@@ -24,6 +24,10 @@ const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
 
 /** The merchant's transaction for a typed call, or why the relayer will not send it. */
 export async function buildRelayTransaction(ctx: ChainContext, sender: Address, call: RelayCall, backing: RefundBackingCheck): Promise<BuildResult> {
+  // A call whose fields do not make a token call is refused: thrown, it would fail the relayer's
+  // batch over and over and hold up every capture queued behind it.
+  const malformed = malformedCall(call);
+  if (malformed) return { refused: malformed };
   switch (call?.kind) {
     case 'capture': {
       // A capture pays the merchant key that sends it: receive… insists on it, transfer… would not.
@@ -45,6 +49,37 @@ export async function buildRelayTransaction(ctx: ChainContext, sender: Address, 
     default:
       return { refused: 'the relayer sends only captures, cancellations and refunds' };
   }
+}
+
+const HEX32 = /^0x[0-9a-fA-F]{64}$/;
+const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
+const UINT = /^(0|[1-9][0-9]{0,77})$/;
+const SIGNATURE = /^0x(?:[0-9a-fA-F]{2})+$/;
+
+/**
+ * Why these typed arguments make no token call, or undefined. The calldata is built from exactly
+ * these fields (from, to, value, validAfter, validBefore, nonce: what the signature covers), so a
+ * well-formed call is the one its authorization asks for; whether the signature is the authorizer's
+ * the token itself judges, in the simulation before broadcast (a contract wallet's ERC-1271
+ * signature does not recover to its address, so a local recovery could only refuse it wrongly).
+ */
+function malformedCall(call: RelayCall): string | undefined {
+  if (typeof call !== 'object' || call === null) return 'no call';
+  if (typeof call.signature !== 'string' || !SIGNATURE.test(call.signature)) return 'a call must carry its signature';
+  if (call.kind === 'cancel') {
+    if (typeof call.authorizer !== 'string' || !ADDRESS.test(call.authorizer)) return 'a cancellation names its authorizer';
+    if (typeof call.nonce !== 'string' || !HEX32.test(call.nonce)) return "a cancellation names the authorization's 32-byte nonce";
+    return undefined;
+  }
+  if (call.kind !== 'capture' && call.kind !== 'refund') return undefined;
+  if (call.kind === 'capture' && call.primaryType !== 'ReceiveWithAuthorization' && call.primaryType !== 'TransferWithAuthorization')
+    return `a capture is a ReceiveWithAuthorization or a TransferWithAuthorization, not ${String(call.primaryType)}`;
+  const a = call.authorization;
+  if (typeof a !== 'object' || a === null) return 'a call must carry its authorization';
+  if (![a.from, a.to].every((x) => typeof x === 'string' && ADDRESS.test(x))) return "an authorization's from and to are addresses";
+  if (![a.value, a.validAfter, a.validBefore].every((x) => typeof x === 'string' && UINT.test(x))) return "an authorization's value and validity are integers";
+  if (typeof a.nonce !== 'string' || !HEX32.test(a.nonce)) return "an authorization's nonce is 32 bytes";
+  return undefined;
 }
 
 export interface RefundBackingCheck {

@@ -11,12 +11,14 @@ import {
   type InflightTransaction,
   type LegacyRelayRequest,
   type RelayRequest,
+  type RelayResult,
   type RelayerActivities,
 } from '../domain/relay.js';
 import { tokenAbi } from '../domain/tokenAbi.js';
 import type { ChainContext } from './chainContext.js';
 import { heartbeat, lastHeartbeat } from './heartbeat.js';
-import { captureFailureFromRevert, isRevert, revertReasonOf } from './revert.js';
+import { cancelFailureFromRevert, captureFailureFromRevert, isRevert, revertReasonOf } from './revert.js';
+import { authorizationCanceledTopic, logPairKey, nonceTopics, pairKey } from './nonceState.js';
 import type { CaptureFailure } from '../domain/facts.js';
 import { classifyRpcError } from './rpc/rpcErrors.js';
 import { buildRelayTransaction, refundBackingCheck, type BuiltTransaction, type RefundBackingCheck } from './relayCalls.js';
@@ -27,6 +29,24 @@ const FEE_BUMP_PERCENT = 125n;
 export const MAX_FEE_BUMPS = 5;
 /** Blocks on top of a mined transaction before the relayer stops watching it (reorg safety). */
 export const SETTLE_DEPTH = 64n;
+/**
+ * How far back the relayer looks for the transaction that consumed a request's authorization (one
+ * eth_getLogs window): a request asked again after the relayer lost its memory comes within minutes.
+ * Older ones are answered nonce_already_used, and their requester reads the chain itself.
+ */
+export const ANSWER_LOOKBACK_BLOCKS = 1_999n;
+/** Out of gas in the simulation is a final answer (the transaction would fail the same way), not a node fault. */
+const OUT_OF_GAS = /out of gas|gas required exceeds|intrinsic gas too low/i;
+
+/** What a broadcast attempt heartbeats: what it signed, and what it answered without a transaction. */
+interface SignedBatch {
+  signed: InflightTransaction[];
+  refused: BroadcastOutcome['refused'];
+  known: RelayResult[];
+}
+
+/** A simulation's verdict: undefined (send it), a refusal, or the transaction that answered it already. */
+type Verdict = { failure: CaptureFailure } | { known: RelayResult } | undefined;
 
 /**
  * `tokenContext`: the context of another token on the same network (a relayer sends for each of its
@@ -67,12 +87,19 @@ export function createRelayerActivities(ctx: ChainContext, tokenContext: (token?
     sender?: Address;
   }): Promise<BroadcastOutcome> {
     const account = ctx.accountFor(request.sender);
-    const refused: BroadcastOutcome['refused'] = [];
-    // A retried attempt rebroadcasts exactly what it signed before, never a second set of transactions.
-    let signed = lastHeartbeat<InflightTransaction[]>();
+    // A retried attempt rebroadcasts exactly what it signed before, never a second set of
+    // transactions, and gives the answers it reached without a transaction again. (An attempt of an
+    // older worker heartbeated the signed transactions alone.)
+    const earlier = lastHeartbeat<InflightTransaction[] | SignedBatch>();
+    const prior: SignedBatch | undefined = Array.isArray(earlier) ? { signed: earlier, refused: [], known: [] } : earlier;
+    let signed = prior?.signed;
+    let refused: BroadcastOutcome['refused'] = prior?.refused ?? [];
+    let known: RelayResult[] = prior?.known ?? [];
     if (!signed?.length) {
+      refused = [];
+      known = [];
       // Each call is built and checked before any nonce is given out: a refused one takes none.
-      const built: { item: RelayRequest; transaction: BuiltTransaction }[] = [];
+      const built: { item: RelayRequest; tokenCtx: ChainContext; transaction: BuiltTransaction }[] = [];
       for (const item of request.items) {
         const tokenCtx = isTypedRelayRequest(item) ? tokenContext(item.token) : undefined;
         const result = !isTypedRelayRequest(item)
@@ -84,15 +111,43 @@ export function createRelayerActivities(ctx: ChainContext, tokenContext: (token?
               : await buildRelayTransaction(tokenCtx, account.address, item.call, backingOf(tokenCtx));
         if ('refused' in result)
           refused.push({ requestId: item.requestId, failure: { code: 'relay_refused', message: `the relayer refused: ${result.refused}` } });
-        else built.push({ item: item as RelayRequest, transaction: result.transaction });
+        else built.push({ item: item as RelayRequest, tokenCtx: tokenCtx!, transaction: result.transaction });
+      }
+      // Then each is run at the pending block, as the merchant key would send it (together: one
+      // eth_call each). The relayer's memory of its answers is a workflow's, which an operator's
+      // reset or anyone's termination wipes: the chain's is not. A call whose authorization is
+      // already used or canceled, or that would revert for any other reason, is never broadcast.
+      const verdicts = await Promise.all(built.map(({ item, tokenCtx, transaction }) => simulate(tokenCtx, account.address, item, transaction)));
+      const claimed = new Map<string, string>();
+      const sendable: typeof built = [];
+      for (const [i, b] of built.entries()) {
+        const verdict = verdicts[i]!;
+        if (verdict && 'known' in verdict) known.push(verdict.known);
+        else if (verdict) refused.push({ requestId: b.item.requestId, failure: verdict.failure });
+        else {
+          // Two requests of one batch for one authorization (a capture and its cancellation, say):
+          // both pass alone at the pending block, and the second would revert behind the first.
+          const { authorizer, nonce } = consumedBy(b.item.call);
+          const pair = `${b.tokenCtx.tokenAddress.toLowerCase()}:${pairKey(authorizer, nonce)}`;
+          const first = claimed.get(pair);
+          if (first) {
+            refused.push({
+              requestId: b.item.requestId,
+              failure: { code: 'nonce_already_used', message: `the relayer sent nothing: request ${first} consumes the same authorization, sent just before` },
+            });
+          } else {
+            claimed.set(pair, b.item.requestId);
+            sendable.push(b);
+          }
+        }
       }
       // The relayer workflow keeps the count (it re-reads the chain whenever nothing of ours is in
       // flight). Should the chain be ahead (another tool used the key), the node answers "nonce too
       // low" below and the batch is signed again from the chain's count.
       const start = request.startNonce;
-      const fees = built.length > 0 ? await ctx.feesPerGas() : undefined;
+      const fees = sendable.length > 0 ? await ctx.feesPerGas() : undefined;
       signed = [];
-      for (const [i, { item, transaction }] of built.entries()) {
+      for (const [i, { item, transaction }] of sendable.entries()) {
         const tx = { ...transaction, nonce: start + i, maxFeePerGas: fees!.maxFeePerGas, maxPriorityFeePerGas: fees!.maxPriorityFeePerGas };
         const { raw, hash } = await sign(account, tx);
         signed.push({
@@ -111,9 +166,15 @@ export function createRelayerActivities(ctx: ChainContext, tokenContext: (token?
           ...(item.replyOn ? { replyOn: item.replyOn } : {}),
         });
       }
-      heartbeat(signed);
+      heartbeat({ signed, refused, known } satisfies SignedBatch);
     }
-    const outcome: BroadcastOutcome = { sent: [], refused, retry: [], nextAccountNonce: signed[0]?.accountNonce ?? request.startNonce };
+    const outcome: BroadcastOutcome = {
+      sent: [],
+      refused,
+      retry: [],
+      nextAccountNonce: signed[0]?.accountNonce ?? request.startNonce,
+      ...(known.length > 0 ? { known } : {}),
+    };
     for (const [i, tx] of signed.entries()) {
       try {
         await ctx.publicClient.sendRawTransaction({ serializedTransaction: tx.raw });
@@ -144,6 +205,66 @@ export function createRelayerActivities(ctx: ChainContext, tokenContext: (token?
       outcome.nextAccountNonce = tx.accountNonce + 1;
     }
     return outcome;
+  }
+
+  /**
+   * The call run at the pending block from the merchant key with the gas it would be sent with:
+   * undefined when it would succeed; otherwise what to answer instead of a transaction. One eth_call
+   * per request; the chain is read further only for a call that would revert.
+   */
+  async function simulate(tokenCtx: ChainContext, sender: Address, item: RelayRequest, transaction: BuiltTransaction): Promise<Verdict> {
+    try {
+      await tokenCtx.publicClient.call({ account: sender, to: transaction.to, data: transaction.data, gas: transaction.gas, blockTag: 'pending' });
+      return undefined;
+    } catch (err) {
+      const kind = classifyRpcError(err);
+      // A node that did not answer is no verdict: the batch is tried again, nothing refused for good.
+      if (kind === 'retryable' && !OUT_OF_GAS.test(String((err as Error)?.message ?? err))) throw err;
+      const spent = await consumedAnswer(tokenCtx, sender, item);
+      if (spent) return spent;
+      const reason = revertReasonOf(err) ?? String((err as Error)?.message ?? err).split('\n')[0];
+      const failure = item.call.kind === 'cancel' ? cancelFailureFromRevert(err) : captureFailureFromRevert(err);
+      return { failure: { code: failure.code, message: `the relayer sent nothing: at the pending block the ${item.call.kind} would revert (${reason})` } };
+    }
+  }
+
+  /**
+   * For a call that would revert: is its authorization's nonce used or canceled (authorizationState
+   * at the pending block)? Then either this merchant key's own transaction of the same kind consumed
+   * it (found by its log among the last blocks), and that transaction is the answer it was given
+   * before, or something else did, and the answer is nonce_already_used: the requester reconciles
+   * from the chain. Never a success that is not one.
+   */
+  async function consumedAnswer(tokenCtx: ChainContext, sender: Address, item: RelayRequest): Promise<Verdict> {
+    const { authorizer, nonce } = consumedBy(item.call);
+    const consumed = await tokenCtx.publicClient.readContract({
+      address: tokenCtx.tokenAddress,
+      abi: tokenAbi,
+      functionName: 'authorizationState',
+      args: [authorizer, nonce],
+      blockTag: 'pending',
+    });
+    if (!consumed) return undefined;
+    const head = tokenCtx.heads.head ?? (await tokenCtx.publicClient.getBlockNumber({ cacheTime: 0 }));
+    const logs = await tokenCtx.logs.getLogs({
+      address: tokenCtx.tokenAddress,
+      topics: nonceTopics(authorizer, nonce),
+      fromBlock: head > ANSWER_LOOKBACK_BLOCKS ? head - ANSWER_LOOKBACK_BLOCKS : 0n,
+      toBlock: 'pending',
+    });
+    const log = logs.find((l) => !l.removed && logPairKey(l) === pairKey(authorizer, nonce));
+    const status = log ? (log.topics[0] === authorizationCanceledTopic ? 'canceled' : 'used') : undefined;
+    if (log?.transactionHash && status === (item.call.kind === 'cancel' ? 'canceled' : 'used')) {
+      const tx = await tokenCtx.publicClient.getTransaction({ hash: log.transactionHash }).catch(() => undefined);
+      if (tx && tx.from.toLowerCase() === sender.toLowerCase())
+        return { known: { requestId: item.requestId, transactionHash: tx.hash, accountNonce: tx.nonce } };
+    }
+    return {
+      failure: {
+        code: 'nonce_already_used',
+        message: `the relayer sent nothing: the authorization's nonce is already ${status ?? 'used or canceled'} onchain${log?.transactionHash ? ` in ${log.transactionHash}` : ''}`,
+      },
+    };
   }
 
   async function inspectInflight(request: { inflight: InflightTransaction[]; now: number; stuckAfterMs: number; sender?: Address }): Promise<InflightReport> {

@@ -123,8 +123,17 @@ export interface InflightTransaction {
 
 export interface BroadcastOutcome {
   sent: InflightTransaction[];
-  /** A request refused outright by the node (its account nonce was not used). */
+  /**
+   * A request answered without a transaction (no account nonce taken): refused by the relayer's
+   * checks, by its simulation at the pending block, or by the node.
+   */
   refused: { requestId: string; failure: CaptureFailure }[];
+  /**
+   * Requests the chain shows were answered already: their authorization was consumed by this
+   * merchant key's own transaction of the same kind, which is the answer again (no new transaction).
+   * Absent in results recorded before the relayer asked the chain.
+   */
+  known?: RelayResult[];
   /** Requests not tried because an earlier one in the batch failed: they go back to the queue. */
   retry: string[];
   nextAccountNonce: number;

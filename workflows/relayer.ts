@@ -42,7 +42,11 @@ const { telemetry } = proxySinks<AuthcapSinks>();
 export interface RelayerState {
   accountNonce: number | null;
   inflight: InflightTransaction[];
-  /** Recent answers, so a repeated request gets the same transaction back. */
+  /**
+   * Recent answers, so a repeated request gets the same transaction back. A workflow's memory, which
+   * a termination or reset wipes: the broadcast activity also asks the chain (a call is simulated at
+   * the pending block first; one whose authorization is consumed is answered, never sent again).
+   */
   answered: [string, RelayResult][];
   /** Requests not yet broadcast when the previous run rolled over (continue-as-new). */
   queue?: (RelayRequest | LegacyRelayRequest)[];
@@ -57,6 +61,8 @@ const REMEMBERED_ANSWERS = 2_000;
 const PAUSE_AFTER_FAILURE_MS = 2_000;
 /** Patch id: before it, the relayer queued raw `{to, data}` requests; now it answers them with a refusal. */
 const TYPED_REQUESTS_ONLY = 'relayer-typed-requests-only';
+/** Patch id: before it, a refused request was not remembered, and a repeat of it was queued again. */
+const REMEMBER_REFUSALS = 'relayer-remembers-refusals';
 
 export async function merchantRelayerWorkflow(state: RelayerState = { accountNonce: null, inflight: [], answered: [] }): Promise<void> {
   // One relayer per merchant key and network: its id names the key it sends with, and the network
@@ -137,8 +143,19 @@ export async function merchantRelayerWorkflow(state: RelayerState = { accountNon
       // A requester that follows the chain itself is answered only when something went wrong.
       if (tx.replyOn !== 'failure') replies.push(reply(tx.replyTo, result));
     }
+    // Answered before, by a transaction the chain holds (the relayer's own memory of it was lost):
+    // the same answer again, and no new transaction.
+    for (const known of outcome.known ?? []) {
+      const item = batch.find((b) => b.requestId === known.requestId);
+      if (!item) continue;
+      remember(known);
+      if (!(isTypedRelayRequest(item) && item.replyOn === 'failure')) replies.push(reply(item.replyTo, known));
+    }
     for (const refused of outcome.refused) {
       const item = batch.find((b) => b.requestId === refused.requestId)!;
+      // A refusal is the request's answer too: asked again, it is given again without a chain read.
+      // (Histories from before re-checked a repeated request; they replay as they ran.)
+      if (patched(REMEMBER_REFUSALS)) remember(refused);
       replies.push(reply(item.replyTo, refused));
     }
     await Promise.all(replies);
