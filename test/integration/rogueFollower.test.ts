@@ -1,0 +1,175 @@
+// Issue 35, finding 3: the rogue follower. Captures and refunds are followed onchain by one
+// `captureOnchain` activity on the worker's follow task queue (domain/taskQueues.ts). Anyone who can
+// reach the Temporal frontend can poll that queue: a poller WITHOUT the codec key takes such a task
+// and answers it at once with a sealed result copied from an earlier capture's history, so the
+// activity never runs (nothing is sent) and the workflow hears "confirmed" with another payment's
+// transaction. However the answer came, authcap must report a capture or a refund only when the
+// chain shows it: its nonce used, its own transaction with its own log, the money moved.
+//
+// The rogue polls a worker's queue, so it would also take other files' tasks on the suite's queue:
+// this file runs on an isolated chain with a worker, a task queue and an API of its own. The rogue's
+// polls carry an identity saying what they are, stop by themselves after a bounded lifetime, and are
+// stopped in `finally` and again in afterAll.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Client } from '@temporalio/client';
+import type { Hex } from 'viem';
+import { followTaskQueue } from '../../domain/taskQueues.js';
+import type { AuthorizationResource } from '../../domain/authorization.js';
+import { connectTemporalWithoutKeys } from '../support/temporal.js';
+import { sleep } from '../support/lifecycle.js';
+import {
+  awaitStateChange,
+  call,
+  capturedIn,
+  expectMoneyMoved,
+  getAuthorizationIn,
+  mark,
+  newPayer,
+  postRefund,
+  startIsolatedWorld,
+  storedIn,
+  tokens,
+  type IsolatedWorld,
+} from '../support/refunds.js';
+import {
+  copiedActivityResult,
+  expectRefundBackedByChain,
+  nonceUsed,
+  settledRefund,
+  startRogueFollower,
+  tokenReceipt,
+  type RogueFollower,
+} from '../support/copiedPayloads.js';
+
+/** The activity that sends a capture (or a refund) through the relayer and follows it onchain. */
+const FOLLOWER_ACTIVITY = 'captureOnchain';
+const ROGUE_POLLS = 5;
+const ROGUE_STAGGER_MS = 1_000;
+/** However a test ends, its rogue poller stops by itself after this long. */
+const ROGUE_LIFETIME_MS = 100_000;
+
+let world: IsolatedWorld;
+let keyless: Client;
+const rogues: RogueFollower[] = [];
+
+beforeAll(async () => {
+  world = await startIsolatedWorld('rogue-follower');
+  keyless = await connectTemporalWithoutKeys();
+});
+afterAll(async () => {
+  // Belt and braces: every rogue is stopped in its test's finally already.
+  await Promise.all(rogues.map((r) => r.stop()));
+  await keyless?.connection.close();
+  await world?.stop();
+});
+
+/** A keyless poller on the isolated worker's follow queue, answering every follower task with `result`. */
+async function rogueOnFollowQueue(result: Awaited<ReturnType<typeof copiedActivityResult>>): Promise<RogueFollower> {
+  const rogue = startRogueFollower(keyless, {
+    taskQueue: followTaskQueue(world.chain.taskQueue),
+    activityType: FOLLOWER_ACTIVITY,
+    result,
+    polls: ROGUE_POLLS,
+    staggerMs: ROGUE_STAGGER_MS,
+    maxLifetimeMs: ROGUE_LIFETIME_MS,
+  });
+  rogues.push(rogue);
+  // Every poll open before the first task: the oldest poll on the queue is matched first.
+  await sleep(ROGUE_POLLS * ROGUE_STAGGER_MS + 500);
+  return rogue;
+}
+
+/** An earlier capture (the rogue not running): the sealed result of its follower, and its transaction. */
+async function earlierCapture() {
+  const payerA = await newPayer(world, tokens('10'));
+  const a = await capturedIn(world, payerA, '1');
+  const result = await copiedActivityResult(keyless, `authorization-${a.orderId}`, FOLLOWER_ACTIVITY);
+  return { a, result, hash: a.capture!.transactionHash as Hex };
+}
+
+const polledTasks = (rogue: RogueFollower) =>
+  `the rogue poller answered ${rogue.answered.length} ${FOLLOWER_ACTIVITY} task(s) (${rogue.answered.map((t) => t.workflowId).join(', ')}) and handed back ${rogue.handedBack.length}`;
+
+describe('a keyless poller on the follow task queue answering with a copied follower result', () => {
+  it('no capture is reported captured unless the chain shows it; the payer is charged exactly what the API says was captured', {
+    timeout: 180_000,
+  }, async () => {
+    const { result, hash: aHash } = await earlierCapture();
+    const payer = await newPayer(world, tokens('100'));
+    const stored: AuthorizationResource[] = [];
+    for (const amount of ['1', '2', '3']) stored.push(await storedIn(world, payer, amount));
+    const since = await mark(world, payer.address);
+
+    const rogue = await rogueOnFollowQueue(result);
+    const answers: { status: number; body: unknown }[] = [];
+    try {
+      // The merchant captures three authorizations of one payer through the API while the rogue polls.
+      for (const s of stored) answers.push(await call(world, 'POST', `/v1/authorizations/${s.id}/capture`));
+      // Each capture ends (the rogue still polling, as it would).
+      for (const s of stored) {
+        const now = await getAuthorizationIn(world, s.id);
+        if (now.state === 'capturing') await awaitStateChange(world, s.id, 'capturing', 30_000).catch(() => undefined);
+      }
+    } finally {
+      await rogue.stop();
+    }
+    // The attack took place: without it this test shows nothing.
+    expect(rogue.answered.length, `precondition: ${polledTasks(rogue)}`).toBeGreaterThan(0);
+
+    const finals: AuthorizationResource[] = [];
+    for (const s of stored) {
+      const now = await getAuthorizationIn(world, s.id);
+      finals.push(now.state === 'capturing' ? await awaitStateChange(world, s.id, 'capturing', 45_000) : now);
+    }
+    let charged = 0n;
+    for (const [i, f] of finals.entries()) {
+      const what = `authorization ${i + 1} (${f.amount}, API: ${f.state}${f.capture ? ` by ${f.capture.transactionHash}` : ''}; capture POST answered ${answers[i]?.status}; ${polledTasks(rogue)})`;
+      if (f.state !== 'captured') continue;
+      const nonce = f.authorization!.nonce;
+      expect.soft(await nonceUsed(world, payer.address, nonce), `${what}: the nonce used onchain`).toBe(true);
+      const hash = f.capture?.transactionHash as Hex | undefined;
+      expect.soft(hash?.toLowerCase(), `${what}: captured with the earlier capture's transaction`).not.toBe(aHash.toLowerCase());
+      const receipt = hash ? await tokenReceipt(world, hash) : undefined;
+      expect.soft(receipt?.used ?? [], `${what}: AuthorizationUsed logs of its transaction`).toContainEqual({
+        authorizer: payer.address.toLowerCase(),
+        nonce: nonce.toLowerCase(),
+      });
+      charged += tokens(f.amountCaptured);
+    }
+    // The chain: the payer paid exactly what the API says was captured, to the merchant.
+    await expectMoneyMoved(world, since, { payer: -charged, merchant: charged });
+  });
+
+  it('a refund is never reported succeeded without its transfer on the chain', { timeout: 180_000 }, async () => {
+    const { result, hash: aHash } = await earlierCapture();
+    const payer = await newPayer(world, tokens('100'));
+    const captured = await capturedIn(world, payer, '3');
+    const since = await mark(world, payer.address);
+
+    const rogue = await rogueOnFollowQueue(result);
+    const asked: { status: number; body: any }[] = [];
+    const refunds: any[] = [];
+    try {
+      // Three refunds of 0.50 through the API, each followed to its end while the rogue polls.
+      for (let i = 0; i < 3; i += 1) {
+        const answer = await postRefund(world, captured.id, { amount: '0.5', reason: `refund ${i + 1}` });
+        asked.push(answer);
+        expect(answer.status, JSON.stringify(answer.body)).toBeOneOf([201, 202]);
+        refunds.push(answer.body.state === 'pending' ? await settledRefund(world, answer.body.id, 30_000) : answer.body);
+      }
+    } finally {
+      await rogue.stop();
+    }
+    expect(rogue.answered.length, `precondition: ${polledTasks(rogue)}`).toBeGreaterThan(0);
+
+    let refunded = 0n;
+    for (const [i, r] of refunds.entries()) {
+      const settled = r.state === 'pending' ? await settledRefund(world, r.id, 45_000) : r;
+      const what = `refund ${i + 1} (API: ${settled.state} by ${settled.transactionHash}; ${polledTasks(rogue)})`;
+      await expectRefundBackedByChain(world, settled, payer.address, what, aHash);
+      if (settled.state === 'succeeded') refunded += tokens(settled.amount);
+    }
+    // The chain: the payer received exactly what the API says was refunded.
+    await expectMoneyMoved(world, since, { payer: refunded, merchant: -refunded });
+  });
+});
