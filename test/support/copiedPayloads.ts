@@ -237,6 +237,7 @@ export async function settledRefund(world: World, refundId: string, timeoutMs = 
 /**
  * A succeeded refund's transaction is on the chain and pays `payer` its amount from the merchant
  * (and it is not `notHash`, another payment's transaction). A refund not succeeded claims nothing.
+ * Soft: the test goes on to show where the money went.
  */
 export async function expectRefundBackedByChain(
   world: World,
@@ -246,10 +247,11 @@ export async function expectRefundBackedByChain(
   notHash?: Hex,
 ): Promise<void> {
   if (refund.state !== 'succeeded') return;
-  expect(refund.transactionHash, `${what}: succeeded with a transaction`).toBeTruthy();
-  if (notHash) expect(refund.transactionHash!.toLowerCase(), `${what}: succeeded with another payment's transaction`).not.toBe(notHash.toLowerCase());
-  const receipt = await tokenReceipt(world, refund.transactionHash!);
-  expect(receipt.transfers, `${what}: the Transfer logs of its transaction ${refund.transactionHash}`).toContainEqual({
+  expect.soft(refund.transactionHash, `${what}: succeeded with a transaction`).toBeTruthy();
+  if (!refund.transactionHash) return;
+  if (notHash) expect.soft(refund.transactionHash.toLowerCase(), `${what}: succeeded with another payment's transaction`).not.toBe(notHash.toLowerCase());
+  const receipt = await tokenReceipt(world, refund.transactionHash);
+  expect.soft(receipt.transfers, `${what}: the Transfer logs of its transaction ${refund.transactionHash}`).toContainEqual({
     from: world.merchant.toLowerCase(),
     to: payer.toLowerCase(),
     value: tokens(refund.amount),
