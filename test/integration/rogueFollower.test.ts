@@ -7,16 +7,18 @@
 // chain shows it: its nonce used, its own transaction with its own log, the money moved.
 //
 // The rogue polls a worker's queue, so it would also take other files' tasks on the suite's queue:
-// this file runs on an isolated chain with a worker, a task queue and an API of its own. The rogue's
-// polls carry an identity saying what they are, stop by themselves after a bounded lifetime, and are
-// stopped in `finally` and again in afterAll.
+// this file runs on an isolated chain with a worker, a task queue and an API of its own, and the rogue
+// answers only its test's victims (it hands every other task back). The server matches a task to the
+// poll that has waited longest, and a worker's polls stay open a minute: the rogue opens a poll a
+// second from the test's start, and the captures (refunds) come once the worker's polls open then
+// have expired (`ripe()`, about a minute). The rogue's polls carry an identity saying what they are,
+// stop by themselves after a bounded lifetime, and are stopped in `finally` and again in afterAll.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@temporalio/client';
 import type { Hex } from 'viem';
 import { followTaskQueue } from '../../domain/taskQueues.js';
 import type { AuthorizationResource } from '../../domain/authorization.js';
 import { connectTemporalWithoutKeys } from '../support/temporal.js';
-import { sleep } from '../support/lifecycle.js';
 import {
   awaitStateChange,
   call,
@@ -38,15 +40,14 @@ import {
   settledRefund,
   startRogueFollower,
   tokenReceipt,
+  type Payload,
   type RogueFollower,
 } from '../support/copiedPayloads.js';
 
 /** The activity that sends a capture (or a refund) through the relayer and follows it onchain. */
 const FOLLOWER_ACTIVITY = 'captureOnchain';
-const ROGUE_POLLS = 5;
-const ROGUE_STAGGER_MS = 1_000;
 /** However a test ends, its rogue poller stops by itself after this long. */
-const ROGUE_LIFETIME_MS = 100_000;
+const ROGUE_LIFETIME_MS = 150_000;
 
 let world: IsolatedWorld;
 let keyless: Client;
@@ -63,23 +64,25 @@ afterAll(async () => {
   await world?.stop();
 });
 
-/** A keyless poller on the isolated worker's follow queue, answering every follower task with `result`. */
-async function rogueOnFollowQueue(result: Awaited<ReturnType<typeof copiedActivityResult>>): Promise<RogueFollower> {
+/**
+ * A keyless poller on the isolated worker's follow queue, opening a poll a second from now on. It
+ * answers follower tasks of the `targets` workflows with the result copied into `copied.result`
+ * (filled in once there is one), and hands every other task back.
+ */
+function rogueOnFollowQueue(targets: Set<string>, copied: { result: Payload[] }): RogueFollower {
   const rogue = startRogueFollower(keyless, {
     taskQueue: followTaskQueue(world.chain.taskQueue),
     activityType: FOLLOWER_ACTIVITY,
-    result,
-    polls: ROGUE_POLLS,
-    staggerMs: ROGUE_STAGGER_MS,
+    targets: (workflowId) => targets.has(workflowId) && copied.result.length > 0,
+    result: () => copied.result,
+    staggerMs: 1_000,
     maxLifetimeMs: ROGUE_LIFETIME_MS,
   });
   rogues.push(rogue);
-  // Every poll open before the first task: the oldest poll on the queue is matched first.
-  await sleep(ROGUE_POLLS * ROGUE_STAGGER_MS + 500);
   return rogue;
 }
 
-/** An earlier capture (the rogue not running): the sealed result of its follower, and its transaction. */
+/** An earlier capture (made by the worker: the rogue answers no task of it): its follower's sealed result, and its transaction. */
 async function earlierCapture() {
   const payerA = await newPayer(world, tokens('10'));
   const a = await capturedIn(world, payerA, '1');
@@ -87,43 +90,46 @@ async function earlierCapture() {
   return { a, result, hash: a.capture!.transactionHash as Hex };
 }
 
-const polledTasks = (rogue: RogueFollower) =>
-  `the rogue poller answered ${rogue.answered.length} ${FOLLOWER_ACTIVITY} task(s) (${rogue.answered.map((t) => t.workflowId).join(', ')}) and handed back ${rogue.handedBack.length}`;
-
 describe('a keyless poller on the follow task queue answering with a copied follower result', () => {
   it('no capture is reported captured unless the chain shows it; the payer is charged exactly what the API says was captured', {
-    timeout: 180_000,
+    timeout: 240_000,
   }, async () => {
-    const { result, hash: aHash } = await earlierCapture();
-    const payer = await newPayer(world, tokens('100'));
-    const stored: AuthorizationResource[] = [];
-    for (const amount of ['1', '2', '3']) stored.push(await storedIn(world, payer, amount));
-    const since = await mark(world, payer.address);
-
-    const rogue = await rogueOnFollowQueue(result);
+    const targets = new Set<string>();
+    const copied = { result: [] as Payload[] };
+    // The rogue polls from the start: its polls must be older than the worker's when the captures come.
+    const rogue = rogueOnFollowQueue(targets, copied);
+    const finals: AuthorizationResource[] = [];
     const answers: { status: number; body: unknown }[] = [];
+    let aHash: Hex;
+    let payer: Awaited<ReturnType<typeof newPayer>>;
+    let since: Awaited<ReturnType<typeof mark>>;
     try {
+      const earlier = await earlierCapture();
+      copied.result = earlier.result;
+      aHash = earlier.hash;
+      payer = await newPayer(world, tokens('100'));
+      const stored: AuthorizationResource[] = [];
+      for (const amount of ['1', '2', '3']) stored.push(await storedIn(world, payer, amount));
+      for (const s of stored) targets.add(`authorization-${s.orderId}`);
+      since = await mark(world, payer.address);
+      await rogue.ripe();
       // The merchant captures three authorizations of one payer through the API while the rogue polls.
       for (const s of stored) answers.push(await call(world, 'POST', `/v1/authorizations/${s.id}/capture`));
-      // Each capture ends (the rogue still polling, as it would).
       for (const s of stored) {
         const now = await getAuthorizationIn(world, s.id);
-        if (now.state === 'capturing') await awaitStateChange(world, s.id, 'capturing', 30_000).catch(() => undefined);
+        finals.push(now.state === 'capturing' ? await awaitStateChange(world, s.id, 'capturing', 30_000).catch(() => now) : now);
       }
     } finally {
       await rogue.stop();
     }
     // The attack took place: without it this test shows nothing.
-    expect(rogue.answered.length, `precondition: ${polledTasks(rogue)}`).toBeGreaterThan(0);
+    expect(rogue.answered.length, `precondition: ${rogue.describe()}`).toBeGreaterThan(0);
 
-    const finals: AuthorizationResource[] = [];
-    for (const s of stored) {
-      const now = await getAuthorizationIn(world, s.id);
-      finals.push(now.state === 'capturing' ? await awaitStateChange(world, s.id, 'capturing', 45_000) : now);
-    }
+    // Each capture ends; then the API's word is checked against the chain.
+    for (const [i, f] of finals.entries()) if (f.state === 'capturing') finals[i] = await awaitStateChange(world, f.id, 'capturing', 45_000);
     let charged = 0n;
     for (const [i, f] of finals.entries()) {
-      const what = `authorization ${i + 1} (${f.amount}, API: ${f.state}${f.capture ? ` by ${f.capture.transactionHash}` : ''}; capture POST answered ${answers[i]?.status}; ${polledTasks(rogue)})`;
+      const what = `authorization ${i + 1} (${f.amount}, API: ${f.state}${f.capture ? ` by ${f.capture.transactionHash}` : ''}; capture POST answered ${answers[i]?.status}; ${rogue.describe()})`;
       if (f.state !== 'captured') continue;
       const nonce = f.authorization!.nonce;
       expect.soft(await nonceUsed(world, payer.address, nonce), `${what}: the nonce used onchain`).toBe(true);
@@ -140,32 +146,38 @@ describe('a keyless poller on the follow task queue answering with a copied foll
     await expectMoneyMoved(world, since, { payer: -charged, merchant: charged });
   });
 
-  it('a refund is never reported succeeded without its transfer on the chain', { timeout: 180_000 }, async () => {
-    const { result, hash: aHash } = await earlierCapture();
-    const payer = await newPayer(world, tokens('100'));
-    const captured = await capturedIn(world, payer, '3');
-    const since = await mark(world, payer.address);
-
-    const rogue = await rogueOnFollowQueue(result);
-    const asked: { status: number; body: any }[] = [];
+  it('a refund is never reported succeeded without its transfer on the chain', { timeout: 240_000 }, async () => {
+    const targets = new Set<string>();
+    const copied = { result: [] as Payload[] };
+    const rogue = rogueOnFollowQueue(targets, copied);
     const refunds: any[] = [];
+    let aHash: Hex;
+    let payer: Awaited<ReturnType<typeof newPayer>>;
+    let since: Awaited<ReturnType<typeof mark>>;
     try {
+      const earlier = await earlierCapture();
+      copied.result = earlier.result;
+      aHash = earlier.hash;
+      payer = await newPayer(world, tokens('100'));
+      const captured = await capturedIn(world, payer, '3');
+      targets.add(`refunds-${captured.id.split('.').pop()}`);
+      since = await mark(world, payer.address);
+      await rogue.ripe();
       // Three refunds of 0.50 through the API, each followed to its end while the rogue polls.
       for (let i = 0; i < 3; i += 1) {
         const answer = await postRefund(world, captured.id, { amount: '0.5', reason: `refund ${i + 1}` });
-        asked.push(answer);
         expect(answer.status, JSON.stringify(answer.body)).toBeOneOf([201, 202]);
         refunds.push(answer.body.state === 'pending' ? await settledRefund(world, answer.body.id, 30_000) : answer.body);
       }
     } finally {
       await rogue.stop();
     }
-    expect(rogue.answered.length, `precondition: ${polledTasks(rogue)}`).toBeGreaterThan(0);
+    expect(rogue.answered.length, `precondition: ${rogue.describe()}`).toBeGreaterThan(0);
 
     let refunded = 0n;
     for (const [i, r] of refunds.entries()) {
       const settled = r.state === 'pending' ? await settledRefund(world, r.id, 45_000) : r;
-      const what = `refund ${i + 1} (API: ${settled.state} by ${settled.transactionHash}; ${polledTasks(rogue)})`;
+      const what = `refund ${i + 1} (API: ${settled.state} by ${settled.transactionHash}; ${rogue.describe()})`;
       await expectRefundBackedByChain(world, settled, payer.address, what, aHash);
       if (settled.state === 'succeeded') refunded += tokens(settled.amount);
     }

@@ -269,40 +269,58 @@ export interface RogueTask {
 export interface RogueFollower {
   /** The identity its polls carry (the server lists it among the queue's pollers). */
   identity: string;
-  /** Tasks of `activityType` it answered with the copied result. */
+  /** Tasks it answered with the copied result. */
   answered: RogueTask[];
-  /** Tasks of other types it took and handed back at once (failed, retryable: the activity runs again on a worker). */
+  /** Tasks it took and handed back at once (failed, retryable: the activity runs again, on a worker). */
   handedBack: RogueTask[];
-  /** Stops polling: aborts the open polls, hands back a task taken meanwhile, waits for every loop to end. */
+  /** Polls started, polls that ended empty (expired), polls that failed (the last errors). */
+  stats: { polls: number; empty: number; errors: string[] };
+  /** Resolves once every worker poll open when the rogue started has expired and been renewed: from then on the rogue's oldest polls are matched first. */
+  ripe(): Promise<void>;
+  /** Stops polling: aborts the open polls, hands back a task taken meanwhile, waits for every poll to end. */
   stop(): Promise<void>;
+  /** One line saying what it did, for assertion messages. */
+  describe(): string;
 }
 
 export interface RogueFollowerOptions {
   taskQueue: string;
-  /** The activity type it answers (every other task is handed back). */
+  /** The activity type it answers. */
   activityType: string;
-  /** The result it answers with: payloads copied from another workflow's history. */
-  result: Payload[];
-  /** Polls kept open at once, started one every `staggerMs` (the oldest poll is matched first). */
-  polls?: number;
+  /** The workflows whose tasks it answers (asked when a task arrives): every other task is handed back. */
+  targets: (workflowId: string) => boolean;
+  /** The result it answers with (asked when a task arrives): payloads copied from another workflow's history. */
+  result: () => Payload[];
+  /** A new poll every this long (each stays open until it gets a task or expires). */
   staggerMs?: number;
   /** However the test ends, the rogue stops by itself after this long. */
   maxLifetimeMs: number;
 }
 
 /**
+ * The server's long polls expire after a minute (matching.longPollExpirationInterval) and a worker
+ * then polls again; the matching service hands a task to the poll that has waited longest.
+ */
+const LONG_POLL_EXPIRY_MS = 60_000;
+
+/**
  * A poller WITHOUT the codec key on a worker's task queue (as anyone with access to the Temporal
- * frontend could run): it answers every task of `activityType` at once with `result`, copied from
- * another workflow's history, instead of running the activity. Its identity says what it is; it
- * stops itself after `maxLifetimeMs` whatever happens, and `stop()` ends it sooner.
+ * frontend could run): it answers the tasks of `activityType` of its target workflows at once with
+ * `result`, copied from another workflow's history, instead of running the activity; every other
+ * task it takes it hands back. It opens a new poll every `staggerMs`: once the worker's polls open
+ * at its start have expired and been renewed (`ripe()`), its oldest polls are older than any of the
+ * worker's, and are matched first. Its identity says what it is; it stops itself after
+ * `maxLifetimeMs` whatever happens, and `stop()` ends it sooner.
  */
 export function startRogueFollower(client: Client, options: RogueFollowerOptions): RogueFollower {
-  const identity = `ROGUE-FOLLOWER-TEST-${process.pid}-${randomUUID().slice(0, 8)} (copiedPayloads test poller: must not outlive its test)`;
+  const identity = `ROGUE-FOLLOWER-TEST-${process.pid}-${randomUUID().slice(0, 8)} (a test's keyless poller: must not outlive its test)`;
   const answered: RogueTask[] = [];
   const handedBack: RogueTask[] = [];
+  const stats = { polls: 0, empty: 0, errors: [] as string[] };
   const abort = new AbortController();
-  let stopped = false;
   const namespace = client.options.namespace;
+  const startedAt = Date.now();
+  let stopped = false;
 
   const handBack = (taskToken: Uint8Array) =>
     client.workflowService
@@ -310,56 +328,71 @@ export function startRogueFollower(client: Client, options: RogueFollowerOptions
         namespace,
         taskToken,
         identity,
-        failure: { message: 'handed back by the test poller', applicationFailureInfo: { type: 'handed_back_by_test_poller', nonRetryable: false } },
+        failure: { message: 'handed back by a test poller', applicationFailureInfo: { type: 'handed_back_by_test_poller', nonRetryable: false } },
       })
       .catch(() => undefined);
 
-  async function loop(delayMs: number): Promise<void> {
-    await sleep(delayMs);
-    while (!stopped) {
-      let task: temporal.api.workflowservice.v1.IPollActivityTaskQueueResponse;
-      try {
-        task = await client.connection.withAbortSignal(abort.signal, () =>
-          client.workflowService.pollActivityTaskQueue({ namespace, taskQueue: { name: options.taskQueue, kind: 1 }, identity }),
-        );
-      } catch {
-        if (!stopped) await sleep(200);
-        continue;
-      }
-      if (!task.taskToken?.length) continue;
-      const seen = { workflowId: task.workflowExecution?.workflowId ?? '', activityType: task.activityType?.name ?? '', attempt: task.attempt ?? 0 };
-      if (stopped || seen.activityType !== options.activityType) {
-        handedBack.push(seen);
-        await handBack(task.taskToken);
-        continue;
-      }
-      // Answered at once: the activity never runs (nothing is sent, nothing is followed).
-      await client.workflowService
-        .respondActivityTaskCompleted({ namespace, taskToken: task.taskToken, identity, result: { payloads: copy(options.result) } })
-        .then(
-          () => answered.push(seen),
-          () => undefined,
-        );
+  async function pollOnce(): Promise<void> {
+    stats.polls += 1;
+    let task: temporal.api.workflowservice.v1.IPollActivityTaskQueueResponse;
+    try {
+      task = await client.connection.withAbortSignal(abort.signal, () =>
+        client.workflowService.pollActivityTaskQueue({ namespace, taskQueue: { name: options.taskQueue, kind: 1 }, identity }),
+      );
+    } catch (err) {
+      if (!stopped) stats.errors = [...stats.errors.slice(-4), String((err as Error)?.message ?? err)];
+      return;
     }
+    if (!task.taskToken?.length) {
+      stats.empty += 1;
+      return;
+    }
+    const seen = { workflowId: task.workflowExecution?.workflowId ?? '', activityType: task.activityType?.name ?? '', attempt: task.attempt ?? 0 };
+    if (stopped || seen.activityType !== options.activityType || !options.targets(seen.workflowId)) {
+      handedBack.push(seen);
+      await handBack(task.taskToken);
+      return;
+    }
+    // Answered at once: the activity never runs (nothing is sent, nothing is followed).
+    await client.workflowService
+      .respondActivityTaskCompleted({ namespace, taskToken: task.taskToken, identity, result: { payloads: copy(options.result()) } })
+      .then(
+        () => answered.push(seen),
+        (err: unknown) => (stats.errors = [...stats.errors.slice(-4), `answering: ${String((err as Error)?.message ?? err)}`]),
+      );
   }
 
-  const polls = options.polls ?? 4;
-  const staggerMs = options.staggerMs ?? 1_000;
-  const loops = Array.from({ length: polls }, (_, i) => loop(i * staggerMs));
-  const stop = async () => {
-    stopped = true;
-    abort.abort();
-    await Promise.all(loops);
+  const open = new Set<Promise<void>>();
+  const launch = () => {
+    if (stopped) return;
+    const poll = pollOnce().finally(() => open.delete(poll));
+    open.add(poll);
   };
-  const lifetime = setTimeout(() => void stop(), options.maxLifetimeMs);
+  launch();
+  const stream = setInterval(launch, options.staggerMs ?? 1_000);
+  const end = async () => {
+    stopped = true;
+    clearInterval(stream);
+    abort.abort();
+    while (open.size > 0) await Promise.all([...open]);
+  };
+  const lifetime = setTimeout(() => void end(), options.maxLifetimeMs);
   lifetime.unref();
   return {
     identity,
     answered,
     handedBack,
+    stats,
+    async ripe() {
+      await sleep(Math.max(startedAt + LONG_POLL_EXPIRY_MS + 3_000 - Date.now(), 0));
+    },
     async stop() {
       clearTimeout(lifetime);
-      await stop();
+      await end();
+    },
+    describe() {
+      const ids = [...new Set(answered.map((t) => t.workflowId))].join(', ');
+      return `the rogue poller answered ${answered.length} ${options.activityType} task(s) (${ids}), handed back ${handedBack.length}; polls ${stats.polls}, expired ${stats.empty}, errors ${stats.errors.length ? stats.errors.join(' | ') : 'none'}`;
     },
   };
 }
