@@ -336,8 +336,11 @@ export function startRogueFollower(client: Client, options: RogueFollowerOptions
     stats.polls += 1;
     let task: temporal.api.workflowservice.v1.IPollActivityTaskQueueResponse;
     try {
+      // A long poll needs a deadline (as the SDK's workers give theirs): the server answers empty before it.
       task = await client.connection.withAbortSignal(abort.signal, () =>
-        client.workflowService.pollActivityTaskQueue({ namespace, taskQueue: { name: options.taskQueue, kind: 1 }, identity }),
+        client.connection.withDeadline(Date.now() + LONG_POLL_EXPIRY_MS + 10_000, () =>
+          client.workflowService.pollActivityTaskQueue({ namespace, taskQueue: { name: options.taskQueue, kind: 1 }, identity }),
+        ),
       );
     } catch (err) {
       if (!stopped) stats.errors = [...stats.errors.slice(-4), String((err as Error)?.message ?? err)];
