@@ -132,7 +132,7 @@ export function retryUnavailable(
           if (!(err instanceof NodeUnreachableError)) options.log?.(`${waiting.network} is still not served: ${waiting.reason}`);
         }
       }
-      interval = Math.min(interval * 2, options.maxIntervalMs ?? 15_000);
+      interval = Math.min(interval * 2, options.maxIntervalMs ?? 5_000);
     }
   })();
   return {
