@@ -110,6 +110,11 @@ export interface ChainContext {
 export interface NetworkSettings {
   /** CAIP-2 id; read from the node when absent (the one-network variables). */
   network?: string;
+  /**
+   * The chain id, when the node cannot be asked now (its network waits for it: ChainContexts): the
+   * contexts are made without a node call, and the deployment's start check runs once it answers.
+   */
+  chainId?: number;
   rpcUrls: string[];
   wsUrl?: string;
   confirmations: Confirmations;
@@ -150,7 +155,7 @@ export async function createNetworkContexts(settings: NetworkSettings, policy: C
   // with several endpoints a failing one hands the call to the next (viem's fallback).
   const transports = settings.rpcUrls.map((url) => instrumentedHttp(url, rpcMetrics, { retryCount: 0 }));
   const transport = transports.length === 1 ? transports[0]! : fallback(transports, { retryCount: 0 });
-  const chainId = await createPublicClient({ transport }).getChainId();
+  const chainId = settings.chainId ?? (await createPublicClient({ transport }).getChainId());
   const network = settings.network ?? `eip155:${chainId}`;
   if (network !== `eip155:${chainId}`) throw new Error(`the node for ${network} serves chain ${chainId}`);
   const chain = defineChain({

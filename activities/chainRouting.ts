@@ -25,6 +25,11 @@ const key = (network: string, token: string) => `${network}/${token.toLowerCase(
 export class ChainContexts {
   private readonly byKey = new Map<string, ChainContext>();
   readonly defaultContext: ChainContext;
+  /**
+   * Networks whose node has not answered since the worker started (each network its own failure
+   * domain): their activities fail with a retryable `chain_unavailable` until available() is called.
+   */
+  private readonly waiting = new Map<string, string>();
 
   constructor(readonly all: readonly ChainContext[]) {
     if (all.length === 0) throw new Error('a worker serves at least one network');
@@ -32,8 +37,33 @@ export class ChainContexts {
     this.defaultContext = all[0]!;
   }
 
+  /** A network waits for its node: nothing runs on it until available(network). */
+  unavailable(network: string, reason: string): void {
+    this.waiting.set(network, reason);
+  }
+
+  available(network: string): void {
+    this.waiting.delete(network);
+  }
+
+  /** Networks waiting for their node, with why. */
+  get waitingNetworks(): ReadonlyMap<string, string> {
+    return this.waiting;
+  }
+
   /** The context of a chain reference; the default without one. Refused (not retried) when not served. */
   get(ref?: Partial<ChainRef>): ChainContext {
+    const ctx = this.lookup(ref);
+    const waiting = this.waiting.get(ctx.network);
+    if (waiting !== undefined)
+      throw ApplicationFailure.create({
+        type: 'chain_unavailable',
+        message: `the node of ${ctx.network} has not answered since this worker started; retry shortly (${waiting.split('\n')[0]})`,
+      });
+    return ctx;
+  }
+
+  private lookup(ref?: Partial<ChainRef>): ChainContext {
     if (!ref?.network) return this.defaultContext;
     const ctx = ref.token ? this.byKey.get(key(ref.network, ref.token)) : this.all.find((c) => c.network === ref.network);
     if (!ctx)

@@ -20,8 +20,8 @@ import { WaitLimits } from './waitLimits.js';
 import { RateLimiter } from './rateLimit.js';
 import { settingsOrExit } from '../runtime/settings/read.js';
 import { cpuProfileOnSignal } from '../runtime/cpuProfiler.js';
-import { loadDeployment } from '../runtime/deployment/load.js';
-import { resolveDeployment } from '../runtime/deployment/resolve.js';
+import { deploymentConfigured, loadDeployment, singleNetworkRpcUrl } from '../runtime/deployment/load.js';
+import { resolveDeployment, retryUnavailable } from '../runtime/deployment/resolve.js';
 
 // Every variable the API reads, validated now (runtime/settings/catalog.ts): a wrong one stops the
 // start with its name, and every wrong one is named at once.
@@ -30,24 +30,35 @@ cpuProfileOnSignal('api', settings.AUTHCAP_CPU_PROFILE_DIR);
 
 requireCodec();
 const stateDir = settings.AUTHCAP_STATE_DIR;
+// The served tokens are refused as payers too (api/server.ts), from the deployment.
 const forbiddenPayers = [
-  ...(settings.TOKEN_ADDRESS ? [{ address: settings.TOKEN_ADDRESS, why: 'the token contract' }] : []),
   ...(settings.AUTHCAP_MERCHANT_ADDRESS ?? '')
     .split(',')
     .map((a) => a.trim())
     .filter(Boolean)
     .map((address) => ({ address, why: 'the merchant itself' })),
 ];
-// The networks and tokens served (AUTHCAP_CONFIG, or RPC_URL and TOKEN_ADDRESS for one): checked
-// against their chains now, so a wrong entry stops the start with its name. Without either, the API
-// takes requests that name no network and leaves the chain to the worker.
-const deployment =
-  settings.AUTHCAP_CONFIG || (settings.RPC_URL && settings.TOKEN_ADDRESS)
-    ? await resolveDeployment(loadDeployment(process.env, { keys: false })).catch((err: Error) => {
-        console.error(`authcap API: ${err.message}`);
-        process.exit(1);
+// The networks and tokens served (AUTHCAP_CONFIG, or RPC_URL and TOKEN_ADDRESS for one; read by
+// runtime/deployment/load.ts alone): checked against their chains now, so a wrong entry stops the
+// start with its name. A network whose node does not answer waits: requests on it are
+// `chain_unavailable` and /readyz names it, the others serve, and it serves once its node answers.
+// Without either, the API takes requests that name no network and leaves the chain to the worker.
+const deployment = deploymentConfigured(process.env)
+  ? await resolveDeployment(loadDeployment(process.env, { keys: false }), { degraded: true }).catch((err: Error) => {
+      console.error(`authcap API: ${err.message}`);
+      process.exit(1);
+    })
+  : undefined;
+for (const waiting of deployment?.unavailable ?? []) console.warn(`authcap API: ${waiting.network} waits for its node: ${waiting.reason}`);
+const retrying =
+  deployment && deployment.unavailable.length > 0
+    ? retryUnavailable(deployment, {
+        onResolved: (network) => console.warn(`authcap API: ${network.network} answers: served from now on`),
+        log: (line) => console.warn(`authcap API: ${line}`),
       })
     : undefined;
+// The one network's node (the deployment's first), for /readyz and the checkout pages without a deployment.
+const rpcUrl = deployment ? (deployment.networks[0]?.rpcUrls[0] ?? deployment.unavailable[0]?.rpcUrls[0]) : singleNetworkRpcUrl(process.env);
 // Idempotency-Key answers where every API process of the deployment finds them: the database
 // (checked now, its table made if missing), else this host's files.
 const idempotency = settings.AUTHCAP_IDEMPOTENCY_DATABASE_URL
@@ -57,13 +68,13 @@ const idempotency = settings.AUTHCAP_IDEMPOTENCY_DATABASE_URL
     })
   : { dir: settings.AUTHCAP_IDEMPOTENCY_DIR ?? join(stateDir, 'idempotency') };
 // With the chain at hand, a signature that is not the payer's own is judged before any workflow sees it.
-const client = await AuthcapClient.connect(loadTemporalSettings(), { rpcUrl: settings.RPC_URL, deployment });
+const client = await AuthcapClient.connect(loadTemporalSettings(), { rpcUrl, deployment });
 const server = createApiServer({
   client,
   keys: ApiKeyStore.open(settings.AUTHCAP_KEYS_FILE ?? join(stateDir, 'api-keys.json')),
   idempotency,
   forbiddenPayers,
-  rpcUrl: settings.RPC_URL,
+  rpcUrl,
   deployment,
   // One link secret per host: every API process on it accepts the links the others hand out.
   checkout: { stateDir, publicUrl: settings.AUTHCAP_PUBLIC_URL, merchantName: settings.AUTHCAP_MERCHANT_NAME },
@@ -77,6 +88,7 @@ const url = await listen(server, settings.AUTHCAP_API_PORT, settings.AUTHCAP_API
 console.log(`authcap API listening on ${url}`);
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, () => {
+    retrying?.stop();
     server.closeAllConnections();
     const closeStore = 'close' in idempotency ? () => idempotency.close() : async () => undefined;
     server.close(() => void Promise.all([client.close(), closeStore()]).then(() => process.exit(0)));

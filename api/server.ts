@@ -20,6 +20,9 @@ import { createSchemas, parseWith, type SchemaOptions } from './schemas.js';
 import { registerEventRoutes } from './eventRoutes.js';
 import { WaitLimits } from './waitLimits.js';
 import { readVariable } from '../runtime/settings/read.js';
+import { firstNodeReady, nodeReady, NodeHealth, type NodeAnswer } from './nodeHealth.js';
+import { selectChain } from '../client/chainSelection.js';
+import type { TokenDomain } from '../domain/eip3009.js';
 
 export interface ApiOptions {
   client: AuthcapClient;
@@ -59,10 +62,24 @@ const ANY_ROLE = ['order-service', 'operator'] as const;
 export function createApiRouter(options: ApiOptions, listenUrl: () => string | undefined = () => undefined): Router {
   const { client } = options;
   const served = options.deployment?.networks ?? [];
+  // Networks waiting for their node: their tokens are known by address only (decimals come with the
+  // node), so amounts may have up to 18 decimals here; the client checks each against its token.
+  const waiting = options.deployment?.unavailable ?? [];
   const schemas = createSchemas({
-    forbiddenPayers: [...(options.forbiddenPayers ?? []), ...served.flatMap((n) => n.tokens.map((t) => ({ address: t.address, why: 'a token contract' })))],
-    maxDecimals: Math.max(6, ...served.flatMap((n) => n.tokens.map((t) => t.decimals))),
+    forbiddenPayers: [
+      ...(options.forbiddenPayers ?? []),
+      ...served.flatMap((n) => n.tokens.map((t) => ({ address: t.address, why: 'a token contract' }))),
+      ...waiting.flatMap((n) => n.tokens.map((address) => ({ address, why: 'a token contract' }))),
+    ],
+    maxDecimals: Math.max(6, ...served.flatMap((n) => n.tokens.map((t) => t.decimals)), ...(waiting.length > 0 ? [18] : [])),
   });
+  // Before a create starts a workflow: the network's node must answer (else 503 chain_unavailable at once).
+  const nodes = new NodeHealth((network) => {
+    if (!options.deployment) return options.rpcUrl ? [options.rpcUrl] : undefined;
+    return [...options.deployment.networks, ...options.deployment.unavailable].find((n) => n.network === network)?.rpcUrls;
+  });
+  const requireNode = (request: { network?: unknown; token?: unknown }, domain?: TokenDomain) =>
+    nodes.require(selectChain(options.deployment?.catalog, request, domain)?.network);
   const ok = (status: number, body: unknown): JsonResponse => ({ status, body });
   const checkout = new Checkout({ client, schemas, rpcUrl: options.rpcUrl, listenUrl, options: options.checkout, deployment: options.deployment });
   // Every resource /v1 answers with carries the payer's links while the payer has something to do.
@@ -129,9 +146,11 @@ export function createApiRouter(options: ApiOptions, listenUrl: () => string | u
       // With a signature it is a pre-signed authorization; without, a draft for the payer to sign.
       if (b.signature !== undefined || b.authorization !== undefined) {
         const presigned = parseWith(schemas.presignedBody, body, 'the body');
+        await requireNode(presigned, presigned.domain && ({ ...presigned.domain, chainId: Number(presigned.domain.chainId) } as TokenDomain));
         return resource(201, await client.createPresignedAuthorization(presigned));
       }
       const draft = parseWith(schemas.draftBody, body, 'the body');
+      await requireNode(draft);
       return resource(201, await client.createAuthorization(draft));
     })
     .on('GET', '/v1/authorizations', ANY_ROLE, async ({ target }) => {
@@ -201,37 +220,20 @@ export function createApiRouter(options: ApiOptions, listenUrl: () => string | u
   return router;
 }
 
-/** Each served network's node (or the one RPC_URL's), by CAIP-2 id. */
-async function networksReady(options: ApiOptions): Promise<Record<string, { ok: boolean; detail?: string }>> {
+/**
+ * Each configured network's node (or the one RPC_URL's), by CAIP-2 id. A network waiting for its node
+ * since this process started is not served (`served: false`) until the background retry brings it in,
+ * a few seconds after its node answers again.
+ */
+async function networksReady(options: ApiOptions): Promise<Record<string, NodeAnswer & { served?: boolean }>> {
   if (!options.deployment) return { node: await nodeReady(options.rpcUrl) };
-  const answers = await Promise.all(options.deployment.networks.map(async (n) => [n.network, await firstNodeReady(n.rpcUrls)] as const));
-  return Object.fromEntries(answers);
-}
-
-/** A network is up when any of its endpoints answers (the others are its fallbacks). */
-async function firstNodeReady(rpcUrls: readonly string[]): Promise<{ ok: boolean; detail?: string }> {
-  let last: { ok: boolean; detail?: string } = { ok: false, detail: 'no endpoint' };
-  for (const url of rpcUrls) {
-    last = await nodeReady(url);
-    if (last.ok) return last;
-  }
-  return last;
-}
-
-async function nodeReady(rpcUrl: string | undefined): Promise<{ ok: boolean; detail?: string }> {
-  if (!rpcUrl) return { ok: true, detail: 'no node configured for this API' };
-  try {
-    const res = await fetch(rpcUrl, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_blockNumber', params: [] }),
-      signal: AbortSignal.timeout(2_000),
-    });
-    const answer = (await res.json()) as { result?: string };
-    return answer.result ? { ok: true } : { ok: false, detail: 'the node gave no block number' };
-  } catch (err) {
-    return { ok: false, detail: `the node did not answer: ${(err as Error).message}` };
-  }
+  const served = options.deployment.networks.map(async (n) => [n.network, await firstNodeReady(n.rpcUrls)] as const);
+  const waiting = options.deployment.unavailable.map(async (n) => {
+    const answer = await firstNodeReady(n.rpcUrls);
+    const why = answer.ok ? 'its node answers again: served within seconds' : (answer.detail ?? 'its node does not answer');
+    return [n.network, { ok: false, served: false, detail: `not served since this API started: ${why}` }] as const;
+  });
+  return Object.fromEntries(await Promise.all([...served, ...waiting]));
 }
 
 export function createApiServer(options: ApiOptions): Server {

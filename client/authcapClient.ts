@@ -163,7 +163,9 @@ export class AuthcapClient {
   ) {
     if (options.rpcUrl) this.signatures = new SignatureChecker(options.rpcUrl);
     // Each network's signatures are judged by its own node.
-    for (const network of options.deployment?.networks ?? []) this.signaturesByChain.set(network.chainId, new SignatureChecker(network.rpcUrls[0]!));
+    // Those waiting for their node too (resolveDeployment's `degraded`): theirs says chain_unavailable until it answers.
+    for (const network of [...(options.deployment?.networks ?? []), ...(options.deployment?.unavailable ?? [])])
+      this.signaturesByChain.set(network.chainId, new SignatureChecker(network.rpcUrls[0]!));
     this.catalog = options.deployment?.catalog;
   }
 
@@ -628,7 +630,13 @@ export class AuthcapClient {
     try {
       const view = await this.call(() => Promise.race([update.result(), timedOut]));
       if (view) return { authorization: withAmounts({ id, ...view }), settled: true };
-      return { authorization: await this.getAuthorization(id), settled: false };
+      const current = await this.getAuthorization(id);
+      // The workflow accepted the command and is still on it, but its record may not say so yet: the
+      // record is written when the workflow's task ends, and a chain read the node does not answer
+      // holds that task. The answer says what is under way, never the resting state it left.
+      const underWay = ({ capture: 'capturing', cancel: 'canceling' } as const)[action as 'capture' | 'cancel'];
+      const resting = current.state === 'stored' || current.state === 'drafted';
+      return { authorization: underWay && resting ? { ...current, state: underWay } : current, settled: false };
     } finally {
       clearTimeout(timer);
     }

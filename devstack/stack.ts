@@ -275,7 +275,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
         },
         deployment,
         workflowBundle: options.workflowBundle,
-        watcher: watcherConfigFromEnv(chainConfig.rpcUrl, options.stateDir),
+        watcher: watcherConfigFromEnv(chainConfig, options.stateDir),
       });
       const running = worker.run();
       const inProcess = worker;

@@ -39,8 +39,10 @@ export interface PresignedAuthorization {
  * The shape of the workflow code a run was started in. Runs of an older generation replay the code
  * they ran; new runs take the current shape. 2: drafts tag their nonce instead of claiming it, events
  * live in the workflow's own memo, a capture is one activity, writes are coalesced per activation.
+ * 3: the draft has a short budget of its own, and a draft the node could not make ends the attempt
+ * `rejected` (chain_unavailable) instead of failing the workflow.
  */
-export const AUTHORIZATION_GENERATION = 2;
+export const AUTHORIZATION_GENERATION = 3;
 
 /** Workflow input: draft a new authorization for the payer to sign, or store one signed elsewhere. */
 export type AuthorizationWorkflowInput =

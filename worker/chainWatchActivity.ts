@@ -33,6 +33,8 @@ export function createChainWatchActivities(deps: ChainWatchDependencies): ChainW
       const ctx = deps.contexts.networks().find((c) => c.network === network);
       // Retried, not failed: during a rolling deploy that adds a network, a newer worker serves it.
       if (!ctx) throw ApplicationFailure.retryable(`this worker does not serve ${network}`, 'network_not_served');
+      // A network whose node has not answered since this worker started: retried until it does.
+      deps.contexts.get({ network });
       const resumed = (context.info.heartbeatDetails as ChainWatchProgress | undefined)?.lastBlock ?? lastBlock;
       let cursor = resumed !== undefined ? BigInt(resumed) : legacyCursor(deps.legacyCursorFile?.(network));
       // A first start watches from the head on: that place is heartbeated at once (the SDK sends the

@@ -1,8 +1,7 @@
 // The worker's chain settings from the environment. The merchant key lives only here.
-import type { Address, Hex } from 'viem';
-import { parseAddress } from '../domain/address.js';
+import type { Address } from 'viem';
 import type { ChainConfig } from '../activities/index.js';
-import { loadDeployment } from '../runtime/deployment/load.js';
+import { loadDeployment, loadSingleNetwork, type LoadedNetwork } from '../runtime/deployment/load.js';
 import { resolveDeployment, type ResolvedDeployment } from '../runtime/deployment/resolve.js';
 import { readVariable } from '../runtime/settings/read.js';
 import type { Settings } from '../runtime/settings/catalog.js';
@@ -28,19 +27,22 @@ export async function workerDeploymentFromEnv(
   env: NodeJS.ProcessEnv = process.env,
   settings: ChainPolicySettings = policySettingsOf(env),
 ): Promise<{ chain: ChainConfig; deployment: ResolvedDeployment }> {
-  const deployment = await resolveDeployment(loadDeployment(env));
-  const first = deployment.networks[0]!;
+  const loaded = loadDeployment(env);
+  // Each network is its own failure domain: one whose node does not answer now is served once it does.
+  const deployment = await resolveDeployment(loaded, { degraded: true });
+  return { deployment, chain: chainConfigOf(loaded.networks[0]!, settings) };
+}
+
+/** ChainConfig of a loaded network's first token and keys, with the policy every network shares. */
+function chainConfigOf(first: LoadedNetwork, settings: ChainPolicySettings): ChainConfig {
   return {
-    deployment,
-    chain: {
-      ...chainPolicy(settings),
-      rpcUrl: first.rpcUrls[0]!,
-      wsUrl: first.wsUrl,
-      tokenAddress: first.tokens[0]!.address,
-      merchantPrivateKey: first.merchantPrivateKeys[0]!,
-      merchantPrivateKeys: first.merchantPrivateKeys.slice(1),
-      confirmations: first.confirmations,
-    },
+    ...chainPolicy(settings),
+    rpcUrl: first.rpcUrls[0]!,
+    wsUrl: first.wsUrl,
+    tokenAddress: first.tokens[0]! as Address,
+    merchantPrivateKey: first.merchantPrivateKeys[0]!,
+    merchantPrivateKeys: first.merchantPrivateKeys.slice(1),
+    confirmations: first.confirmations,
   };
 }
 
@@ -67,33 +69,12 @@ function chainPolicy(settings: ChainPolicySettings) {
   };
 }
 
+/**
+ * The one network of RPC_URL, TOKEN_ADDRESS and MERCHANT_PRIVATE_KEY(S) (runtime/deployment/load.ts
+ * reads them: the one reader of the chain settings), with the policy from the environment.
+ */
 export function chainConfigFromEnv(env: NodeJS.ProcessEnv = process.env, settings: ChainPolicySettings = policySettingsOf(env)): ChainConfig {
-  const missing = ['RPC_URL', 'TOKEN_ADDRESS', 'MERCHANT_PRIVATE_KEY'].filter((name) => !env[name]);
-  if (missing.length) throw new Error(`the worker needs ${missing.join(', ')} (npm start sets them for the dev stack)`);
-  const key = env.MERCHANT_PRIVATE_KEY as string;
-  if (!/^0x[0-9a-fA-F]{64}$/.test(key)) throw new Error('MERCHANT_PRIVATE_KEY must be 32 bytes as 0x-prefixed hex');
-  return {
-    rpcUrl: env.RPC_URL as string,
-    wsUrl: env.AUTHCAP_WS_URL ?? (env.RPC_URL as string).replace(/^http/, 'ws'),
-    tokenAddress: parseAddress(env.TOKEN_ADDRESS, 'TOKEN_ADDRESS') as Address,
-    merchantPrivateKey: key as Hex,
-    merchantPrivateKeys: merchantKeys(env.MERCHANT_PRIVATE_KEYS),
-    ...chainPolicy(settings),
-    confirmations: readVariable('AUTHCAP_CONFIRMATIONS', env),
-  };
-}
-
-/** MERCHANT_PRIVATE_KEYS: more merchant keys, comma-separated (MERCHANT_PRIVATE_KEY stays the first). */
-function merchantKeys(raw: string | undefined): Hex[] {
-  if (!raw?.trim()) return [];
-  return raw
-    .split(',')
-    .map((k) => k.trim())
-    .filter(Boolean)
-    .map((k) => {
-      if (!/^0x[0-9a-fA-F]{64}$/.test(k)) throw new Error('MERCHANT_PRIVATE_KEYS must be 32-byte 0x-prefixed hex keys separated by commas');
-      return k as Hex;
-    });
+  return chainConfigOf(loadSingleNetwork(env), settings);
 }
 
 /**
@@ -106,20 +87,19 @@ function reconcileInterval(settings: Pick<ChainPolicySettings, 'AUTHCAP_RECONCIL
   return settings.AUTHCAP_RECONCILE_SECONDS ?? (settings.AUTHCAP_WATCH ? 0 : 15);
 }
 
-/** The watcher's settings: on unless AUTHCAP_WATCH=0; ws URL from AUTHCAP_WS_URL or the RPC URL. */
+/** The watcher's settings: on unless AUTHCAP_WATCH=0; its WebSocket is the network's (AUTHCAP_WS_URL, read by the deployment loader). */
 export function watcherConfigFromEnv(
-  rpcUrl: string,
+  chain: Pick<ChainConfig, 'wsUrl'>,
   stateDir: string,
   env: NodeJS.ProcessEnv = process.env,
-  settings: Pick<Settings<'worker'>, 'AUTHCAP_WATCH' | 'AUTHCAP_WATCHER_CURSOR' | 'AUTHCAP_WS_URL'> = {
+  settings: Pick<Settings<'worker'>, 'AUTHCAP_WATCH' | 'AUTHCAP_WATCHER_CURSOR'> = {
     AUTHCAP_WATCH: readVariable('AUTHCAP_WATCH', env),
     AUTHCAP_WATCHER_CURSOR: readVariable('AUTHCAP_WATCHER_CURSOR', env),
-    AUTHCAP_WS_URL: readVariable('AUTHCAP_WS_URL', env),
   },
 ) {
   if (!settings.AUTHCAP_WATCH) return undefined;
   return {
     cursorFile: settings.AUTHCAP_WATCHER_CURSOR ?? `${stateDir}/watcher-cursor.json`,
-    wsUrl: settings.AUTHCAP_WS_URL ?? rpcUrl.replace(/^http/, 'ws'),
+    wsUrl: chain.wsUrl,
   };
 }

@@ -1,5 +1,5 @@
 // Builds the authcap worker: workflows bundled from workflows/, activities bound to the chain.
-import type { ResolvedDeployment } from '../runtime/deployment/resolve.js';
+import { retryUnavailable, type ResolvedDeployment } from '../runtime/deployment/resolve.js';
 import { createHash } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -87,6 +87,23 @@ export interface AuthcapWorker {
 export async function createAuthcapWorker(options: AuthcapWorkerOptions): Promise<AuthcapWorker> {
   const settings = options.settings ?? workerSettingsFromEnv();
   const contexts = new ChainContexts(await chainContextsOf(options));
+  // Each network its own failure domain: one whose node did not answer at start waits (its activities
+  // fail with a retryable chain_unavailable) and is asked again in the background; once its node
+  // answers (and is the chain its id names), it serves, with no restart.
+  for (const waiting of options.deployment?.unavailable ?? []) {
+    contexts.unavailable(waiting.network, waiting.reason);
+    console.warn(`authcap worker: ${waiting.network} waits for its node: ${waiting.reason}`);
+  }
+  const retrying =
+    options.deployment && options.deployment.unavailable.length > 0
+      ? retryUnavailable(options.deployment, {
+          onResolved: (network) => {
+            contexts.available(network.network);
+            console.warn(`authcap worker: ${network.network} answers: served from now on`);
+          },
+          log: (line) => console.warn(`authcap worker: ${line}`),
+        })
+      : undefined;
   const networks = contexts.networks();
   for (const ctx of networks) {
     ctx.rpcMetrics.listeners.call = (method) => rpcCalls.inc({ network: ctx.network, method });
@@ -186,6 +203,7 @@ export async function createAuthcapWorker(options: AuthcapWorkerOptions): Promis
     // instead of closing the connection twice (an uncaught "Client already closed", exit code 1).
     shutdown() {
       stopping ??= (async () => {
+        retrying?.stop();
         ownWorkflows.stop();
         for (const ctx of networks) ctx.heads.stop();
         metrics?.server.close();
@@ -202,18 +220,26 @@ export async function createAuthcapWorker(options: AuthcapWorkerOptions): Promis
 /** The contexts of every configured network and token (or of `chain`'s one network). */
 async function chainContextsOf(options: AuthcapWorkerOptions): Promise<ChainContext[]> {
   if (!options.deployment) return [await createChainContext(options.chain)];
+  const { networks, unavailable } = options.deployment;
+  // In configured order (the first network's first token is the default), waiting ones included: their
+  // chain id is the one their configured id names, checked against the node once it answers.
+  const configured = [
+    ...networks.map((network) => ({ network, chainId: undefined, tokens: network.tokens.map((t) => t.address) })),
+    ...unavailable.map((waiting) => ({ network: { ...waiting.loaded, network: waiting.network }, chainId: waiting.chainId, tokens: waiting.tokens })),
+  ].sort((a, b) => options.deployment!.catalog.order(a.network.network) - options.deployment!.catalog.order(b.network.network));
   const perNetwork = await Promise.all(
-    options.deployment.networks.map((network) =>
+    configured.map(({ network, chainId, tokens }) =>
       createNetworkContexts(
         {
           network: network.network,
+          ...(chainId === undefined ? {} : { chainId }),
           rpcUrls: network.rpcUrls,
           wsUrl: network.wsUrl,
           confirmations: network.confirmations,
           logSpan: network.logSpan,
           merchantPrivateKeys: network.merchantPrivateKeys,
           singleNetworkIds: network.singleNetworkIds,
-          tokens: network.tokens.map((t) => t.address),
+          tokens,
         },
         options.chain,
       ),
@@ -228,7 +254,8 @@ function watcherCursorFile(cursorFile: string, ctx: ChainContext): string {
 }
 
 function networkWsUrl(options: AuthcapWorkerOptions, ctx: ChainContext): string | undefined {
-  const configured = options.deployment?.networks.find((n) => n.network === ctx.network);
+  const configured =
+    options.deployment?.networks.find((n) => n.network === ctx.network) ?? options.deployment?.unavailable.find((n) => n.network === ctx.network)?.loaded;
   if (configured) return configured.wsUrl;
   return options.watcher?.wsUrl;
 }

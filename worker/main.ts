@@ -3,7 +3,7 @@ import { Runtime } from '@temporalio/worker';
 import { createLogger, temporalLogger } from '../runtime/logger.js';
 import { loadTemporalSettings } from '../runtime/temporal.js';
 import { requireCodec } from '../runtime/codec.js';
-import { chainConfigFromEnv, watcherConfigFromEnv, workerDeploymentFromEnv } from './config.js';
+import { watcherConfigFromEnv, workerDeploymentFromEnv } from './config.js';
 import { createAuthcapWorker } from './createWorker.js';
 import { TaskFailureTracker, trackingLogger } from './taskFailures.js';
 import { cpuProfileOnSignal } from '../runtime/cpuProfiler.js';
@@ -23,12 +23,11 @@ const taskFailures = new TaskFailureTracker((message, meta) => logger.error(meta
 Runtime.install({ logger: trackingLogger(temporalLogger(logger), taskFailures), shutdownSignals: ['SIGINT', 'SIGTERM', 'SIGQUIT'] });
 requireCodec();
 const temporal = loadTemporalSettings();
-// Networks and tokens from AUTHCAP_CONFIG (checked against their chains now: a wrong entry stops the
-// start with its name), or the one network of RPC_URL, TOKEN_ADDRESS and MERCHANT_PRIVATE_KEY.
-const { chain, deployment } = await (async () =>
-  settings.AUTHCAP_CONFIG
-    ? workerDeploymentFromEnv(process.env, settings)
-    : { chain: chainConfigFromEnv(process.env, settings), deployment: undefined })().catch((err: Error) => {
+// Networks and tokens from AUTHCAP_CONFIG, or the one network of RPC_URL, TOKEN_ADDRESS and
+// MERCHANT_PRIVATE_KEY (runtime/deployment/load.ts reads both). Checked against their chains now: a
+// wrong entry stops the start with its name; a node that does not answer leaves its network waiting
+// (served once it answers, no restart) while the others serve.
+const { chain, deployment } = await workerDeploymentFromEnv(process.env, settings).catch((err: Error) => {
   console.error(`authcap worker: ${err.message}`);
   process.exit(1);
 });
@@ -46,7 +45,7 @@ const worker = await createAuthcapWorker({
   temporal,
   chain,
   deployment,
-  watcher: watcherConfigFromEnv(chain.rpcUrl, stateDir, process.env, settings),
+  watcher: watcherConfigFromEnv(chain, stateDir, process.env, settings),
   metricsPort: settings.AUTHCAP_WORKER_METRICS_PORT,
   taskFailures,
   settings,

@@ -30,6 +30,18 @@ const localReads = proxyLocalActivities<AuthorizationActivities>({
   retry: { initialInterval: '200 milliseconds', maximumInterval: '5 seconds', nonRetryableErrorTypes },
 });
 
+/**
+ * The draft of a new authorization (workflows/authorization.ts): its create's caller waits for it, so
+ * its budget is short. A node that does not answer in it ends the attempt `rejected` with
+ * `chain_unavailable`, promptly, instead of holding the caller past its wait.
+ */
+export const draftReads = proxyLocalActivities<AuthorizationActivities>({
+  startToCloseTimeout: '8 seconds',
+  scheduleToCloseTimeout: '15 seconds',
+  localRetryThreshold: '2 seconds',
+  retry: { initialInterval: '200 milliseconds', maximumInterval: '2 seconds', nonRetryableErrorTypes },
+});
+
 /** Patch id: histories recorded before short reads ran as local activities. */
 export const LOCAL_READS_PATCH = 'short-reads-run-as-local-activities';
 

@@ -4,7 +4,7 @@
 import { allHandlersFinished, condition, continueAsNew, log, makeContinueAsNewFunc, patched, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { AuthorizationView, AuthorizationWorkflowInput, ResumedAuthorization } from '../domain/authorization.js';
 import type { WorkerPolicy } from '../domain/activityContract.js';
-import { currentGeneration, shortReads, useGeneration } from './activities.js';
+import { currentGeneration, draftReads, shortReads, useGeneration } from './activities.js';
 import { useChain } from './chainHeader.js';
 import { useTokenDecimals } from '../domain/amount.js';
 import { coalesceWrites } from './coalescedWrites.js';
@@ -169,7 +169,12 @@ export async function authorizationWorkflow(input: AuthorizationWorkflowInput): 
     lifecycle.send({ type: 'PRESIGNED_CHECKED', domain, authorization: presigned.authorization, signature: presigned.signature, check: verdict });
     if (lifecycle.state === 'stored') lifecycle.indexNonce(nonceKey);
   } else if (draftRequest) {
-    const draft = await shortReads().draftAuthorization({ ...draftRequest, primaryType: lifecycle.context.primaryType });
+    const draft = await draftOrRefusal(lifecycle, generation, { ...draftRequest, primaryType: lifecycle.context.primaryType });
+    // The draft could not be made (the node did not answer): the attempt ends `rejected`, not failed.
+    if (!draft) {
+      await condition(() => allHandlersFinished() && events.isDrained());
+      return lifecycle.view();
+    }
     policy ??= { ...draft.policy!, ...overrides };
     window.fromBlock = draft.fromBlock;
     if (lifecycle.can({ type: 'DRAFTED', ...draft })) {
@@ -216,6 +221,28 @@ export async function authorizationWorkflow(input: AuthorizationWorkflowInput): 
   // The last events (the final state's among them) are with the stream before this run ends.
   await condition(() => allHandlersFinished() && events.isDrained());
   return lifecycle.view();
+}
+
+/**
+ * The draft. Generation 3 gives it a short budget of its own (its create's caller waits for it) and,
+ * when the node does not answer in it, ends the attempt `rejected` with why (undefined): a node
+ * outage ends no workflow failed, and leaves no record `drafting` for ever. Runs of earlier
+ * generations replay as they ran.
+ */
+async function draftOrRefusal(
+  lifecycle: Lifecycle,
+  generation: number,
+  request: Parameters<typeof draftReads.draftAuthorization>[0],
+): Promise<Awaited<ReturnType<typeof draftReads.draftAuthorization>> | undefined> {
+  if (generation < 3) return shortReads().draftAuthorization(request);
+  try {
+    return await draftReads.draftAuthorization(request);
+  } catch (err) {
+    const why = failureOf(err);
+    log.warn('draft failed; the attempt ends rejected', { orderId: lifecycle.context.orderId, code: why.code, error: why.message });
+    lifecycle.send({ type: 'COMMAND_FAILED', failure: why });
+    return undefined;
+  }
 }
 
 /** A partial capture keeps at least one minor unit and at most what the payer authorized. */

@@ -299,6 +299,9 @@ export const authorizationMachine = setup({
           { guard: 'signatureIsFromPayer', target: 'stored', actions: ['recordDraft', 'recordSignature'] },
           { target: 'rejected', actions: 'recordRejection' },
         ],
+        // The draft could not be made (the node did not answer in the draft's budget): nothing was
+        // drafted or signed, so the attempt ends `rejected` with why, and the order may try again.
+        COMMAND_FAILED: { target: 'rejected', actions: 'recordCommandFailure' },
         VOID: { target: 'voided', actions: 'recordVoid' },
       },
     },

@@ -30,10 +30,28 @@ export interface LoadOptions {
   keys?: boolean;
 }
 
+// This module is the one reader of the chain settings: AUTHCAP_CONFIG, and the one-network variables
+// (RPC_URL, TOKEN_ADDRESS, MERCHANT_PRIVATE_KEY(S), AUTHCAP_NETWORK, AUTHCAP_WS_URL,
+// AUTHCAP_CONFIRMATIONS). The worker, the API and the dev stack take their networks from here.
 export function loadDeployment(env: NodeJS.ProcessEnv = process.env, options: LoadOptions = {}): LoadedDeployment {
   const file = env.AUTHCAP_CONFIG?.trim();
   if (file) return fromFile(file, env, options);
   return fromSingleNetworkVariables(env, options);
+}
+
+/** Whether the environment names any network: AUTHCAP_CONFIG, or RPC_URL with TOKEN_ADDRESS. */
+export function deploymentConfigured(env: NodeJS.ProcessEnv = process.env): boolean {
+  return !!env.AUTHCAP_CONFIG?.trim() || (!!env.RPC_URL && !!env.TOKEN_ADDRESS);
+}
+
+/** RPC_URL alone (an API without a token configured still asks it for /readyz and signatures). */
+export function singleNetworkRpcUrl(env: NodeJS.ProcessEnv = process.env): string | undefined {
+  return env.RPC_URL?.trim() || undefined;
+}
+
+/** The one network of RPC_URL, TOKEN_ADDRESS and MERCHANT_PRIVATE_KEY(S), whatever AUTHCAP_CONFIG says (the dev stack's own chain). */
+export function loadSingleNetwork(env: NodeJS.ProcessEnv = process.env, options: LoadOptions = {}): LoadedNetwork {
+  return fromSingleNetworkVariables(env, options).networks[0]!;
 }
 
 /** Parses a configuration's text (JSON); exported for tests and `authcap doctor`. */
@@ -69,7 +87,8 @@ function fromSingleNetworkVariables(env: NodeJS.ProcessEnv, options: LoadOptions
       {
         id: env.AUTHCAP_NETWORK ?? 'eip155:1',
         rpcUrls: [env.RPC_URL],
-        ...(env.AUTHCAP_WS_URL ? { wsUrl: env.AUTHCAP_WS_URL } : {}),
+        // Unset: RPC_URL's own WebSocket (ws(s)://, as documented); empty: none, new blocks are polled.
+        ...(wsUrlOf(env) ? { wsUrl: wsUrlOf(env) } : {}),
         confirmations: confirmationsOf(env.AUTHCAP_CONFIRMATIONS),
         tokens: [env.TOKEN_ADDRESS],
         merchantKeys: ['MERCHANT_PRIVATE_KEY', ...(env.MERCHANT_PRIVATE_KEYS?.trim() ? ['MERCHANT_PRIVATE_KEYS'] : [])],
@@ -82,6 +101,11 @@ function fromSingleNetworkVariables(env: NodeJS.ProcessEnv, options: LoadOptions
   const loaded = resolveNetwork(network, 'environment', env, options);
   // The one-network variables never named their chain: it is whatever RPC_URL serves (read at start).
   return { source: 'environment', networks: [{ ...loaded, id: env.AUTHCAP_NETWORK ?? undefined }] };
+}
+
+function wsUrlOf(env: NodeJS.ProcessEnv): string | undefined {
+  if (env.AUTHCAP_WS_URL !== undefined) return env.AUTHCAP_WS_URL.trim() || undefined;
+  return env.RPC_URL?.replace(/^http/, 'ws');
 }
 
 function confirmationsOf(raw: string | undefined): number | 'safe' | 'finalized' {

@@ -1,6 +1,6 @@
 // The start checks: each network's node must be the chain its id names, and each token's name,
 // version, decimals, symbol and EIP-3009 form are read from it, never configured by hand.
-import { BaseError, createPublicClient, fallback, http, type Address, type PublicClient } from 'viem';
+import { BaseError, createPublicClient, fallback, http, HttpRequestError, TimeoutError, type Address, type PublicClient } from 'viem';
 import { hasBytesOverloads } from '../../activities/tokenFeatures.js';
 import { tokenAbi } from '../../domain/tokenAbi.js';
 import { Catalog, type ServedNetwork, type ServedToken, type SignatureForm } from './catalog.js';
@@ -11,21 +11,137 @@ export interface ResolvedNetwork extends Omit<LoadedNetwork, 'id' | 'name' | 'to
 
 export interface ResolvedDeployment {
   source: string;
+  /** The networks served now, in configured order; one whose node answers late is added here. */
   networks: ResolvedNetwork[];
   catalog: Catalog;
+  /**
+   * Configured networks whose node did not answer at start (resolveDeployment's `degraded`): not
+   * served until retryUnavailable() resolves them, while the others serve. Empty otherwise.
+   */
+  unavailable: UnavailableNetwork[];
 }
 
-export async function resolveDeployment(loaded: LoadedDeployment, options: { timeoutMs?: number } = {}): Promise<ResolvedDeployment> {
-  const networks = await Promise.all(loaded.networks.map((network) => resolveNetwork(network, loaded.source, options.timeoutMs ?? 10_000)));
-  const ids = networks.map((n) => n.network);
+/** A configured network not served yet: what the configuration says of it, and why it waits. */
+export interface UnavailableNetwork {
+  network: string;
+  chainId: number;
+  rpcUrls: string[];
+  tokens: Address[];
+  reason: string;
+  loaded: LoadedNetwork;
+}
+
+/** The node of a network did not answer (as opposed to answering wrong): the one start error a deployment can wait out. */
+export class NodeUnreachableError extends DeploymentConfigError {
+  override name = 'NodeUnreachableError';
+}
+
+export interface ResolveOptions {
+  timeoutMs?: number;
+  /**
+   * Each network its own failure domain: a network whose node does not answer (and whose id is
+   * configured) is left `unavailable` instead of stopping the start; retryUnavailable() brings it in.
+   * A node that answers wrong (another chain, no such token) still stops the start.
+   */
+  degraded?: boolean;
+}
+
+export async function resolveDeployment(loaded: LoadedDeployment, options: ResolveOptions = {}): Promise<ResolvedDeployment> {
+  const timeoutMs = options.timeoutMs ?? 10_000;
+  const outcomes = await Promise.all(
+    loaded.networks.map((network) =>
+      resolveNetwork(network, loaded.source, timeoutMs).then(
+        (resolved) => ({ resolved }),
+        (err: unknown) => {
+          if (!options.degraded || !(err instanceof NodeUnreachableError) || !network.id) throw err;
+          const unavailable: UnavailableNetwork = {
+            network: network.id,
+            chainId: chainIdOfNetwork(network.id),
+            rpcUrls: network.rpcUrls,
+            tokens: network.tokens as Address[],
+            reason: err.message,
+            loaded: network,
+          };
+          return { unavailable };
+        },
+      ),
+    ),
+  );
+  const networks = outcomes.flatMap((o) => ('resolved' in o ? [o.resolved] : []));
+  const unavailable = outcomes.flatMap((o) => ('unavailable' in o ? [o.unavailable] : []));
+  const ids = [...networks.map((n) => n.network), ...unavailable.map((n) => n.network)];
   const twice = ids.find((id, i) => ids.indexOf(id) !== i);
   if (twice) throw new DeploymentConfigError(`${loaded.source}: two networks are ${twice}`);
+  const order = outcomes.map((o) => ('resolved' in o ? o.resolved.network : o.unavailable.network));
   return {
     source: loaded.source,
     networks,
-    catalog: new Catalog(
-      networks.map(({ network, chainId, name, tokens, publicRpcUrls }) => ({ network, chainId, name, tokens, ...(publicRpcUrls ? { publicRpcUrls } : {}) })),
-    ),
+    unavailable,
+    catalog: new Catalog(networks.map(servedOf), { unavailable, order }),
+  };
+}
+
+const servedOf = ({ network, chainId, name, tokens, publicRpcUrls }: ResolvedNetwork): ServedNetwork => ({
+  network,
+  chainId,
+  name,
+  tokens,
+  ...(publicRpcUrls ? { publicRpcUrls } : {}),
+});
+
+/**
+ * Asks the nodes of a deployment's unavailable networks again, in the background, until each
+ * answers; then the network is served (added to `networks` and the catalog) and `onResolved` hears
+ * of it, with no restart. A node that answers wrong (another chain) is reported and asked again.
+ */
+export function retryUnavailable(
+  deployment: ResolvedDeployment,
+  options: {
+    intervalMs?: number;
+    maxIntervalMs?: number;
+    timeoutMs?: number;
+    onResolved?: (network: ResolvedNetwork) => void;
+    log?: (line: string) => void;
+  } = {},
+): { stop(): void; settled: Promise<void> } {
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  let wake: (() => void) | undefined;
+  const pause = (ms: number) =>
+    new Promise<void>((resolve) => {
+      wake = resolve;
+      timer = setTimeout(resolve, ms);
+      timer.unref?.();
+    });
+  const settled = (async () => {
+    let interval = options.intervalMs ?? 2_000;
+    while (!stopped && deployment.unavailable.length > 0) {
+      await pause(interval);
+      if (stopped) return;
+      for (const waiting of [...deployment.unavailable]) {
+        try {
+          const resolved = await resolveNetwork(waiting.loaded, deployment.source, options.timeoutMs ?? 5_000);
+          if (stopped) return;
+          deployment.unavailable.splice(deployment.unavailable.indexOf(waiting), 1);
+          deployment.networks.push(resolved);
+          deployment.networks.sort((a, b) => deployment.catalog.order(a.network) - deployment.catalog.order(b.network));
+          deployment.catalog.add(servedOf(resolved));
+          options.onResolved?.(resolved);
+        } catch (err) {
+          waiting.reason = (err as Error).message;
+          if (!(err instanceof NodeUnreachableError)) options.log?.(`${waiting.network} is still not served: ${waiting.reason}`);
+        }
+      }
+      interval = Math.min(interval * 2, options.maxIntervalMs ?? 5_000);
+    }
+  })();
+  return {
+    stop() {
+      stopped = true;
+      clearTimeout(timer);
+      wake?.();
+    },
+    settled,
   };
 }
 
@@ -42,7 +158,7 @@ async function resolveNetwork(network: LoadedNetwork, source: string, timeoutMs:
   try {
     chainId = await client.getChainId();
   } catch (err) {
-    throw new DeploymentConfigError(`${source}: ${label}: the node at ${redact(network.rpcUrls[0]!)} did not answer eth_chainId (${shortMessage(err)})`);
+    throw new NodeUnreachableError(`${source}: ${label}: the node at ${redact(network.rpcUrls[0]!)} did not answer eth_chainId (${shortMessage(err)})`);
   }
   if (network.id && chainIdOfNetwork(network.id) !== chainId)
     throw new DeploymentConfigError(
@@ -70,6 +186,9 @@ async function readToken(client: PublicClient, address: Address, where: string):
     return { address, name, version, symbol, decimals: Number(decimals), form };
   } catch (err) {
     if (err instanceof DeploymentConfigError) throw err;
+    // The node stopped answering half-way: that says nothing of the token.
+    if (err instanceof BaseError && err.walk((e) => e instanceof HttpRequestError || e instanceof TimeoutError) !== null)
+      throw new NodeUnreachableError(`${where}: the node did not answer (${shortMessage(err)})`);
     throw new DeploymentConfigError(`${where}: not an EIP-3009 token authcap can use (${shortMessage(err)})`);
   }
 }

@@ -21,7 +21,7 @@ import { loadTemporalSettings } from '../../runtime/temporal.js';
 import { startFaultProxy, type FaultProxy } from './faultProxy.js';
 import { startSecondNetwork, writeTwoNetworkDeployment, type SecondNetwork } from './secondNetwork.js';
 import { loadDeployment } from '../../runtime/deployment/load.js';
-import { resolveDeployment } from '../../runtime/deployment/resolve.js';
+import { resolveDeployment, retryUnavailable } from '../../runtime/deployment/resolve.js';
 
 export const FULL = process.env.FAULTS_FULL === '1';
 
@@ -93,6 +93,8 @@ export async function startWorld(
     temporal?: 'dev' | 'postgres';
     /** 2: a second network (secondNetwork.ts) beside the first, in one deployment file. */
     networks?: 1 | 2;
+    /** The second network's node does not answer when the worker and API start (its proxy drops every call until cleared). */
+    secondDownAtStart?: boolean;
     /**
      * Each worker and API a host of its own (devstack/appProcesses.ts prepareHost): its own state
      * dir and HOME, its files copied in, its own Temporal certificate. Default: on 'postgres'.
@@ -145,6 +147,7 @@ export async function startWorld(
     return (chunk: string) => void file.write(chunk);
   };
   const second = options.networks === 2 ? await startSecondNetwork(accounts) : undefined;
+  if (second && options.secondDownAtStart) second.proxy.set('drop', 1);
   const configFile = second ? writeTwoNetworkDeployment(stateDir, { chainId: anvil.chainId, proxyUrl: proxy.url, tokenAddress }, second) : undefined;
   const env: Record<string, string> = {
     ...(configFile ? { AUTHCAP_CONFIG: configFile } : {}),
@@ -184,7 +187,9 @@ export async function startWorld(
     return worker;
   };
   for (let i = 0; i < (options.workers ?? 1); i += 1) await startWorker();
-  const deployment = configFile ? await resolveDeployment(loadDeployment({ AUTHCAP_CONFIG: configFile }, { keys: false })) : undefined;
+  // As the API resolves it: a network whose node is down waits, and is brought in once it answers.
+  const deployment = configFile ? await resolveDeployment(loadDeployment({ AUTHCAP_CONFIG: configFile }, { keys: false }), { degraded: true }) : undefined;
+  const retrying = deployment?.unavailable.length ? retryUnavailable(deployment, { intervalMs: 500, maxIntervalMs: 2_000 }) : undefined;
   const client = await AuthcapClient.connect(loadTemporalSettings({ address: temporal.address, namespace: temporal.namespace }), { deployment });
   const startApiAt = async (port: number, index = 0) => {
     const keys = ApiKeyStore.open(join(stateDir, 'api-keys.json'), {});
@@ -246,6 +251,7 @@ export async function startWorld(
       world.apiUrls[0] = world.apiUrl;
     },
     async stop() {
+      retrying?.stop();
       await client.close().catch(() => undefined);
       for (const api of world.apis) await api.stop().catch(() => undefined);
       for (const worker of workers) await worker.stop().catch(() => undefined);

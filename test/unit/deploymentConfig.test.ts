@@ -303,7 +303,12 @@ describe('loadDeployment: the one-network variables', () => {
       singleNetworkIds: true,
       merchantPrivateKeys: [KEY_1],
     });
-    expect(only).not.toHaveProperty('wsUrl');
+    // The documented default: RPC_URL's own WebSocket (the loader is the one reader of these variables).
+    expect(only!.wsUrl).toBe('ws://127.0.0.1:8545');
+  });
+
+  it('an empty AUTHCAP_WS_URL is no WebSocket: new blocks are polled', () => {
+    expect(loadDeployment({ ...one, AUTHCAP_WS_URL: '' }).networks[0]).not.toHaveProperty('wsUrl');
   });
 
   it('a blank AUTHCAP_CONFIG is no file', () => {

@@ -64,6 +64,15 @@ describe('drafting', () => {
     expect(snapshot.context).toEqual({ ...input, ...emptyRecords, domain, authorization });
   });
 
+  it('COMMAND_FAILED (the draft could not be made) moves to the final rejected state with why', () => {
+    const failure = { code: 'chain_unavailable' as const, message: 'the chain did not answer in time; try again' };
+    const snapshot = send(start(), { type: 'COMMAND_FAILED', at: at(1), failure });
+    expect(snapshot.value).toBe('rejected');
+    expect(snapshot.status).toBe('done');
+    expect(snapshot.context.lastError).toEqual({ ...failure, at: at(1) });
+    expect(snapshot.context.authorization).toBeNull();
+  });
+
   it('VOID moves to the final voided state with a void record', () => {
     const snapshot = send(start(), { type: 'VOID', at: at(1), reason: 'order canceled', by: 'order-service' });
     expect(snapshot.value).toBe('voided');
@@ -222,7 +231,7 @@ describe('drafted', () => {
 
 describe('which events each state accepts (snapshot.can)', () => {
   const table: [string, () => Snapshot, unknown, EventType[]][] = [
-    ['drafting', start, 'drafting', ['DRAFTED', 'PRESIGNED_CHECKED', 'VOID']],
+    ['drafting', start, 'drafting', ['COMMAND_FAILED', 'DRAFTED', 'PRESIGNED_CHECKED', 'VOID']],
     ['drafted.awaitingSignature', toDrafted, { drafted: 'awaitingSignature' }, ['DEADLINE_REACHED', 'NONCE_CONSUMED_ONCHAIN', 'SIGNATURE_SUBMITTED', 'VOID']],
     // VOID waits for a command in flight to finish: it is accepted only in resting substates.
     [
