@@ -64,6 +64,11 @@ export interface RelayRequest {
    * `failure` (refused, reverted, abandoned): a requester following the chain itself needs no other answer.
    */
   replyOn?: 'always' | 'failure';
+  /**
+   * When the requesting activity sent it (ISO time). A relayer acts only on fresh requests made for
+   * its own run: one copied out of history into a relayer started again is refused (workflows/relayer.ts).
+   */
+  issuedAt?: string;
 }
 
 /** Before typed requests: raw calldata. Still found in old histories; never sent any more. */

@@ -63,6 +63,25 @@ const PAUSE_AFTER_FAILURE_MS = 2_000;
 const TYPED_REQUESTS_ONLY = 'relayer-typed-requests-only';
 /** Patch id: before it, a refused request was not remembered, and a repeat of it was queued again. */
 const REMEMBER_REFUSALS = 'relayer-remembers-refusals';
+/** Patch id: before it, requests carried no time and the relayer took any it was sent. */
+const FRESH_REQUESTS_ONLY = 'relayer-fresh-requests-only';
+/**
+ * A request older than this, or made well before this relayer's execution began, was not made for
+ * it: a requester asks once and at once, so such a request is a copy replayed into a relayer started
+ * (or reset) again, whose memory of its answers is gone. It is refused before anything is read or signed.
+ */
+const REQUEST_TTL_MS = 10 * 60_000;
+const BEFORE_START_SLACK_MS = 30_000;
+
+/** Why a typed request is not acted on for its age, if it is not. */
+function staleness(request: RelayRequest): string | undefined {
+  if (request.issuedAt === undefined) return patched(FRESH_REQUESTS_ONLY) ? 'the request carries no time' : undefined;
+  const issued = Date.parse(request.issuedAt);
+  if (!Number.isFinite(issued)) return 'the request carries no readable time';
+  if (Date.now() - issued > REQUEST_TTL_MS) return 'the request is older than the relayer acts on';
+  if (issued < workflowInfo().startTime.getTime() - BEFORE_START_SLACK_MS) return 'the request was made before this relayer began';
+  return undefined;
+}
 
 export async function merchantRelayerWorkflow(state: RelayerState = { accountNonce: null, inflight: [], answered: [] }): Promise<void> {
   // One relayer per merchant key and network: its id names the key it sends with, and the network
@@ -102,6 +121,11 @@ export async function merchantRelayerWorkflow(state: RelayerState = { accountNon
     }
     const onFailureOnly = isTypedRelayRequest(request) && request.replyOn === 'failure';
     const earlier = answered.get(request.requestId);
+    const stale = !earlier && isTypedRelayRequest(request) ? staleness(request) : undefined;
+    if (stale) {
+      log.warn('relay request refused: not fresh', { requestId: request.requestId, why: stale });
+      return void reply(request.replyTo, { requestId: request.requestId, failure: { code: 'relay_refused', message: `the relayer sent nothing: ${stale}` } });
+    }
     if (earlier) return void (onFailureOnly && !earlier.failure ? undefined : reply(request.replyTo, earlier));
     if (queue.some((q) => q.requestId === request.requestId)) return;
     const sending = inflight.find((t) => t.requestId === request.requestId);
