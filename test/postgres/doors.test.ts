@@ -270,6 +270,13 @@ describe.runIf(process.platform === 'linux')('the production shape, door by door
     expect(cookie).toMatch(/SameSite=Strict/i);
     const session = cookie.split(';')[0]!;
     expect((await fetch(`${ui}/api/v1/namespaces/${ns}/workflows`, { headers: { cookie: session } })).status).toBe(200);
+    // A change carried by the cookie must come from the UI's own origin (another site's page cannot make one).
+    const crossSite = await fetch(`${ui}/api/v1/namespaces/${ns}/workflows/doors-no-such/signal/void`, {
+      method: 'POST',
+      headers: { cookie: session, origin: 'http://127.0.0.1:1', 'content-type': 'application/json' },
+      body: '{}',
+    });
+    expect(crossSite.status).toBe(403);
     const wrongLogin = await fetch(`${ui}/authcap/login`, { method: 'POST', body: new URLSearchParams({ token: 'wrong' }), redirect: 'manual' });
     expect(wrongLogin.status).toBe(401);
     expect(wrongLogin.headers.get('set-cookie')).toBeNull();
