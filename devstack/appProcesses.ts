@@ -9,6 +9,7 @@ import type { ChainConfig } from '../activities/index.js';
 import { checkoutSecret } from '../api/checkout/linkToken.js';
 import type { TemporalSettings } from '../runtime/temporal.js';
 import { processCommand } from './build.js';
+import { variablesReadBy } from './childEnv.js';
 import { freePort, startProcess, type ManagedProcess } from './process.js';
 import { clientTlsEnv, tlsEnvFor, type TemporalTls } from './temporalTls.js';
 import { readVariable } from '../runtime/settings/read.js';
@@ -16,14 +17,22 @@ import { readVariable } from '../runtime/settings/read.js';
 const root = fileURLToPath(new URL('..', import.meta.url));
 
 /** Runs from the build (dist/) when it is fresh, else from source through tsx. */
-function spawnEntry(name: string, entry: string, readyLine: string, env: Record<string, string>, onOutput?: (chunk: string) => void): Promise<ManagedProcess> {
+function spawnEntry(
+  name: 'worker' | 'api',
+  entry: string,
+  readyLine: string,
+  env: Record<string, string>,
+  onOutput?: (chunk: string) => void,
+): Promise<ManagedProcess> {
   let output = '';
   return startProcess({
     name,
     command: process.execPath,
     cwd: root,
     args: processCommand(entry).args,
+    // What it is given, and of the operator's settings only those it reads (the API never sees a merchant key).
     env,
+    inherit: variablesReadBy(name),
     readyTimeoutMs: 120_000,
     onOutput: (chunk) => {
       output = (output + chunk).slice(-4096);

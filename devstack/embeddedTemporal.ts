@@ -36,6 +36,8 @@ export interface EmbeddedTemporal {
   postgres?: TemporalOnPostgres;
   /** The production shape's Web UI process (the dev server's is inside it). */
   ui?: ManagedProcess;
+  /** The production shape's Web UI wants this operator token (kept in this file); the dev server's asks for none. */
+  uiToken?: { token: string; file: string };
   stop(): Promise<void>;
 }
 
@@ -69,11 +71,12 @@ export async function startEmbeddedTemporal(options: EmbeddedTemporalOptions): P
       uiUrl: ui?.url ?? null,
       postgres: cluster,
       ui: ui?.process,
+      uiToken: ui ? { token: ui.token, file: ui.tokenFile } : undefined,
       get process() {
         return cluster.process;
       },
       stop: async () => {
-        await ui?.process.stop();
+        await ui?.stop();
         await cluster.stop();
       },
     };

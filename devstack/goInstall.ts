@@ -6,6 +6,7 @@ import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync 
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { withoutSecrets } from './childEnv.js';
 
 const run = promisify(execFile);
 
@@ -52,7 +53,7 @@ async function build(tool: GoTool, log: (line: string) => void): Promise<string[
   try {
     for (const pkg of tool.packages) {
       await run('go', ['install', `${pkg}@${tool.version}`], {
-        env: { ...process.env, GOBIN: staging, GOFLAGS: '-mod=mod', CGO_ENABLED: process.env.CGO_ENABLED ?? '0' },
+        env: { ...withoutSecrets(), GOBIN: staging, GOFLAGS: '-mod=mod', CGO_ENABLED: process.env.CGO_ENABLED ?? '0' },
         maxBuffer: 64 * 1024 * 1024,
       });
     }

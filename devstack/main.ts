@@ -1,4 +1,5 @@
 // `npm start`: the whole main job on embedded defaults, until Ctrl-C.
+import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { startStack } from './stack.js';
 import { devNetworksFromEnv, type DevNetworkCount } from './devNetworks.js';
@@ -57,7 +58,7 @@ const { devJson } = stack;
 console.log(`
 authcap is up.
   API          ${devJson.apiUrls.join(', ')}            (try: curl ${devJson.apiUrl}/healthz)
-  Temporal UI  ${devJson.temporalUiUrl ?? '(external cluster)'}
+  Temporal UI  ${devJson.temporalUiUrl ?? '(external cluster)'}${devJson.temporalUiTokenFile ? `  operator token ${readFileSync(devJson.temporalUiTokenFile, 'utf8').trim()} (kept in ${devJson.temporalUiTokenFile})` : ''}
   Temporal     ${devJson.temporalAddress} namespace ${devJson.temporalNamespace}${devJson.temporalConfigFile ? `, mutual TLS: export TEMPORAL_CONFIG_FILE=${devJson.temporalConfigFile}` : ''}
   Chain        ${devJson.rpcUrl} (chain id ${devJson.chainId}${externalChain ? '' : ', anvil'}), token ${devJson.tokenAddress}
 ${

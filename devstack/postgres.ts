@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import pg from 'pg';
+import { childEnv, withoutSecrets } from './childEnv.js';
 import { startProcess, type ManagedProcess } from './process.js';
 
 export interface Postgres {
@@ -84,7 +85,7 @@ function installPostgres(log: (line: string) => void): void {
   log("authcap: PostgreSQL is missing: installing Debian's postgresql package (apt-get), once…");
   execFileSync('sh', ['-c', 'apt-get update -qq && apt-get install -y -qq postgresql'], {
     stdio: ['ignore', 'ignore', 'inherit'],
-    env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
+    env: { ...withoutSecrets(), DEBIAN_FRONTEND: 'noninteractive' },
   });
 }
 
@@ -161,7 +162,7 @@ function initdb(binDir: string, options: PostgresOptions, password: string, user
       ['-D', options.dataDir, '-U', SUPERUSER, `--pwfile=${pwfile}`, '--auth=scram-sha-256', '-E', 'UTF8', '--no-locale', '--no-instructions'],
       user,
     );
-    execFileSync(initdbCommand.command, initdbCommand.args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    execFileSync(initdbCommand.command, initdbCommand.args, { stdio: ['ignore', 'pipe', 'pipe'], env: childEnv() });
   } catch (err) {
     const stderr = String((err as { stderr?: Buffer }).stderr ?? '');
     throw new Error(

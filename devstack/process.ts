@@ -1,6 +1,7 @@
 // Child processes for the dev stack and the test suite: start, wait until ready, stop cleanly.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
+import { childEnv } from './childEnv.js';
 import { claimPort } from './portClaims.js';
 
 export interface ManagedProcess {
@@ -17,7 +18,13 @@ export interface StartOptions {
   name: string;
   command: string;
   args: string[];
-  env?: NodeJS.ProcessEnv;
+  /**
+   * The child's own variables. It sees nothing else of this process's environment but BASE_ENV
+   * (devstack/childEnv.ts) and the names in `inherit`: no key it does not use.
+   */
+  env?: Record<string, string | undefined>;
+  /** Variables of this process's environment the child reads (variablesReadBy('worker'), say). */
+  inherit?: readonly string[];
   cwd?: string;
   /** Ready when this resolves; the process is killed if it rejects or times out. */
   ready: (proc: ManagedProcess) => Promise<void>;
@@ -28,7 +35,7 @@ export interface StartOptions {
 
 export async function startProcess(options: StartOptions): Promise<ManagedProcess> {
   const child = spawn(options.command, options.args, {
-    env: { ...process.env, ...options.env },
+    env: childEnv(options.env, options.inherit),
     cwd: options.cwd,
     stdio: ['ignore', 'pipe', 'pipe'],
   });

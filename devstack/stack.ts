@@ -54,6 +54,11 @@ export interface DevJson {
   temporalAddress: string;
   temporalNamespace: string;
   temporalUiUrl: string | null;
+  /**
+   * The production shape's Web UI asks for an operator token (a bearer, or its login page's cookie):
+   * the file it is kept in (0600). null where the UI asks for none (the dev server's).
+   */
+  temporalUiTokenFile: string | null;
   /** The embedded Temporal the stack runs (dev server or server on PostgreSQL), or "external" (TEMPORAL_ADDRESS). */
   temporalTopology: TemporalTopology | 'external';
   /**
@@ -190,6 +195,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     const processes: Stack['processes'] = {};
     let temporal: TemporalSettings;
     let temporalUiUrl: string | null = null;
+    let temporalUiTokenFile: string | null = null;
     let topology: DevJson['temporalTopology'] = 'external';
     let temporalCluster: TemporalOnPostgres | undefined;
     if (process.env.TEMPORAL_ADDRESS) {
@@ -213,6 +219,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       Object.defineProperty(processes, 'temporal', { enumerable: true, get: () => server.process });
       temporal = loadTemporalSettings({ address: server.address, namespace: server.namespace });
       temporalUiUrl = server.uiUrl;
+      temporalUiTokenFile = server.uiToken?.file ?? null;
     }
 
     // Chain: RPC_URL + TOKEN_ADDRESS + MERCHANT_PRIVATE_KEY name a real one, else anvil with our token.
@@ -329,6 +336,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       temporalAddress: temporal.connectionOptions.address!,
       temporalNamespace: temporal.namespace,
       temporalUiUrl,
+      temporalUiTokenFile,
       temporalTopology: topology,
       ...(temporalTls
         ? operatorTemporalAccess(options.stateDir, { address: temporal.connectionOptions.address!, namespace: temporal.namespace, tls: temporalTls })

@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Connection } from '@temporalio/client';
 import { ensureNamespaceReady } from '../runtime/temporalSetup.js';
+import { childEnv } from './childEnv.js';
 import { ensureAppDatabase, startPostgres, type Postgres } from './postgres.js';
 import { freeLowPort, freePort, startProcess, waitFor, type ManagedProcess } from './process.js';
 import { TEMPORAL_SERVER_VERSION, temporalServerBinaries } from './temporalServerBuild.js';
@@ -87,7 +88,7 @@ export async function startTemporalOnPostgres(options: TemporalOnPostgresOptions
       grpc: options.port,
       http: await freePort(),
       metrics: options.metricsPort ?? (await freePort()),
-      internal: await Promise.all(Array.from({ length: 10 }, () => freeLowPort())),
+      internal: await Promise.all(Array.from({ length: 9 }, () => freeLowPort())),
     };
     const dynamicConfigFile = join(home, 'dynamicconfig.yaml');
     writeFileSync(join(home, 'config', 'development.yaml'), serverConfig({ db: postgres, shards: HISTORY_SHARDS, ports, dynamicConfigFile, tls }), {
@@ -158,14 +159,13 @@ async function ensureSchemas(sqlTool: string, postgres: Postgres, home: string, 
   const marker = join(home, 'schema-ready');
   if (existsSync(marker)) return;
   log("authcap: setting up Temporal's schemas in PostgreSQL (temporal-sql-tool)…");
-  const env = {
-    ...process.env,
+  const env = childEnv({
     SQL_PLUGIN: 'postgres12',
     SQL_HOST: postgres.host,
     SQL_PORT: String(postgres.port),
     SQL_USER: postgres.user,
     SQL_PASSWORD: postgres.password,
-  };
+  });
   for (const [database, schema] of [
     ['temporal', SCHEMA.temporal],
     ['temporal_visibility', SCHEMA.visibility],

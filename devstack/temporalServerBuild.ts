@@ -9,6 +9,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, s
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { withoutSecrets } from './childEnv.js';
 import { cacheDir, executable } from './goInstall.js';
 
 const run = promisify(execFile);
@@ -64,7 +65,7 @@ async function build(folder: string, binaries: TemporalServerBinaries, log: (lin
     // go.sum pins every module; -mod=readonly refuses to change it rather than resolve anew.
     await run('go', ['build', '-mod=readonly', '-ldflags=-s -w', '-o', staging, '.', SQL_TOOL_PACKAGE], {
       cwd: SOURCE_DIR,
-      env: { ...process.env, CGO_ENABLED: process.env.CGO_ENABLED ?? '0' },
+      env: { ...withoutSecrets(), CGO_ENABLED: process.env.CGO_ENABLED ?? '0' },
       maxBuffer: 64 * 1024 * 1024,
     });
   } catch (err) {

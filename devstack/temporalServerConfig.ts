@@ -1,9 +1,16 @@
 // The production shape's Temporal server configuration: PostgreSQL persistence and SQL visibility,
 // every service on 127.0.0.1, and mutual TLS everywhere. The frontend (gRPC and its HTTP API) takes
 // only client certificates of the client CA, and authorizes each by its grants; history, matching,
-// internal-frontend and the worker service take only the internode certificate. The system worker
-// reaches the frontend API through internal-frontend (Temporal's advice for a cluster with an
-// authorizer), so it needs no grant on the public frontend.
+// internal-frontend, the worker service and every service's membership (ringpop) port take only the
+// internode certificate. The system worker reaches the frontend API through internal-frontend
+// (Temporal's advice for a cluster with an authorizer), so it needs no grant on the public frontend.
+//
+// internal-frontend serves gRPC only, never HTTP: Temporal's HTTP API server takes the *frontend's*
+// TLS settings whatever service it belongs to, so an httpPort on internal-frontend accepted client
+// certificates of the client CA, and internal-frontend maps every caller to system admin (issue 35:
+// a certificate granting only `signal`, or nothing, terminated and reset workflows through it). No
+// port that takes client certificates may map callers to admin; test/postgres/doors.test.ts probes
+// every port the server listens on.
 import type { Postgres } from './postgres.js';
 import type { TemporalTls } from './temporalTls.js';
 
@@ -11,16 +18,20 @@ import type { TemporalTls } from './temporalTls.js';
 // with many frontends; the feed, the CLI and the watcher's look-ups need more on one.
 // Eager activities: a workflow task that schedules an activity on its own task queue gets it back in
 // the completion's answer when the worker has a free slot, skipping a matching round trip.
+// Ringpop over TLS: the membership ports speak plain TChannel by default, where anyone on the machine
+// could join the ring; with it they take the internode certificate like the services' gRPC ports.
 export const DYNAMIC_CONFIG = `frontend.namespaceRPS.visibility:
   - value: 200
 system.enableActivityEagerExecution:
+  - value: true
+system.enableRingpopTLS:
   - value: true
 `;
 
 export interface ServerConfigOptions {
   db: Postgres;
   shards: number;
-  /** internal: the ports no client uses (10): gRPC of history, matching, worker, internal-frontend (and its HTTP), membership of each service. */
+  /** internal: the ports no client uses (9): gRPC of history, matching, worker and internal-frontend, membership of each service. */
   ports: { grpc: number; http: number; metrics: number; internal: number[] };
   dynamicConfigFile: string;
   tls: TemporalTls;
@@ -32,7 +43,6 @@ export function serverConfig({ db, shards, ports, dynamicConfigFile, tls }: Serv
     matchingGrpc,
     workerGrpc,
     internalFrontendGrpc,
-    internalFrontendHttp,
     frontendMembership,
     historyMembership,
     matchingMembership,
@@ -91,7 +101,7 @@ global:
       listenAddress: 127.0.0.1:${ports.metrics}
 services:
   frontend:${service(ports.grpc, frontendMembership!, `\n      httpPort: ${ports.http}`)}
-  internal-frontend:${service(internalFrontendGrpc!, internalFrontendMembership!, `\n      httpPort: ${internalFrontendHttp}`)}
+  internal-frontend:${service(internalFrontendGrpc!, internalFrontendMembership!)}
   history:${service(historyGrpc!, historyMembership!)}
   matching:${service(matchingGrpc!, matchingMembership!)}
   worker:${service(workerGrpc!, workerMembership!)}

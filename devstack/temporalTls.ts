@@ -6,7 +6,8 @@
 // - the internode CA signs the one certificate the server's own services present to each other
 //   (history, matching, internal-frontend, the system worker). Client certificates are not valid
 //   there, so no caller can reach the unauthorized internal ports with one.
-import { readFileSync } from 'node:fs';
+import { createHash, randomBytes } from 'node:crypto';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { TLSConfig } from '@temporalio/client';
 import { type CertificateFiles, ensureAuthority, ensureCertificate } from './certificates.js';
@@ -19,21 +20,41 @@ export const TEMPORAL_IDENTITIES: readonly TemporalIdentity[] = ['worker', 'api'
 const SERVER_HOSTS = ['127.0.0.1', 'localhost'];
 export const TEMPORAL_SERVER_NAME = 'localhost';
 
+/** The operator token of the production shape's Web UI, kept in the state dir (0600). */
+export const UI_TOKEN_FILE = 'temporal-ui-token';
+
+/** The Web UI's operator token: kept, or made at first start (32 random bytes, base64url). */
+export function ensureUiToken(stateDir: string): string {
+  const file = join(resolve(stateDir), UI_TOKEN_FILE);
+  if (!existsSync(file)) writeFileSync(file, `${randomBytes(32).toString('base64url')}\n`, { mode: 0o600, flag: 'wx' });
+  return readFileSync(file, 'utf8').trim();
+}
+
+/**
+ * The grant that ties a certificate to the operator token (devstack/temporal-server/claims.go): its
+ * other grants hold only for calls that carry the token in the authorization-extras header.
+ */
+export function operatorTokenGrant(token: string): string {
+  return `operator-token-sha256:${createHash('sha256').update(token).digest('hex')}`;
+}
+
 /**
  * The least each caller needs, as grants "<namespace>:<permission>" ("temporal-system" is the whole
  * cluster), read by the server's claim mapper:
  * - worker, API, CLI: write on the namespace (workflows, updates, signals, visibility; no namespace changes);
  * - setup: admin on the namespace (registering it and its search attributes);
  * - the Web UI: read on the cluster (its namespace list and cluster info are cluster-scoped APIs) and
- *   signal on the namespace (an operator voids with the `void` signal); no terminate, reset, start or update.
+ *   signal on the namespace (an operator voids with the `void` signal); no terminate, reset, start or
+ *   update; and all of it only with the operator token (uiToken), which the UI's gate
+ *   (devstack/uiGate.ts) adds to what it forwards: the UI's own port, reached around the gate, reads nothing.
  */
-export function identityGrants(namespace: string): Record<TemporalIdentity, string[]> {
+export function identityGrants(namespace: string, uiToken?: string): Record<TemporalIdentity, string[]> {
   return {
     worker: [`${namespace}:write`],
     api: [`${namespace}:write`],
     cli: [`${namespace}:write`],
     setup: [`${namespace}:admin`],
-    ui: ['temporal-system:read', `${namespace}:signal`],
+    ui: ['temporal-system:read', `${namespace}:signal`, ...(uiToken ? [operatorTokenGrant(uiToken)] : [])],
   };
 }
 
@@ -74,7 +95,7 @@ export async function ensureTemporalTls(stateDir: string, namespace: string): Pr
   const internodeCa = await ensureAuthority(paths.dir, 'internode-ca', 'authcap Temporal internode CA');
   await ensureCertificate(clientCa, paths.dir, 'frontend', { commonName: 'temporal-frontend', usages: ['server'], hosts: SERVER_HOSTS });
   await ensureCertificate(internodeCa, paths.dir, 'internode', { commonName: 'temporal-internode', usages: ['server', 'client'], hosts: SERVER_HOSTS });
-  const grants = identityGrants(namespace);
+  const grants = identityGrants(namespace, ensureUiToken(stateDir));
   for (const identity of TEMPORAL_IDENTITIES) {
     await ensureCertificate(clientCa, paths.dir, `client-${identity}`, {
       commonName: `authcap-${identity}`,

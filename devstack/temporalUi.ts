@@ -3,11 +3,16 @@
 // CLI, listening on 127.0.0.1, decoding payloads through the stack's codec server. It reaches the
 // server over mutual TLS with the UI's own client certificate: read on the cluster, signal on the
 // namespace (devstack/temporalTls.ts), which is all that anyone who opens the UI can do through it.
+// And only an operator opens it: the UI server listens on a port of its own, and the address the
+// stack prints is its gate (devstack/uiGate.ts), which wants the operator token (made at first start,
+// kept 0600 in the state dir). The UI's certificate grants nothing without that token, so the UI's own
+// port, reached around the gate, reads nothing either.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { goInstallCached } from './goInstall.js';
-import { startProcess, waitFor, type ManagedProcess } from './process.js';
-import { type TemporalTls, temporalTlsPaths } from './temporalTls.js';
+import { freePort, startProcess, waitFor, type ManagedProcess } from './process.js';
+import { ensureUiToken, type TemporalTls, temporalTlsPaths, UI_TOKEN_FILE } from './temporalTls.js';
+import { startUiGate, TOKEN_HEADER } from './uiGate.js';
 
 export const TEMPORAL_UI_VERSION = 'v2.42.1';
 
@@ -24,7 +29,18 @@ export interface TemporalUiOptions {
   onOutput?: (chunk: string) => void;
 }
 
-export async function startTemporalUi(options: TemporalUiOptions): Promise<{ url: string; process: ManagedProcess }> {
+export interface TemporalUi {
+  /** The gate's address: what operators open. */
+  url: string;
+  /** The operator token, and the file it is kept in. */
+  token: string;
+  tokenFile: string;
+  process: ManagedProcess;
+  /** Stops the gate, then the UI server. */
+  stop(): Promise<void>;
+}
+
+export async function startTemporalUi(options: TemporalUiOptions): Promise<TemporalUi> {
   const [binary] = process.env.TEMPORAL_UI_SERVER_PATH
     ? [process.env.TEMPORAL_UI_SERVER_PATH]
     : await goInstallCached(
@@ -40,12 +56,15 @@ export async function startTemporalUi(options: TemporalUiOptions): Promise<{ url
   const home = join(options.stateDir, 'temporal-ui');
   mkdirSync(join(home, 'config'), { recursive: true, mode: 0o700 });
   const url = `http://127.0.0.1:${options.port}`;
+  const ownPort = await freePort();
+  const own = `http://127.0.0.1:${ownPort}`;
+  const token = ensureUiToken(options.stateDir);
   const tls = options.tls ?? temporalTlsPaths(options.stateDir);
   writeFileSync(
     join(home, 'config', 'development.yaml'),
     `temporalGrpcAddress: ${options.temporalAddress}
 host: 127.0.0.1
-port: ${options.port}
+port: ${ownPort}
 publicPath: ""
 enableUi: true
 defaultNamespace: ${options.namespace}
@@ -70,8 +89,27 @@ tls:
     args: ['--root', home, '--config', 'config', '--env', 'development', 'start'],
     onOutput: options.onOutput,
     readyTimeoutMs: 30_000,
-    // Ready once it reads the namespace through the server: its certificate and grants work.
-    ready: () => waitFor(async () => (await fetch(`${url}/api/v1/namespaces/${encodeURIComponent(options.namespace)}`)).ok, 250),
+    // Ready once it reads the namespace through the server: its certificate, the token and grants work.
+    ready: () =>
+      waitFor(async () => (await fetch(`${own}/api/v1/namespaces/${encodeURIComponent(options.namespace)}`, { headers: { [TOKEN_HEADER]: token } })).ok, 250),
   });
-  return { url, process: proc };
+  const gate = await startUiGate({
+    port: options.port,
+    upstreamPort: ownPort,
+    token,
+    onError: (err) => options.log(`authcap: Temporal UI gate: ${err.message}`),
+  }).catch(async (err) => {
+    await proc.stop();
+    throw err;
+  });
+  return {
+    url,
+    token,
+    tokenFile: join(options.stateDir, UI_TOKEN_FILE),
+    process: proc,
+    stop: async () => {
+      await gate.close();
+      await proc.stop();
+    },
+  };
 }

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
 	"strings"
 
 	"go.temporal.io/server/common/authorization"
@@ -12,6 +15,12 @@ import (
 // terminate, reset, start or update.
 const signalPermission = "signal"
 
+// operatorTokenGrant, as "operator-token-sha256:<hex>", makes a certificate's grants hold only for
+// calls that also carry the token whose SHA-256 that is, in the authorization-extras header. The
+// production shape's Web UI has such a certificate: its gate (devstack/uiGate.ts) adds the operator's
+// token to what it forwards, so the UI's own port, reached around the gate, can read nothing.
+const operatorTokenGrant = "operator-token-sha256"
+
 // grants are the namespaces where a caller may signal (claims.Extensions).
 type grants struct {
 	signal map[string]bool
@@ -22,7 +31,8 @@ type grants struct {
 // "<namespace>:<read|write|worker|admin|signal>", "temporal-system:<role>" for the whole cluster.
 // The frontend has already verified the certificate against its client CA (requireClientAuth), so
 // whoever holds a certificate from that CA holds what it says; anything else grants nothing. A bearer
-// token (the authorization header) is ignored: roles come from certificates alone.
+// token (the authorization header) is ignored: roles come from certificates alone, and from the
+// operator token where the certificate asks for one.
 type certificateClaimMapper struct{}
 
 var _ authorization.ClaimMapper = certificateClaimMapper{}
@@ -35,9 +45,12 @@ func (certificateClaimMapper) GetClaims(info *authorization.AuthInfo) (*authoriz
 		return claims, nil
 	}
 	claims.Subject = info.TLSSubject.CommonName
+	if !operatorTokenPresented(info) {
+		return claims, nil
+	}
 	for _, grant := range info.TLSSubject.OrganizationalUnit {
 		namespace, permission, ok := strings.Cut(grant, ":")
-		if !ok || namespace == "" {
+		if !ok || namespace == "" || namespace == operatorTokenGrant {
 			continue
 		}
 		if permission == signalPermission {
@@ -66,4 +79,21 @@ func roleOf(permission string) authorization.Role {
 		return authorization.RoleAdmin
 	}
 	return authorization.RoleUndefined
+}
+
+// operatorTokenPresented: every operator token the certificate names came with the call (true when it
+// names none).
+func operatorTokenPresented(info *authorization.AuthInfo) bool {
+	presented := sha256.Sum256([]byte(info.ExtraData))
+	for _, grant := range info.TLSSubject.OrganizationalUnit {
+		kind, digest, ok := strings.Cut(grant, ":")
+		if !ok || kind != operatorTokenGrant {
+			continue
+		}
+		want, err := hex.DecodeString(digest)
+		if err != nil || len(want) != sha256.Size || info.ExtraData == "" || subtle.ConstantTimeCompare(presented[:], want) != 1 {
+			return false
+		}
+	}
+	return true
 }

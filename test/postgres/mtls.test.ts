@@ -10,7 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CertificateFiles, ensureAuthority, ensureCertificate } from '../../devstack/certificates.js';
 import { freePort } from '../../devstack/process.js';
 import { startTemporalOnPostgres, type TemporalOnPostgres } from '../../devstack/temporalOnPostgres.js';
-import { connectionTls, type TemporalIdentity } from '../../devstack/temporalTls.js';
+import { connectionTls, ensureUiToken, type TemporalIdentity } from '../../devstack/temporalTls.js';
+import { TOKEN_HEADER } from '../../devstack/uiGate.js';
 import { scratchDirs } from '../support/scratch.js';
 
 const scratch = scratchDirs('mtls');
@@ -39,7 +40,8 @@ describe('mutual TLS on the Temporal server with PostgreSQL', () => {
   const serverCa = () => readFileSync(cluster.tls.serverCaPath);
   const pair = (files: CertificateFiles) => ({ crt: readFileSync(files.certPath), key: readFileSync(files.keyPath) });
   const connectWith = (tls: TLSConfig | undefined) => Connection.connect({ address: cluster.address, tls, connectTimeout: 3_000 });
-  const as = (identity: TemporalIdentity) => Connection.connect({ address: cluster.address, tls: connectionTls(cluster.tls, cluster.tls.clients[identity]) });
+  const as = (identity: TemporalIdentity, metadata?: Record<string, string>) =>
+    Connection.connect({ address: cluster.address, tls: connectionTls(cluster.tls, cluster.tls.clients[identity]), metadata });
 
   it('refuses a client without a certificate: in plain text, and over TLS with none', async () => {
     await expect(connectWith(undefined)).rejects.toThrow(/Failed to connect/);
@@ -82,10 +84,16 @@ describe('mutual TLS on the Temporal server with PostgreSQL', () => {
         (err: { code?: number }) => (err.code === PERMISSION_DENIED ? 'denied' : AUTHORIZED_THEN_REFUSED.has(err.code!) ? 'allowed' : `error ${err.code}`),
       );
     const observed: Record<string, Record<string, string>> = {};
-    for (const identity of ['worker', 'api', 'cli', 'setup', 'ui'] as const) {
-      const c = await as(identity);
+    // The UI's certificate holds its grants only with the operator token, which the UI's gate adds.
+    const callers = [
+      ...(['worker', 'api', 'cli', 'setup', 'ui'] as const).map((identity) => ({ name: identity as string, identity, metadata: undefined })),
+      { name: 'ui with the operator token', identity: 'ui' as const, metadata: { [TOKEN_HEADER]: ensureUiToken(stateDir) } },
+      { name: 'ui with another token', identity: 'ui' as const, metadata: { [TOKEN_HEADER]: 'not-the-token' } },
+    ];
+    for (const { name, identity, metadata } of callers) {
+      const c = await as(identity, metadata);
       try {
-        observed[identity] = {
+        observed[name] = {
           signal: await code(signal(c)),
           terminate: await code(terminate(c)),
           addSearchAttributes: await code(addSearchAttributes(c)),
@@ -96,13 +104,22 @@ describe('mutual TLS on the Temporal server with PostgreSQL', () => {
         await c.close();
       }
     }
+    const nothing = { signal: 'denied', terminate: 'denied', addSearchAttributes: 'denied', registerOtherNamespace: 'denied', listNamespaces: 'denied' };
     const writer = { signal: 'allowed', terminate: 'allowed', addSearchAttributes: 'denied', registerOtherNamespace: 'denied', listNamespaces: 'denied' };
     expect(observed).toEqual({
       worker: writer,
       api: writer,
       cli: writer,
       setup: { ...writer, addSearchAttributes: 'allowed' },
-      ui: { signal: 'allowed', terminate: 'denied', addSearchAttributes: 'denied', registerOtherNamespace: 'denied', listNamespaces: 'allowed' },
+      ui: nothing,
+      'ui with the operator token': {
+        signal: 'allowed',
+        terminate: 'denied',
+        addSearchAttributes: 'denied',
+        registerOtherNamespace: 'denied',
+        listNamespaces: 'allowed',
+      },
+      'ui with another token': nothing,
     });
   });
 });

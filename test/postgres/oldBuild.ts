@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { variablesReadBy } from '../../devstack/childEnv.js';
 import { startProcess, type ManagedProcess } from '../../devstack/process.js';
 
 const run = promisify(execFile);
@@ -71,6 +72,7 @@ export function startBuiltWorker(buildDir: string, env: Record<string, string>, 
     args: [join(buildDir, 'dist', 'worker', 'main.js')],
     cwd: buildDir,
     env,
+    inherit: variablesReadBy('worker'),
     readyTimeoutMs: 120_000,
     onOutput: (chunk) => {
       output = (output + chunk).slice(-4096);

@@ -11,6 +11,7 @@ import { generatePrivateKey, mnemonicToAccount, privateKeyToAccount } from 'viem
 import { AuthcapClient } from '../../client/authcapClient.js';
 import type { ContractArtifact } from '../../contracts/artifacts.js';
 import { startAnvil, ANVIL_MNEMONIC, type Anvil } from '../../devstack/anvil.js';
+import { variablesReadBy } from '../../devstack/childEnv.js';
 import { freePort, startProcess, type ManagedProcess } from '../../devstack/process.js';
 import { processCommand } from '../../devstack/build.js';
 import { deployDevToken, devAccounts } from '../../devstack/token.js';
@@ -94,6 +95,7 @@ export async function startIsolatedChain(
         ...(process.env.AUTHCAP_CODEC_KEYS ? { AUTHCAP_CODEC_KEYS: process.env.AUTHCAP_CODEC_KEYS } : {}),
         ...options.env,
       },
+      inherit: variablesReadBy('worker'),
       readyTimeoutMs: 120_000,
       onOutput: (chunk) => {
         output += chunk;

@@ -1,5 +1,6 @@
 // A second worker as its own OS process, against the same Temporal and chain as the suite's stack.
 import { fileURLToPath } from 'node:url';
+import { variablesReadBy } from '../../devstack/childEnv.js';
 import { startProcess, type ManagedProcess } from '../../devstack/process.js';
 import { processCommand } from '../../devstack/build.js';
 import { devAccounts } from '../../devstack/token.js';
@@ -23,6 +24,7 @@ export async function startWorkerProcess(dev: DevJson, env: Record<string, strin
       AUTHCAP_WATCH: '0',
       ...env,
     },
+    inherit: variablesReadBy('worker'),
     readyTimeoutMs: 90_000,
     onOutput: (chunk) => {
       output += chunk;
