@@ -56,7 +56,10 @@ function createChainActivities(
 ): AuthorizationActivities & RelayerActivities & EventActivities {
   // Every relay request names its token: the relayer of a network sends for each of its tokens.
   const requestRelay = (request: RelayRequest) =>
-    deps.requestRelay({ ...request, token: request.token ?? ctx.tokenAddress, network: request.network ?? ctx.network, issuedAt: new Date().toISOString() }, ctx);
+    deps.requestRelay(
+      { ...request, token: request.token ?? ctx.tokenAddress, network: request.network ?? ctx.network, issuedAt: new Date().toISOString() },
+      ctx,
+    );
   return classifyingErrors({
     ...createEventActivities(deps.events),
     requestRelay,

@@ -15,7 +15,14 @@ const request = defaultPayloadConverter.toPayload({
   call: {
     kind: 'capture',
     primaryType: 'ReceiveWithAuthorization',
-    authorization: { from: `0x${'ab'.repeat(20)}`, to: `0x${'ef'.repeat(20)}`, value: '5000000', validAfter: '0', validBefore: '1795820477', nonce: `0x${'cd'.repeat(32)}` },
+    authorization: {
+      from: `0x${'ab'.repeat(20)}`,
+      to: `0x${'ef'.repeat(20)}`,
+      value: '5000000',
+      validAfter: '0',
+      validBefore: '1795820477',
+      nonce: `0x${'cd'.repeat(32)}`,
+    },
     signature: `0x${'11'.repeat(65)}`,
   },
 })!;

@@ -58,20 +58,20 @@ export interface FollowedNonce {
 
 export type CaptureOnchainResult = FollowedNonce &
   (
-  | {
-      status: 'confirmed';
-      by: 'authcap' | 'onchain';
-      transactionHash: Hex;
-      blockNumber: string;
-      blockHash: Hex;
-      submittedAt: string;
-      preconfirmedAt: string;
-      confirmedAt: string;
-    }
-  /** The nonce was canceled (the payer) before any capture landed. */
-  | { status: 'consumed'; onchain: OnchainConsumption }
-  /** validBefore passed by block time with the nonce unused: nothing can land any more. */
-  | { status: 'expired' }
+    | {
+        status: 'confirmed';
+        by: 'authcap' | 'onchain';
+        transactionHash: Hex;
+        blockNumber: string;
+        blockHash: Hex;
+        submittedAt: string;
+        preconfirmedAt: string;
+        confirmedAt: string;
+      }
+    /** The nonce was canceled (the payer) before any capture landed. */
+    | { status: 'consumed'; onchain: OnchainConsumption }
+    /** validBefore passed by block time with the nonce unused: nothing can land any more. */
+    | { status: 'expired' }
   );
 
 /** Precheck and simulation in one local activity (generation 2). */

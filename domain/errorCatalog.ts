@@ -229,7 +229,8 @@ export const errorCatalog: Record<ErrorCode, ErrorExplanation> = {
   relay_refused: {
     meaning:
       "The merchant's relayer refused a call it cannot check against what it concerns: a network or token its worker does not serve, raw " +
-      'calldata, or a refund that no capture of this payer backs. It signs nothing else.',
+      'calldata, a refund that no capture of this payer backs, a request that is not fresh (copied into a relayer started again), or a call ' +
+      'that would revert at the pending block (it simulates every call before it signs). It signs nothing else.',
     whatToDo:
       'Operator: check that the worker serves the network and token of the authorization (the deployment file) and read the message; this is not a caller mistake.',
     retry: 'once the cause is fixed',

@@ -47,7 +47,6 @@ export class EncryptionCodec implements PayloadCodec {
 
   async encode(payloads: Payload[], context?: SerializationContext): Promise<Payload[]> {
     const place = placeOf(context);
-    if (!place && process.env.AUTHCAP_TRACE_UNBOUND) require_fs().appendFileSync(process.env.AUTHCAP_TRACE_UNBOUND, `${new Error().stack}\n\n`);
     return payloads.map((payload) => this.seal(payload, place));
   }
 
@@ -163,9 +162,6 @@ export function placeOf(context: SerializationContext | undefined): string | und
   if (context.type === 'workflow') return JSON.stringify(['workflow', context.namespace, context.workflowId]);
   return JSON.stringify(['activity', context.namespace, context.workflowId ?? '', context.activityId ?? '']);
 }
-
-import * as fsForTrace from 'node:fs';
-const require_fs = () => fsForTrace;
 
 function isSealed(payload: Payload): boolean {
   return decoder.decode(payload.metadata?.[ENCODING_KEY] ?? new Uint8Array()) === ENCRYPTED_ENCODING;

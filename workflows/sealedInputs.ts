@@ -63,7 +63,9 @@ function screen(what: string, args: readonly unknown[], message?: string): Scree
   let merchant = false;
   const opened: unknown[] = [];
   for (const arg of args) {
-    if (isUnsealed(arg)) return { refused: `${what}: ${describeUnsealed(arg)}`, ...(arg.reason === 'misplaced' ? { bindingRule: true as const } : {}) };
+    // A payload sealed for another place never reached a workflow before the binding (it has a place
+    // only since): refused in every history, no patch asked.
+    if (isUnsealed(arg)) return { refused: `${what}: ${describeUnsealed(arg)}` };
     if (isUnbound(arg)) return { refused: `${what}: a payload sealed for no workflow or activity`, bindingRule: true };
     if (isOperatorSealed(arg)) {
       operator = true;
@@ -77,7 +79,8 @@ function screen(what: string, args: readonly unknown[], message?: string): Scree
   }
   if (operator && !(message && OPERATOR_MESSAGES.has(message))) return { refused: `${what}: an operator's input (sealed by the codec server) may only void` };
   // authcap voids through the update; the signal is the operator's (the Temporal UI's) alone.
-  if (merchant && message === 'void' && what.startsWith('signal')) return { refused: `${what}: the void signal takes only an operator's input`, bindingRule: true };
+  if (merchant && message === 'void' && what.startsWith('signal'))
+    return { refused: `${what}: the void signal takes only an operator's input`, bindingRule: true };
   return { args: opened };
 }
 
@@ -191,7 +194,10 @@ function screenResult(payload: ResultPayload | null | undefined): { refused: str
 class SealedResults implements WorkflowInternalsInterceptor {
   activate(input: ActivateInput, next: Next<WorkflowInternalsInterceptor, 'activate'>): void {
     const jobs = input.activation.jobs;
-    if (!jobs?.some((job) => job.resolveActivity)) return next(input);
+    if (!jobs?.some((job) => job.resolveActivity)) {
+      next(input);
+      return;
+    }
     for (const job of jobs) {
       const resolved = job.resolveActivity;
       if (!resolved) continue;
@@ -212,13 +218,17 @@ class SealedResults implements WorkflowInternalsInterceptor {
         failed: {
           failure: {
             message: 'Activity task failed',
-            activityFailureInfo: { activityType: { name: activityType }, activityId: known?.activityId ?? String(seq), retryState: RETRY_STATE_NON_RETRYABLE_FAILURE },
+            activityFailureInfo: {
+              activityType: { name: activityType },
+              activityId: known?.activityId ?? String(seq),
+              retryState: RETRY_STATE_NON_RETRYABLE_FAILURE,
+            },
             cause: { message: `refused the result of ${activityType}: ${why}`, applicationFailureInfo: { type: 'unauthenticated_input', nonRetryable: true } },
           },
         },
       };
     }
-    return next(input);
+    next(input);
   }
 }
 

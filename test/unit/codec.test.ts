@@ -144,7 +144,10 @@ describe('EncryptionCodec: a payload opens only where it was sealed for', () => 
 
   it('a place rewritten beside the ciphertext does not open (the seal covers it)', async () => {
     const [sealed] = await codec.encode([payload('x')], workflowA);
-    const forged = { ...sealed!, metadata: { ...sealed!.metadata, 'authcap-place': new TextEncoder().encode(JSON.stringify(['workflow', 'default', 'authorization-b'])) } };
+    const forged = {
+      ...sealed!,
+      metadata: { ...sealed!.metadata, 'authcap-place': new TextEncoder().encode(JSON.stringify(['workflow', 'default', 'authorization-b'])) },
+    };
     const opened = await open(forged, workflowB);
     expect(isUnsealed(opened) && opened.reason).toBe('tampered');
   });
