@@ -46,6 +46,8 @@ const wanted: [string, string][] = [
 /** Captured authorizations whose memo holds a partial capture's release (no search attribute names them). */
 const partialCaptures = `WorkflowType = 'authorizationWorkflow' AND AuthorizationState = 'captured' AND ExecutionStatus = 'Completed'`;
 let written = 0;
+/** Each file's workflow id: payloads are sealed for their workflow, so a history replays under its own id. */
+const workflowIds: Record<string, string> = {};
 for (const [name, query] of wanted) {
   let n = 0;
   for await (const execution of client.workflow.list({ query, pageSize: 3 })) {
@@ -53,6 +55,7 @@ for (const [name, query] of wanted) {
     // trips over two protobufjs copies in the dependency tree).
     const history = await client.workflow.getHandle(execution.workflowId, execution.runId).fetchHistory();
     writeFileSync(join(out, `${name}-${n}.binpb`), proto.temporal.api.history.v1.History.encode(history as never).finish());
+    workflowIds[`${name}-${n}.binpb`] = execution.workflowId;
     written += 1;
     if (++n >= 2) break;
   }
@@ -64,10 +67,12 @@ for (const [name, query] of wanted) {
     if (!execution.memo?.release) continue;
     const history = await client.workflow.getHandle(execution.workflowId, execution.runId).fetchHistory();
     writeFileSync(join(out, `partial-captured-${n}.binpb`), proto.temporal.api.history.v1.History.encode(history as never).finish());
+    workflowIds[`partial-captured-${n}.binpb`] = execution.workflowId;
     written += 1;
     if (++n >= 2) break;
   }
   if (n === 0) console.warn('recordHistories: no partial-captured execution found');
 }
+writeFileSync(join(out, 'workflow-ids.json'), `${JSON.stringify(workflowIds, null, 2)}\n`);
 console.log(`recordHistories: wrote ${written} histories to ${out}`);
 await connection.close();
