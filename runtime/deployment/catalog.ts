@@ -58,11 +58,9 @@ export class Catalog {
     const first = this.order_[0]!;
     const firstServed = networks.find((n) => n.network === first);
     const firstWaiting = unavailable.find((u) => u.network === first);
-    this.configuredDefault = firstServed
-      ? { network: first, token: firstServed.tokens[0]!.address }
-      : firstWaiting
-        ? { network: first, token: firstWaiting.tokens[0]! }
-        : undefined;
+    // (A deployment of one network without tokens, as the doctor resolves a node on its own, has none.)
+    const firstToken = firstServed ? firstServed.tokens[0]?.address : firstWaiting?.tokens[0];
+    this.configuredDefault = firstToken ? { network: first, token: firstToken } : undefined;
     this.sort();
   }
 
