@@ -27,12 +27,21 @@ export async function describeRun(temporal: Client, workflowId: string, runId?: 
     continuedAsNew: info?.status === CONTINUED_AS_NEW,
     memo: async (keys) => {
       const fields = Object.fromEntries(keys.flatMap((k) => (info?.memo?.fields?.[k] ? [[k, info.memo.fields[k]]] : [])));
-      return (await decodeMapFromPayloads(converter, fields as never)) ?? {};
+      // Opened for this workflow only: a memo entry copied from another history is refused (runtime/codec.ts).
+      const memo = (await decodeMapFromPayloads(converter, fields as never, { type: 'workflow', namespace: temporal.options.namespace, workflowId })) ?? {};
+      return sealedEntries(memo);
     },
     captureProgress: async () => {
       const pending = raw.pendingActivities?.find((a) => a.activityType?.name === 'captureOnchain' && a.heartbeatDetails?.payloads?.length);
       if (!pending) return undefined;
-      const [details] = await decodeArrayFromPayloads(converter, pending.heartbeatDetails!.payloads as never);
+      // Heartbeats are sealed for their activity of this workflow.
+      const [details] = await decodeArrayFromPayloads(converter, pending.heartbeatDetails!.payloads as never, {
+        type: 'activity',
+        namespace: temporal.options.namespace,
+        workflowId,
+        activityId: pending.activityId ?? undefined,
+        isLocal: false,
+      });
       // Only what authcap's worker sealed counts.
       return sealedEntries({ details })?.details as CaptureOnchainProgress | undefined;
     },

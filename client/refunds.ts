@@ -119,6 +119,7 @@ export class Refunds {
         : {}),
       capturedAt,
       refundableUntil,
+      requestedAt: new Date().toISOString(),
       authorization: {
         id: resourceId(resource.orderId, runId),
         orderId: resource.orderId,

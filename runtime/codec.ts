@@ -4,9 +4,10 @@
 // Keys rotate: the key id travels in each payload's metadata; one key seals, all listed keys open.
 // Each payload is also bound to its place: the workflow it was sent to (start input, signal, update,
 // memo, query) or the activity it was made for (arguments, result, heartbeat), from the SDK's
-// serialization context. The place rides in the clear beside the ciphertext and is authenticated
-// with it (AES-GCM's associated data): a payload copied out of one history opens only where it was
-// sealed for, and anywhere else it is refused like a plain one.
+// serialization context. The place is sealed inside the payload (its inner metadata), so AES-GCM
+// authenticates it with the data, and a build from before the binding still opens what this one
+// seals (a rolling deploy): a payload copied out of one history opens only where it was sealed for,
+// and anywhere else it is refused like a plain one.
 import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -17,7 +18,7 @@ import { readVariable } from './settings/read.js';
 export const ENCRYPTED_ENCODING = 'binary/encrypted';
 const ENCODING_KEY = 'encoding';
 const KEY_ID_KEY = 'encryption-key-id';
-/** Beside the ciphertext, in the clear and authenticated: where the payload may be opened. */
+/** Inside the seal: where the payload may be opened (absent: sealed before payloads were bound). */
 const PLACE_KEY = 'authcap-place';
 /** Inside the seal: who sealed it. Absent: an authcap process holding the key. */
 const ORIGIN_KEY = 'authcap-origin';
@@ -41,7 +42,14 @@ const decoder = new TextDecoder();
  * the data it claims to carry. The codec server uses `openForDisplay` and `sealForOperator` instead.
  */
 export class EncryptionCodec implements PayloadCodec {
-  constructor(private readonly keys: CodecKeys) {
+  /**
+   * `acceptUnbound`: payloads sealed for no place open as they are (AUTHCAP_ACCEPT_UNBOUND_PAYLOADS,
+   * while a build from before the binding drains); otherwise they reach the interceptors marked.
+   */
+  constructor(
+    private readonly keys: CodecKeys,
+    private readonly options: { acceptUnbound?: boolean } = {},
+  ) {
     if (!keys.keys.has(keys.active)) throw new Error(`codec: the active key ${keys.active} is not among the keys`);
   }
 
@@ -63,7 +71,7 @@ export class EncryptionCodec implements PayloadCodec {
       const { inner, place } = opened;
       if (expected !== undefined && place !== undefined && place !== expected) return jsonPayload(unsealedInput('misplaced'));
       const operator = decoder.decode(inner.metadata?.[ORIGIN_KEY] ?? new Uint8Array()) === OPERATOR_ORIGIN;
-      if (expected !== undefined && place === undefined && !operator) {
+      if (expected !== undefined && place === undefined && !operator && !this.options.acceptUnbound) {
         // Sealed for no place: recorded before payloads were bound (the interceptors replay those
         // as they ran, and refuse them in new runs), or sealed outside any context.
         try {
@@ -112,16 +120,13 @@ export class EncryptionCodec implements PayloadCodec {
     const key = this.keys.keys.get(this.keys.active)!;
     const iv = randomBytes(IV_BYTES);
     const cipher = createCipheriv('aes-256-gcm', key, iv);
-    if (place !== undefined) cipher.setAAD(Buffer.from(place, 'utf8'));
-    // The whole payload (its metadata too) is sealed: the inner encoding says how to read it back.
-    const plain = Buffer.from(JSON.stringify(toJson(payload)), 'utf8');
+    // The whole payload (its metadata too, the place among it) is sealed: the inner encoding says how
+    // to read it back, the place where.
+    const inner = place === undefined ? payload : { ...payload, metadata: { ...payload.metadata, [PLACE_KEY]: encoder.encode(place) } };
+    const plain = Buffer.from(JSON.stringify(toJson(inner)), 'utf8');
     const sealed = Buffer.concat([iv, cipher.update(plain), cipher.final(), cipher.getAuthTag()]);
     return {
-      metadata: {
-        [ENCODING_KEY]: encoder.encode(ENCRYPTED_ENCODING),
-        [KEY_ID_KEY]: encoder.encode(this.keys.active),
-        ...(place === undefined ? {} : { [PLACE_KEY]: encoder.encode(place) }),
-      },
+      metadata: { [ENCODING_KEY]: encoder.encode(ENCRYPTED_ENCODING), [KEY_ID_KEY]: encoder.encode(this.keys.active) },
       data: sealed,
     };
   }
@@ -137,15 +142,16 @@ export class EncryptionCodec implements PayloadCodec {
     }
     const data = Buffer.from(payload.data ?? new Uint8Array());
     if (data.length < IV_BYTES + TAG_BYTES) return { unsealed: 'malformed' };
-    const placeBytes = payload.metadata?.[PLACE_KEY];
-    const place = placeBytes ? decoder.decode(placeBytes) : undefined;
     try {
       const decipher = createDecipheriv('aes-256-gcm', key, data.subarray(0, IV_BYTES));
-      // A place changed beside the ciphertext does not open: the seal covers it.
-      if (place !== undefined) decipher.setAAD(Buffer.from(place, 'utf8'));
       decipher.setAuthTag(data.subarray(data.length - TAG_BYTES));
       const plain = Buffer.concat([decipher.update(data.subarray(IV_BYTES, data.length - TAG_BYTES)), decipher.final()]);
-      return { inner: fromJson(JSON.parse(plain.toString('utf8')) as JsonPayload), place };
+      const opened = fromJson(JSON.parse(plain.toString('utf8')) as JsonPayload);
+      const placeBytes = opened.metadata?.[PLACE_KEY];
+      if (!placeBytes) return { inner: opened, place: undefined };
+      // The place is the codec's, not the data converter's: handed on without it.
+      const { [PLACE_KEY]: _place, ...metadata } = opened.metadata!;
+      return { inner: { ...opened, metadata }, place: decoder.decode(placeBytes) };
     } catch {
       return { unsealed: 'tampered' };
     }
@@ -223,10 +229,11 @@ export function readCodecKeyFile(file: string): CodecKeys {
  * process refuses to start unless AUTHCAP_CODEC=off says plain payloads are wanted (never in production).
  */
 export function codecFromEnv(env: NodeJS.ProcessEnv = process.env): EncryptionCodec | undefined {
+  const options = { acceptUnbound: readVariable('AUTHCAP_ACCEPT_UNBOUND_PAYLOADS', env) };
   const keys = readVariable('AUTHCAP_CODEC_KEYS', env);
-  if (keys) return new EncryptionCodec(parseCodecKeys(keys));
+  if (keys) return new EncryptionCodec(parseCodecKeys(keys), options);
   const file = readVariable('AUTHCAP_CODEC_KEY_FILE', env);
-  if (file) return new EncryptionCodec(readCodecKeyFile(file));
+  if (file) return new EncryptionCodec(readCodecKeyFile(file), options);
   return undefined;
 }
 

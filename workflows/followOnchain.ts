@@ -1,7 +1,8 @@
 // A transaction handed to the relayer and followed onchain by one activity (generation 2), raced
 // against the relayer's word: it speaks only when it refused the call, or its transaction reverted
 // or was abandoned, and then the follower is cancelled. Shared by captures and refunds.
-import { type ActivityOptions, ApplicationFailure, CancellationScope, condition, isCancellation, log } from '@temporalio/workflow';
+import { type ActivityOptions, ApplicationFailure, CancellationScope, condition, isCancellation, log, patched } from '@temporalio/workflow';
+import { BOUND_PAYLOADS_PATCH } from './sealedInputs.js';
 import type { CaptureOnchainRequest, CaptureOnchainResult } from '../domain/activityContract.js';
 import { followers } from './activities.js';
 import { failureOf } from './failures.js';
@@ -33,8 +34,13 @@ export async function followUnlessTroubled(relay: Relay, request: CaptureOnchain
  */
 function aboutOwnNonce(request: CaptureOnchainRequest, result: CaptureOnchainResult): boolean {
   const { from, nonce } = request.call.authorization;
-  const same = (a: string | undefined, b: string) => a === undefined || a.toLowerCase() === b.toLowerCase();
-  return same(result.authorizer, from) && same(result.nonce, nonce);
+  const known = ['confirmed', 'consumed', 'expired'].includes((result as { status?: unknown })?.status as string);
+  if (result?.authorizer === undefined || result.nonce === undefined) {
+    // Not a follower's answer of today (its own input sent back as its result, say): believed only
+    // where a history from before followers named their nonce recorded it.
+    return known && !patched(BOUND_PAYLOADS_PATCH);
+  }
+  return known && result.authorizer.toLowerCase() === from.toLowerCase() && result.nonce.toLowerCase() === nonce.toLowerCase();
 }
 
 function foreignAnswer(request: CaptureOnchainRequest, result: CaptureOnchainResult): ApplicationFailure {

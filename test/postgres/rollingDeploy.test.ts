@@ -43,7 +43,9 @@ describe('a rolling deploy: the old build and the new side by side, then the old
     // Before the cluster: building takes a while the first time, and nothing waits on it meanwhile.
     oldBuildDir = await buildOfCommit(OLD_BUILD);
     // No worker yet: the case starts the old build's itself. The watcher on, as production runs it.
-    world = await startWorld({ temporal: 'postgres', workers: 0, validitySeconds: 600, env: { AUTHCAP_WATCH: '1' } });
+    // The old build seals payloads for no place: while it drains, the new build acts on them as it did
+    // (AUTHCAP_ACCEPT_UNBOUND_PAYLOADS, the documented rollout setting), and it opens what the new seals.
+    world = await startWorld({ temporal: 'postgres', workers: 0, validitySeconds: 600, env: { AUTHCAP_WATCH: '1', AUTHCAP_ACCEPT_UNBOUND_PAYLOADS: '1' } });
     ({ connection, temporal } = await operatorTemporal(world));
   }, 300_000);
   afterAll(async () => {

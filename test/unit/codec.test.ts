@@ -1,7 +1,7 @@
 // The payload codec on its own: AES-256-GCM with a fresh IV per payload, key ids for rotation; a
 // payload it cannot open as sealed by its keys (plain, tampered, an unknown key) decodes to the
 // unsealed marker, never to the data it claims; what the codec server seals is marked an operator's.
-import { randomBytes } from 'node:crypto';
+import { createDecipheriv, randomBytes } from 'node:crypto';
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -142,14 +142,34 @@ describe('EncryptionCodec: a payload opens only where it was sealed for', () => 
     expect(isUnsealed(await open(sealed!, workflowA))).toBe(true);
   });
 
-  it('a place rewritten beside the ciphertext does not open (the seal covers it)', async () => {
+  it('the place is sealed with the data: nothing outside the ciphertext names it, and a changed byte does not open', async () => {
     const [sealed] = await codec.encode([payload('x')], workflowA);
-    const forged = {
-      ...sealed!,
-      metadata: { ...sealed!.metadata, 'authcap-place': new TextEncoder().encode(JSON.stringify(['workflow', 'default', 'authorization-b'])) },
-    };
-    const opened = await open(forged, workflowB);
+    expect(Object.keys(sealed!.metadata!).sort()).toEqual(['encoding', 'encryption-key-id']);
+    const data = Buffer.from(sealed!.data!);
+    data[20] = data[20]! ^ 1;
+    const opened = await open({ ...sealed!, data: new Uint8Array(data) }, workflowA);
     expect(isUnsealed(opened) && opened.reason).toBe('tampered');
+  });
+
+  it('a build from before the binding opens what this one seals (a rolling deploy): no associated data, the place is inner metadata it ignores', async () => {
+    const raw = randomBytes(32);
+    const bound = new EncryptionCodec(parseCodecKeys(`k1:${raw.toString('base64')}`));
+    const [sealed] = await bound.encode([payload({ amount: '1' })], workflowA);
+    // What the codec before the binding did: AES-256-GCM without associated data, the inner payload as JSON.
+    const data = Buffer.from(sealed!.data!);
+    const decipher = createDecipheriv('aes-256-gcm', raw, data.subarray(0, 12));
+    decipher.setAuthTag(data.subarray(data.length - 16));
+    const inner = JSON.parse(Buffer.concat([decipher.update(data.subarray(12, data.length - 16)), decipher.final()]).toString('utf8'));
+    expect(JSON.parse(Buffer.from(inner.data, 'base64').toString('utf8'))).toEqual({ amount: '1' });
+  });
+
+  it('AUTHCAP_ACCEPT_UNBOUND_PAYLOADS: during a rollout, a payload sealed for no place opens as it is; a misplaced one is still refused', async () => {
+    const keys = parseCodecKeys(`k1:${key()}`);
+    const rollout = new EncryptionCodec(keys, { acceptUnbound: true });
+    const [unbound] = await rollout.encode([payload('old')]);
+    expect(defaultPayloadConverter.fromPayload((await rollout.decode([unbound!], workflowA))[0]!)).toBe('old');
+    const [bound] = await rollout.encode([payload('new')], workflowA);
+    expect(isUnsealed(defaultPayloadConverter.fromPayload((await rollout.decode([bound!], workflowB))[0]!))).toBe(true);
   });
 
   it('ids with separators cannot be made to read as another place', async () => {
