@@ -44,13 +44,16 @@ describe('a rolling deploy: the old build and the new side by side, then the old
     oldBuildDir = await buildOfCommit(OLD_BUILD);
     // No worker yet: the case starts the old build's itself. The watcher on, as production runs it.
     // The old build seals payloads for no place: while it drains, the new build acts on them as it did
-    // (AUTHCAP_ACCEPT_UNBOUND_PAYLOADS, the documented rollout setting), and it opens what the new seals.
+    // (AUTHCAP_ACCEPT_UNBOUND_PAYLOADS, the documented rollout setting: its processes, and the order
+    // service's typed client here), and it opens what the new seals.
+    process.env.AUTHCAP_ACCEPT_UNBOUND_PAYLOADS = '1';
     world = await startWorld({ temporal: 'postgres', workers: 0, validitySeconds: 600, env: { AUTHCAP_WATCH: '1', AUTHCAP_ACCEPT_UNBOUND_PAYLOADS: '1' } });
     ({ connection, temporal } = await operatorTemporal(world));
   }, 300_000);
   afterAll(async () => {
     await connection?.close();
     await world?.stop();
+    delete process.env.AUTHCAP_ACCEPT_UNBOUND_PAYLOADS;
   });
 
   const logTo = (name: string) => {
