@@ -739,6 +739,8 @@ describe('Temporal: the refunds workflow', () => {
       amountCapturedMinor: '5000000',
       capturedAt: new Date(Date.now() - 31 * 86_400_000).toISOString(),
       refundableUntil: new Date(Date.now() - 86_400_000).toISOString(),
+      // As the API sends it: a ledger starts only from a fresh request.
+      requestedAt: new Date().toISOString(),
       authorization: { id: resourceId(orderId, runId), orderId, state: 'captured', amount: '5', amountCaptured: '5', amountRefunded: '0' },
     };
     try {
