@@ -86,6 +86,8 @@ function screen(what: string, args: readonly unknown[], message?: string): Scree
 
 /** What an old history recorded before the binding: the values as they were sealed. */
 const unwrapUnbound = (args: readonly unknown[]) => args.map((arg) => (isUnbound(arg) ? arg.value : arg));
+/** The arguments as a handler saw them before the binding's rules (an operator's input opened too). */
+const asBeforeBinding = (args: readonly unknown[]) => unwrapUnbound(args).map((arg) => (isOperatorSealed(arg) ? arg.value : arg));
 
 /** Acts as before the binding (a history recorded then), or refuses. */
 function refusesNow(screened: Screened): boolean {
@@ -119,7 +121,7 @@ class SealedInbound implements WorkflowInboundCallsInterceptor {
     if (!('refused' in screened)) return next({ ...input, args: screened.args });
     // Histories from before payloads were bound acted on these: they replay so.
     if (screened.bindingRule && !patched(BOUND_PAYLOADS_PATCH)) {
-      return next({ ...input, args: unwrapUnbound(input.args).map((arg) => (isOperatorSealed(arg) ? arg.value : arg)) });
+      return next({ ...input, args: asBeforeBinding(input.args) });
     }
     log.warn('signal refused', { signal: input.signalName, why: screened.refused });
     return Promise.resolve();
@@ -139,7 +141,7 @@ class SealedInbound implements WorkflowInboundCallsInterceptor {
     const screened = screen(`update ${input.name}`, input.args, input.name);
     if (!('refused' in screened)) return next({ ...input, args: screened.args });
     if (screened.bindingRule) {
-      if (!patched(BOUND_PAYLOADS_PATCH)) return next({ ...input, args: unwrapUnbound(input.args).map((arg) => (isOperatorSealed(arg) ? arg.value : arg)) });
+      if (!patched(BOUND_PAYLOADS_PATCH)) return next({ ...input, args: asBeforeBinding(input.args) });
     } else if (!patched(SEALED_SIGNALS_PATCH)) return next(input);
     return Promise.reject(unauthenticated(screened.refused));
   }

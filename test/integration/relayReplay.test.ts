@@ -10,14 +10,13 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@temporalio/client';
-import type { temporal } from '@temporalio/proto';
 import { relayerWorkflowId } from '../../domain/relay.js';
 import { connectTemporalWithoutKeys } from '../support/temporal.js';
+import { rawHistory } from '../support/copiedPayloads.js';
+import type { temporal } from '@temporalio/proto';
 import { sleep } from '../support/lifecycle.js';
 import { balanceAt, capturedIn, newPayer, startIsolatedWorld, tokens, type IsolatedWorld } from '../support/refunds.js';
 import type { DemoKey } from '../support/lifecycle.js';
-
-type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
 
 let world: IsolatedWorld;
 let keyless: Client;
@@ -31,22 +30,6 @@ afterAll(async () => {
   await keyless?.connection.close();
   await world?.stop();
 });
-
-/** Every event of the relayer's current run, read raw: the payloads as stored, sealed. */
-async function rawHistory(client: Client, workflowId: string): Promise<HistoryEvent[]> {
-  const events: HistoryEvent[] = [];
-  let nextPageToken: Uint8Array | undefined;
-  do {
-    const page = await client.workflowService.getWorkflowExecutionHistory({
-      namespace: client.options.namespace,
-      execution: { workflowId },
-      ...(nextPageToken?.length ? { nextPageToken } : {}),
-    });
-    events.push(...(page.history?.events ?? []));
-    nextPageToken = page.nextPageToken ?? undefined;
-  } while (nextPageToken?.length);
-  return events;
-}
 
 const pendingCount = () => world.publicClient.getTransactionCount({ address: world.merchant, blockTag: 'pending' });
 
