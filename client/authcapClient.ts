@@ -293,7 +293,8 @@ export class AuthcapClient {
     const startOperation = new WithStartWorkflowOperation(WORKFLOW_TYPE, {
       taskQueue: this.taskQueue,
       workflowId,
-      args: [input],
+      // Stamped now, not when the order was first looked at: the run refuses a start long after it.
+      args: [{ ...input, requestedAt: new Date().toISOString() }],
       // One open authorization per order; a new attempt may start once the previous one is final (and
       // moved no money, which the look above decided). A first try takes only a free id.
       workflowIdReusePolicy: first ? 'REJECT_DUPLICATE' : 'ALLOW_DUPLICATE',

@@ -53,6 +53,8 @@ export type AuthorizationWorkflowInput =
       policyOverrides?: { historyLimit?: number; reconcileIntervalSeconds?: number };
       /** The workflow code's shape (absent: 1, runs started before generations). */
       generation?: number;
+      /** When the API asked for this start (ISO 8601): a run refuses a start much older than itself (a copy). */
+      requestedAt?: string;
     })
   /** Continue-as-new: the machine's persisted state and what the workflow keeps beside it. */
   | { orderId: string; resume: ResumedAuthorization };

@@ -38,10 +38,21 @@ import { captureInOneActivity } from './captureProcedure.js';
 import { startEventPublisher, type EventPublisher } from './eventPublisher.js';
 import { screenSignature } from './signatureScreen.js';
 import { signatureAttemptKind, type AttemptKind } from './attemptBudget.js';
+import { refusedStart, staleStart } from './freshStart.js';
 
 const now = () => new Date().toISOString();
 
+/**
+ * Patch id: before it, the API's starts carried no time of request. Asked only when a start lacks
+ * one: histories recorded before replay as they ran, a new run refuses it (a copied start input).
+ */
+export const FRESH_START_PATCH = 'authorization-starts-are-fresh';
+
 export async function authorizationWorkflow(input: AuthorizationWorkflowInput): Promise<AuthorizationView> {
+  // Only the API's fresh start, or this run's own continue-as-new: a start input copied out of an
+  // earlier run's history (the id terminated, then started again) would capture or follow again.
+  const stale = staleStart('requestedAt' in input ? input : {}, 'resume' in input);
+  if (stale && ('requestedAt' in input || patched(FRESH_START_PATCH))) throw refusedStart(stale);
   const presigned = 'presigned' in input ? input.presigned : undefined;
   const draftRequest = 'draft' in input ? input.draft : undefined;
   const resumed = 'resume' in input ? input.resume : undefined;

@@ -43,6 +43,7 @@ import { REFUND_ALREADY_REQUESTED, refundUpdate, type RefundCommand, type Refund
 import { expiryDueAt, runRefund } from './refundProcedure.js';
 import { MemoEventLog } from './memoEventLog.js';
 import { BOUND_PAYLOADS_PATCH } from './sealedInputs.js';
+import { refusedStart, staleStart } from './freshStart.js';
 import { useGeneration } from './activities.js';
 import { coalesceWrites } from './coalescedWrites.js';
 import { createRelayClient } from './relayClient.js';
@@ -50,23 +51,7 @@ import { createRelayClient } from './relayClient.js';
 const { telemetry } = proxySinks<AuthcapSinks>();
 
 const HISTORY_LIMIT = 2_000;
-/** How long after the API's request its ledger may start (clock skew between the API's host and Temporal's). */
-const START_SLACK_MS = 60_000;
 
-function refusedInput(why: string): ApplicationFailure {
-  return ApplicationFailure.create({ type: 'unauthenticated_input', nonRetryable: true, message: `refused the workflow input: ${why}` });
-}
-
-/** Why this run's input is not one the API just sent or the ledger's own continue-as-new carried, if it is not. */
-function staleStart(input: RefundsWorkflowInput): string | undefined {
-  const continued = workflowInfo().continuedFromExecutionRunId !== undefined;
-  if (input.carried) return continued ? undefined : 'a carried-over ledger starts only by its own continue-as-new';
-  if (continued) return undefined;
-  const requested = input.requestedAt === undefined ? Number.NaN : Date.parse(input.requestedAt);
-  if (!Number.isFinite(requested)) return 'it carries no time of request';
-  if (workflowInfo().startTime.getTime() - requested > START_SLACK_MS) return 'it was requested long before this ledger started (a copy)';
-  return undefined;
-}
 /** Patch id: before it, a refund waiting for a refused attempt's window to close held the next ones back. */
 const SET_ASIDE_WHILE_EXPIRING = 'refunds-set-aside-while-expiring';
 const now = () => new Date().toISOString();
@@ -75,12 +60,12 @@ export async function refundsWorkflow(input: RefundsWorkflowInput): Promise<Refu
   // The ledger of one authorization runs under that authorization's id and no other: an input that
   // names another authorization (a start under a squatted id) is refused before anything runs.
   if (workflowInfo().workflowId !== refundsWorkflowId(input.authorizationRunId) && patched(BOUND_PAYLOADS_PATCH)) {
-    throw refusedInput(`it is the ledger of ${refundsWorkflowId(input.authorizationRunId)}, not of ${workflowInfo().workflowId}`);
+    throw refusedStart(`it is the ledger of ${refundsWorkflowId(input.authorizationRunId)}, not of ${workflowInfo().workflowId}`);
   }
   // And it starts only as the API started it: fresh, or carried over by its own continue-as-new. A
   // start input copied out of history (the id terminated, then started again) would rewind the ledger.
-  const stale = staleStart(input);
-  if (stale && patched(BOUND_PAYLOADS_PATCH)) throw refusedInput(stale);
+  const stale = staleStart(input, input.carried !== undefined);
+  if (stale && patched(BOUND_PAYLOADS_PATCH)) throw refusedStart(stale);
   const refunds: RefundRecord[] = [...(input.carried?.refunds ?? [])];
   const captured = BigInt(input.amountCapturedMinor);
   let eventSequence = input.carried?.eventSequence ?? 0;

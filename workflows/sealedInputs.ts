@@ -13,6 +13,7 @@
 // void, and only the authorization it names: the codec server cannot see where it is sent.
 import {
   type ActivateInput,
+  type ActivityInput,
   ApplicationFailure,
   defaultPayloadConverter,
   type Payload,
@@ -234,8 +235,23 @@ class SealedResults implements WorkflowInternalsInterceptor {
   }
 }
 
+/**
+ * Patch id: before it, an activity's id was its sequence number, which starts again at 1 in every run
+ * of a workflow id (a continue-as-new, a start after a termination). The codec binds an activity's
+ * payloads to its workflow id and activity id (Temporal's serialization context names no run), so
+ * with the run in the id a result sealed in one run does not open in another.
+ */
+export const RUN_BOUND_ACTIVITIES_PATCH = 'activity-ids-name-their-run';
+
+/** The activity's id: its sequence number and this run, in runs started since the patch. */
+function runBound(input: ActivityInput): ActivityInput {
+  if (input.options.activityId !== undefined || !patched(RUN_BOUND_ACTIVITIES_PATCH)) return input;
+  return { ...input, options: { ...input.options, activityId: `${input.seq}@${workflowInfo().runId}` } };
+}
+
 const sealedOutbound: WorkflowOutboundCallsInterceptor = {
-  scheduleActivity(input, next) {
+  scheduleActivity(original, next) {
+    const input = runBound(original);
     scheduled.set(input.seq, { activityType: input.activityType, activityId: input.options.activityId ?? String(input.seq) });
     return next(input);
   },
