@@ -3,13 +3,13 @@
 // so every request must prove who sends it: the shared token (bearer header or first path segment),
 // a verified access token (production: the Temporal UI's OIDC token, `codec.passAccessToken`), or a
 // check the embedder supplies (the dev stack: the same local user, see devstack/localPeer.ts).
+// /encode seals an input as an operator's, so an access token must also carry the operator role
+// (codecAuth.ts); without it the caller may only decode (403).
 // It runs inside the `npm start` supervisor: no request, however broken, may throw out of it.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Payload } from '@temporalio/common';
-import { createRemoteJWKSet, jwtVerify, type JWTVerifyGetKey } from 'jose';
 import type { EncryptionCodec } from './codec.js';
-import { readVariable } from './settings/read.js';
 
 export interface CodecServerOptions {
   host?: string;
@@ -18,8 +18,8 @@ export interface CodecServerOptions {
   codec: Pick<EncryptionCodec, 'openForDisplay' | 'sealForOperator'>;
   /** A shared secret: `Authorization: Bearer <token>` or `<url>/<token>/decode`. */
   token?: string;
-  /** Accepts a bearer that is not the shared token, e.g. a JWT access token (see jwtBearerVerifier). */
-  verifyBearer?: (bearer: string) => Promise<boolean>;
+  /** Accepts a bearer that is not the shared token, e.g. a JWT access token (codecAuth.ts, jwtBearerVerifier); undefined refuses it. */
+  verifyBearer?: (bearer: string) => Promise<VerifiedBearer | undefined>;
   /** Decides about requests that present no credential at all; without it they are 401. */
   trustRequest?: (req: IncomingMessage) => Promise<boolean>;
   /** Origins allowed by CORS (the Temporal UI's). */
@@ -31,6 +31,14 @@ export interface CodecServerOptions {
   headersTimeoutMs?: number;
   /** Server-level errors after it listens (logged by the supervisor, never thrown). */
   onError?: (err: Error) => void;
+}
+
+/**
+ * A bearer the verifier accepted. Any may decode (display only); `operator` may also encode, which
+ * seals an input as an operator's (it can void an authorization).
+ */
+export interface VerifiedBearer {
+  operator: boolean;
 }
 
 export interface CodecServer {
@@ -108,20 +116,29 @@ async function readBody(req: IncomingMessage, limit: number): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
-async function authenticated(req: IncomingMessage, pathToken: string | undefined, options: CodecServerOptions): Promise<boolean> {
+/**
+ * Who sent the request: undefined unless proven; `operator` if it may encode. The shared token is the
+ * operator CLI's secret; the embedder's trusted requests (the dev stack: the same OS user as `npm
+ * start`, who can read that token anyway) are operators too; a verified bearer is one if it says so.
+ */
+async function caller(req: IncomingMessage, pathToken: string | undefined, options: CodecServerOptions): Promise<{ operator: boolean } | undefined> {
   const header = req.headers.authorization;
   const bearer = /^Bearer ([\x21-\x7E]{1,4096})$/.exec(header ?? '')?.[1];
-  if (header !== undefined && bearer === undefined) return false;
+  if (header !== undefined && bearer === undefined) return undefined;
   // Every credential presented must be good: a wrong one is never rescued by another check.
-  if (pathToken !== undefined && !(options.token && sameSecret(pathToken, options.token))) return false;
+  if (pathToken !== undefined && !(options.token && sameSecret(pathToken, options.token))) return undefined;
+  let operator = pathToken !== undefined;
   if (bearer !== undefined) {
-    const good =
-      (options.token !== undefined && sameSecret(bearer, options.token)) ||
-      (options.verifyBearer !== undefined && (await options.verifyBearer(bearer).catch(() => false)));
-    if (!good) return false;
+    if (options.token !== undefined && sameSecret(bearer, options.token)) operator = true;
+    else {
+      const verified = options.verifyBearer && (await options.verifyBearer(bearer).catch(() => undefined));
+      if (!verified) return undefined;
+      operator ||= verified.operator === true;
+    }
   }
-  if (pathToken !== undefined || bearer !== undefined) return true;
-  return options.trustRequest ? options.trustRequest(req).catch(() => false) : false;
+  if (pathToken !== undefined || bearer !== undefined) return { operator };
+  const trusted = options.trustRequest ? await options.trustRequest(req).catch(() => false) : false;
+  return trusted ? { operator: true } : undefined;
 }
 
 export function codecRequestHandler(options: CodecServerOptions) {
@@ -150,7 +167,12 @@ export function codecRequestHandler(options: CodecServerOptions) {
     const path = (req.url ?? '').split('?')[0]!;
     const match = /^(?:\/([A-Za-z0-9_-]{16,128}))?\/(decode|encode)$/.exec(path);
     if (!match || req.method !== 'POST') return send(404, { error: 'POST /decode or /encode' });
-    if (!(await authenticated(req, match[1], options))) return send(401, { error: 'unauthorized' });
+    const who = await caller(req, match[1], options);
+    if (!who) return send(401, { error: 'unauthorized' });
+    // Before the body is read: a caller who may only read seals nothing, however well-formed its input.
+    if (match[2] === 'encode' && !who.operator) {
+      return send(403, { error: 'forbidden', message: "encoding seals an operator's input: the access token lacks the operator role" });
+    }
     // JSON only: a page elsewhere cannot send it cross-origin without a CORS preflight.
     const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
     if (type !== 'application/json') return send(415, { error: 'send application/json' });
@@ -207,62 +229,4 @@ export async function startCodecServer(options: CodecServerOptions): Promise<Cod
         server.close(() => resolve());
       }),
   };
-}
-
-export interface JwtVerifierOptions {
-  /** The identity provider's JWKS (RS256, PS256, ES256, EdDSA keys); or: */
-  jwksUrl?: string;
-  /** A shared HMAC secret (HS256/384/512), at least 32 bytes. */
-  secret?: string;
-  issuer: string;
-  /** What the token must be issued for (the API / client id your IdP puts in `aud`). */
-  audience: string;
-}
-
-/**
- * Checks the access token the Temporal UI sends with `codec.passAccessToken: true`: signature,
- * `exp` (required), `nbf`, issuer and audience. Anything else, or an error fetching keys, is false.
- */
-export function jwtBearerVerifier(options: JwtVerifierOptions): (bearer: string) => Promise<boolean> {
-  if (Boolean(options.jwksUrl) === Boolean(options.secret)) throw new Error('codec server: give exactly one of jwksUrl and secret');
-  if (!options.issuer || !options.audience) throw new Error('codec server: a JWT verifier needs an issuer and an audience');
-  if (options.secret !== undefined && Buffer.byteLength(options.secret) < 32) throw new Error('codec server: the JWT secret must be at least 32 bytes');
-  const key: Uint8Array | JWTVerifyGetKey =
-    options.secret !== undefined ? new TextEncoder().encode(options.secret) : createRemoteJWKSet(new URL(options.jwksUrl!), { timeoutDuration: 5_000 });
-  const algorithms = options.secret !== undefined ? ['HS256', 'HS384', 'HS512'] : ['RS256', 'PS256', 'ES256', 'ES384', 'EdDSA'];
-  return async (bearer) => {
-    try {
-      await jwtVerify(bearer, key as JWTVerifyGetKey, {
-        issuer: options.issuer,
-        audience: options.audience,
-        algorithms,
-        requiredClaims: ['exp'],
-        clockTolerance: 5,
-      });
-      return true;
-    } catch {
-      return false;
-    }
-  };
-}
-
-/**
- * The production settings: AUTHCAP_CODEC_TOKEN (a shared bearer, for the CLI), and/or the UI's
- * access tokens: AUTHCAP_CODEC_JWT_ISSUER + AUTHCAP_CODEC_JWT_AUDIENCE with AUTHCAP_CODEC_JWKS_URL
- * or AUTHCAP_CODEC_JWT_SECRET. Refuses a configuration that would let anyone in.
- */
-export function codecAuthFromEnv(env: NodeJS.ProcessEnv = process.env): Pick<CodecServerOptions, 'token' | 'verifyBearer'> {
-  // At least 16 characters when set (runtime/settings/catalog.ts).
-  const token = readVariable('AUTHCAP_CODEC_TOKEN', env);
-  const jwt = env.AUTHCAP_CODEC_JWKS_URL || env.AUTHCAP_CODEC_JWT_SECRET;
-  const verifyBearer = jwt
-    ? jwtBearerVerifier({
-        jwksUrl: env.AUTHCAP_CODEC_JWKS_URL || undefined,
-        secret: env.AUTHCAP_CODEC_JWT_SECRET || undefined,
-        issuer: env.AUTHCAP_CODEC_JWT_ISSUER ?? '',
-        audience: env.AUTHCAP_CODEC_JWT_AUDIENCE ?? '',
-      })
-    : undefined;
-  if (!token && !verifyBearer) throw new Error('codec server: set AUTHCAP_CODEC_TOKEN or AUTHCAP_CODEC_JWKS_URL / AUTHCAP_CODEC_JWT_SECRET');
-  return { token, verifyBearer };
 }

@@ -1,11 +1,12 @@
 // `npm run codec-server`: the codec server on its own, for a production Temporal UI and CLI. It
 // decodes payment credentials, so it starts only with a credential check configured
-// (codecAuthFromEnv: the UI's OIDC access tokens through a JWKS or HMAC secret, and/or a shared token).
+// (codecAuth.ts: the UI's OIDC access tokens through a JWKS or HMAC secret, and/or a shared token).
 //   AUTHCAP_CODEC_PORT (8888), AUTHCAP_CODEC_HOST (127.0.0.1: put TLS in front, the UI sends access
 //   tokens only to https), AUTHCAP_CODEC_ALLOWED_ORIGINS (the UI's origins, comma-separated).
 import { createLogger } from './logger.js';
 import { codecFromEnv } from './codec.js';
-import { codecAuthFromEnv, startCodecServer } from './codecServer.js';
+import { codecAuthFromEnv } from './codecAuth.js';
+import { startCodecServer } from './codecServer.js';
 import { settingsOrExit } from './settings/read.js';
 
 // Every variable the codec server reads, validated now (runtime/settings/catalog.ts).

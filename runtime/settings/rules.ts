@@ -38,6 +38,15 @@ export function text(fallback?: string): Rule<string | undefined> {
   return rule((raw) => raw ?? fallback);
 }
 
+/** One word (no spaces: a claim name, a role); `fallback` when blank. */
+export function word(fallback: string): Rule<string> {
+  return rule((raw) => {
+    if (blank(raw)) return fallback;
+    if (/\s/.test(raw)) refuse(`must be one word (no spaces), got "${raw}"`);
+    return raw;
+  });
+}
+
 /** Text that must not be empty when set. */
 export function nonEmpty(fallback: string): Rule<string> {
   return rule((raw) => {

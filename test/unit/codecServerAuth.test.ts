@@ -1,12 +1,15 @@
 // Production: the Temporal UI with OIDC and `codec.passAccessToken: true` sends the operator's access
 // token (`Authorization: Bearer <JWT>`) to the codec endpoint. The codec server decodes only for a
-// token it verifies: signature (a JWKS or a shared HMAC secret), expiry, issuer and audience.
+// token it verifies: signature (a JWKS or a shared HMAC secret), expiry, issuer and audience; it
+// encodes (seals an operator's input) only for a token that also lists the operator role.
 import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Payload } from '@temporalio/common';
 import { SignJWT, exportJWK, generateKeyPair, type CryptoKey, type JWTPayload } from 'jose';
 import { EncryptionCodec, parseCodecKeys } from '../../runtime/codec.js';
-import { codecAuthFromEnv, jwtBearerVerifier, startCodecServer, type CodecServer } from '../../runtime/codecServer.js';
+import { codecAuthFromEnv, jwtBearerVerifier } from '../../runtime/codecAuth.js';
+import { startCodecServer, type CodecServer } from '../../runtime/codecServer.js';
 
 const codec = new EncryptionCodec(parseCodecKeys(`k1:${randomBytes(32).toString('base64')}`));
 const issuer = 'https://idp.example.test/';
@@ -30,6 +33,27 @@ async function decodeWith(server: CodecServer, authorization?: string, path = '/
   });
   const body = (await res.json()) as { payloads?: { data: string }[] };
   return { status: res.status, clear: body.payloads ? JSON.parse(Buffer.from(body.payloads[0]!.data, 'base64').toString()) : undefined };
+}
+
+/** POST /encode of one clear payload: the status, the body, and what the sealed payload opens to. */
+async function encodeWith(server: CodecServer, authorization: string) {
+  const clear = { metadata: { encoding: Buffer.from('json/plain').toString('base64') }, data: Buffer.from('"void"').toString('base64') };
+  const res = await fetch(`${server.url}/encode`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization },
+    body: JSON.stringify({ payloads: [clear] }),
+  });
+  const body = (await res.json()) as { payloads?: { metadata: Record<string, string>; data: string }[]; error?: unknown };
+  const sealed = body.payloads?.[0];
+  const opened = sealed
+    ? await codec.openForDisplay([
+        {
+          metadata: Object.fromEntries(Object.entries(sealed.metadata).map(([k, v]) => [k, Buffer.from(v, 'base64')])),
+          data: Buffer.from(sealed.data, 'base64'),
+        },
+      ])
+    : undefined;
+  return { status: res.status, body, opened: opened && Buffer.from(opened[0]!.data!).toString() };
 }
 
 const claims = (extra: JWTPayload = {}): JWTPayload => ({ sub: 'operator@example.test', iat: now(), exp: now() + 300, ...extra });
@@ -100,7 +124,7 @@ describe("codec server with a JWKS (the identity provider's keys)", () => {
 
   it('a valid path token does not rescue a bad bearer: every credential presented must hold', async () => {
     const token = randomBytes(24).toString('base64url');
-    const both = await startCodecServer({ port: 0, codec, allowedOrigins: [], token, verifyBearer: async () => false });
+    const both = await startCodecServer({ port: 0, codec, allowedOrigins: [], token, verifyBearer: async () => undefined });
     try {
       expect((await decodeWith(both, 'Bearer wrong', `/${token}/decode`)).status).toBe(401);
       expect((await decodeWith(both, undefined, `/${token}/decode`)).status).toBe(200);
@@ -111,7 +135,86 @@ describe("codec server with a JWKS (the identity provider's keys)", () => {
   });
 });
 
+describe('the operator role: /decode for any verified token, /encode only for an operator', () => {
+  const token = randomBytes(24).toString('base64url');
+  const sign = (payload: JWTPayload) =>
+    new SignJWT({ iss: issuer, aud: audience, ...payload }).setProtectedHeader({ alg: 'HS256' }).sign(new TextEncoder().encode(secret));
+  let sealCalls = 0;
+  // The real codec, counting what /encode asks it to seal: a refused caller must seal nothing.
+  const counting = {
+    openForDisplay: codec.openForDisplay.bind(codec),
+    sealForOperator: (payloads: Payload[]) => {
+      sealCalls += 1;
+      return codec.sealForOperator(payloads);
+    },
+  };
+  const servers: CodecServer[] = [];
+  const start = async (verifier: Parameters<typeof jwtBearerVerifier>[0]) => {
+    const server = await startCodecServer({ port: 0, codec: counting, allowedOrigins: [], token, verifyBearer: jwtBearerVerifier(verifier) });
+    servers.push(server);
+    return server;
+  };
+  afterAll(() => Promise.all(servers.map((s) => s.close())));
+
+  it('a token without the role decodes (200) but gets 403 "forbidden" on /encode, and nothing is sealed', async () => {
+    const server = await start({ secret, issuer, audience });
+    const lacking = [claims(), claims({ roles: ['reader'] }), claims({ roles: 'reader authcap-operators' }), claims({ roles: { 'authcap-operator': true } })];
+    for (const payload of lacking) {
+      const bearer = `Bearer ${await sign(payload)}`;
+      const encoded = await encodeWith(server, bearer);
+      expect(encoded.status, JSON.stringify(payload.roles)).toBe(403);
+      expect(encoded.body).toEqual({ error: 'forbidden', message: expect.stringMatching(/operator role/) });
+      expect(await decodeWith(server, bearer)).toEqual({ status: 200, clear: { card: 'clear' } });
+    }
+    expect(sealCalls).toBe(0);
+  });
+
+  it('a token listing the role (an array, or a space-separated string) encodes: the input comes back sealed under the payload key', async () => {
+    const server = await start({ secret, issuer, audience });
+    for (const roles of [['reader', 'authcap-operator'], 'reader authcap-operator']) {
+      const encoded = await encodeWith(server, `Bearer ${await sign(claims({ roles }))}`);
+      expect(encoded.status, String(roles)).toBe(200);
+      expect(encoded.opened).toBe('"void"');
+    }
+  });
+
+  it("the shared token (the operator CLI's secret) encodes where a token without the role may not", async () => {
+    const server = await start({ secret, issuer, audience });
+    expect((await encodeWith(server, `Bearer ${token}`)).status).toBe(200);
+    expect((await encodeWith(server, `Bearer ${await sign(claims())}`)).status).toBe(403);
+  });
+
+  it('reads the role from a dotted path (Keycloak) or a claim named with dots (Auth0), under a configured role name', async () => {
+    const server = await start({ secret, issuer, audience, operatorClaim: 'realm_access.roles', operatorRole: 'voider' });
+    expect((await encodeWith(server, `Bearer ${await sign(claims({ realm_access: { roles: ['voider'] } }))}`)).status).toBe(200);
+    expect((await encodeWith(server, `Bearer ${await sign(claims({ 'realm_access.roles': 'voider' }))}`)).status).toBe(200);
+    expect((await encodeWith(server, `Bearer ${await sign(claims({ realm_access: { roles: ['authcap-operator'] } }))}`)).status).toBe(403);
+    expect((await encodeWith(server, `Bearer ${await sign(claims({ roles: ['voider'] }))}`)).status).toBe(403);
+  });
+
+  it('the verifier gives the verified claims, and nothing for a token that fails a check', async () => {
+    const verify = jwtBearerVerifier({ secret, issuer, audience });
+    expect(await verify(await sign(claims({ roles: ['authcap-operator'] })))).toEqual({
+      claims: expect.objectContaining({ sub: 'operator@example.test' }),
+      operator: true,
+    });
+    expect(await verify(await sign(claims({ exp: now() - 60, roles: ['authcap-operator'] })))).toBeUndefined();
+  });
+});
+
 describe('codecAuthFromEnv', () => {
+  it('takes the operator claim and role from AUTHCAP_CODEC_JWT_OPERATOR_CLAIM and _ROLE, and refuses a role with spaces', async () => {
+    const env = { AUTHCAP_CODEC_JWT_SECRET: secret, AUTHCAP_CODEC_JWT_ISSUER: issuer, AUTHCAP_CODEC_JWT_AUDIENCE: audience };
+    const sign = (payload: JWTPayload) =>
+      new SignJWT({ iss: issuer, aud: audience, ...payload }).setProtectedHeader({ alg: 'HS256' }).sign(new TextEncoder().encode(secret));
+    const byDefault = codecAuthFromEnv(env).verifyBearer!;
+    expect((await byDefault(await sign(claims({ roles: 'authcap-operator' }))))?.operator).toBe(true);
+    const custom = codecAuthFromEnv({ ...env, AUTHCAP_CODEC_JWT_OPERATOR_CLAIM: 'groups', AUTHCAP_CODEC_JWT_OPERATOR_ROLE: 'payments-ops' }).verifyBearer!;
+    expect((await custom(await sign(claims({ groups: ['payments-ops'] }))))?.operator).toBe(true);
+    expect((await custom(await sign(claims({ roles: ['authcap-operator'] }))))?.operator).toBe(false);
+    expect(() => codecAuthFromEnv({ ...env, AUTHCAP_CODEC_JWT_OPERATOR_ROLE: 'two words' })).toThrow(/AUTHCAP_CODEC_JWT_OPERATOR_ROLE must be one word/);
+  });
+
   it('refuses a configuration that lets anyone in or that cannot check anything', () => {
     expect(() => codecAuthFromEnv({})).toThrow(/AUTHCAP_CODEC_TOKEN/);
     expect(() => codecAuthFromEnv({ AUTHCAP_CODEC_TOKEN: 'short' })).toThrow(/16/);

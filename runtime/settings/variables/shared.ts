@@ -1,5 +1,5 @@
 // What several processes read (Temporal, codec keys, logs, tracing), and the codec server.
-import { nonEmpty, offUnlessOn, port, secretOfAtLeast, text, url } from '../rules.js';
+import { nonEmpty, offUnlessOn, port, secretOfAtLeast, text, url, word } from '../rules.js';
 import { variable, TEMPORAL_CLIENTS, LOG_LEVELS, logLevel, commaList } from '../variable.js';
 
 export const sharedVariables = {
@@ -112,5 +112,19 @@ export const sharedVariables = {
     processes: ['codec-server'],
     schema: text(),
     description: 'The audience access tokens must have (required with a JWKS or JWT secret).',
+  }),
+  AUTHCAP_CODEC_JWT_OPERATOR_CLAIM: variable({
+    processes: ['codec-server'],
+    schema: word('roles'),
+    description:
+      "The access token's claim that lists its roles: an array of strings or a space-separated string. A dotted path reaches inside an object " +
+      '(`realm_access.roles`) unless a claim has that very name.',
+  }),
+  AUTHCAP_CODEC_JWT_OPERATOR_ROLE: variable({
+    processes: ['codec-server'],
+    schema: word('authcap-operator'),
+    description:
+      "The role an access token must list to encode (seal an operator's input, e.g. the `void` signal from the UI). Without it the token may only " +
+      'decode (403 on /encode). The shared AUTHCAP_CODEC_TOKEN may do both.',
   }),
 } as const;
