@@ -7,6 +7,7 @@ import {
   WithStartWorkflowOperation,
   WorkflowUpdateStage,
   type WorkflowExecutionDescription,
+  type WorkflowExecutionInfo,
   type WorkflowHandle,
 } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
@@ -287,7 +288,7 @@ export class AuthcapClient {
     }
     // One order, one charge: a new attempt is allowed only after one that moved no money.
     const previous = first ? undefined : await this.untilClosedIfFinal(workflowId, await this.latestRun(workflowId));
-    if (previous && previous.status.name !== 'RUNNING') this.refuseIfCaptured(orderId, previous);
+    if (previous && previous.status.name !== 'RUNNING') await this.refuseIfAnyRunCaptured(orderId, workflowId, previous);
     // One round trip: the start and the first update travel together (update-with-start), and the
     // update is answered in the workflow's first task, once the draft (or the refusal) exists.
     const startOperation = new WithStartWorkflowOperation(WORKFLOW_TYPE, {
@@ -380,7 +381,24 @@ export class AuthcapClient {
     return run;
   }
 
-  private refuseIfCaptured(orderId: string, run: WorkflowExecutionDescription): void {
+  /**
+   * Only a run that completed ran authcap's code to its end: its memo is its own. The latest run ended
+   * otherwise (failed at its first task, a start nobody authcap sealed; terminated) says nothing of
+   * the order's earlier attempts, and a start can carry a memo copied from one of them: every run of
+   * the id is looked at then, and one that captured refuses the new attempt.
+   */
+  private async refuseIfAnyRunCaptured(orderId: string, workflowId: string, latest: WorkflowExecutionDescription): Promise<void> {
+    if (latest.status.name === 'COMPLETED') return this.refuseIfCaptured(orderId, latest);
+    let looked = 0;
+    for await (const run of this.temporal.workflow.list({ query: `WorkflowId = ${quote(workflowId)}`, pageSize: 100 })) {
+      this.refuseIfCaptured(orderId, run);
+      // Each run someone starts under the id costs them a start; the look stops somewhere all the same.
+      if (++looked >= MAX_RUNS_LOOKED_AT) break;
+    }
+    this.refuseIfCaptured(orderId, latest);
+  }
+
+  private refuseIfCaptured(orderId: string, run: WorkflowExecutionDescription | WorkflowExecutionInfo): void {
     // The sealed memo says what the run was; search attributes are whatever its starter set. A run
     // whose input nobody sealed fails at once (workflows/sealedInputs.ts) and charged nobody.
     const view = sealedEntries(run.memo)?.[VIEW_MEMO_KEY] as AuthorizationView | undefined;
@@ -816,6 +834,8 @@ function withAmounts(resource: AuthorizationResource): AuthorizationResource {
 
 /** How long a create waits for a final authorization's workflow to close (normally one workflow task). */
 const CLOSING_WAIT_MS = 5_000;
+/** How many runs of an order's id a new attempt looks at when the latest did not complete. */
+const MAX_RUNS_LOOKED_AT = 1_000;
 
 /** Still running, but its state is final: it is handing over its last events and closing. */
 function isFinalRun(run: WorkflowExecutionDescription): boolean {
@@ -824,8 +844,9 @@ function isFinalRun(run: WorkflowExecutionDescription): boolean {
 }
 
 /** The first run of the attempt a run belongs to: the run id in resource ids. */
-function firstRunIdOf(run: WorkflowExecutionDescription): string {
-  return run.raw.workflowExecutionInfo?.firstRunId || run.runId;
+function firstRunIdOf(run: WorkflowExecutionDescription | WorkflowExecutionInfo): string {
+  const raw = run.raw as { workflowExecutionInfo?: { firstRunId?: string | null } | null; firstRunId?: string | null };
+  return raw.workflowExecutionInfo?.firstRunId || raw.firstRunId || run.runId;
 }
 
 const fromPayload = (payload: proto.api.common.v1.IPayload | null | undefined): unknown =>

@@ -11,7 +11,8 @@ import type { Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { connectTemporal, connectTemporalWithoutKeys } from '../support/temporal.js';
 import { sleep } from '../support/lifecycle.js';
-import { balanceAt, captureIn, getAuthorizationIn, newPayer, sharedWorld, storedIn, tokens, type World } from '../support/refunds.js';
+import { balanceAt, call, captureIn, getAuthorizationIn, newPayer, sharedWorld, storedIn, tokens, type World } from '../support/refunds.js';
+import { plainPayload } from '../support/forgedInputs.js';
 import { ACTED, copiedStartInput, rawHistory, runOutcome, startWithPayloads, terminateRun } from '../support/copiedPayloads.js';
 import { START_SLACK_MS } from '../../workflows/freshStart.js';
 
@@ -71,4 +72,19 @@ describe('payloads of one run do not act in another run of the same workflow id'
     expect((await getAuthorizationIn(world, stored.id)).state).not.toBe('captured');
     expect(await balanceAt(world, p.address)).toBe(balanceBefore);
   }, 120_000);
+
+  it("keeps an order one charge when a run nobody sealed follows its capture: the merchant's next attempt is refused order_already_captured", async () => {
+    const p = await newPayer(world, tokens('10'));
+    const stored = await storedIn(world, p, '1.50');
+    await captureIn(world, stored.id);
+    const workflowId = workflowIdOf(stored);
+    // The id's latest run becomes one that failed at its first task (a start nobody sealed): it has
+    // no view of its own, and the captured attempt is no longer the latest.
+    const runId = await startWithPayloads(keyless, { workflowId, workflowType: 'authorizationWorkflow', taskQueue: 'authcap', input: [plainPayload({ orderId: stored.orderId })] });
+    restarted.push({ workflowId, runId });
+    expect((await runOutcome(keyless, workflowId, runId)).status).toBe('WORKFLOW_EXECUTION_STATUS_FAILED');
+    const again = await call(world, 'POST', '/v1/authorizations', { orderId: stored.orderId, payer: p.address, amount: '1.50' });
+    expect(again.status, JSON.stringify(again.body)).toBe(409);
+    expect(again.body.error.code).toBe('order_already_captured');
+  });
 });
