@@ -168,7 +168,16 @@ export async function authorizationWorkflow(input: AuthorizationWorkflowInput): 
   // Generation 2 reads the worker's policy with the draft (or the pre-signed check): one local activity fewer.
   policy = resumed?.policy ?? (generation >= 2 ? undefined : { ...(await shortReads().workerPolicy()), ...overrides });
   if (presigned) {
-    const { domain, check, fromBlock, nonceKey, policy: read } = await shortReads().checkPresignedAuthorization(presigned);
+    const checked = await firstReadOrRefusal(lifecycle, generation, () =>
+      // Generation 3: the create's caller waits for this check, so it gets the draft's short budget.
+      (generation >= 3 ? draftReads : shortReads()).checkPresignedAuthorization(presigned),
+    );
+    // The check could not be made (the node did not answer): the attempt ends `rejected`, not failed.
+    if (!checked) {
+      await condition(() => allHandlersFinished() && events.isDrained());
+      return lifecycle.view();
+    }
+    const { domain, check, fromBlock, nonceKey, policy: read } = checked;
     policy ??= { ...read!, ...overrides };
     window.fromBlock = fromBlock;
     // One (payer, nonce) pays one order: a payload authcap already holds is refused, never stored twice.
@@ -246,11 +255,21 @@ async function draftOrRefusal(
   request: Parameters<typeof draftReads.draftAuthorization>[0],
 ): Promise<Awaited<ReturnType<typeof draftReads.draftAuthorization>> | undefined> {
   if (generation < 3) return shortReads().draftAuthorization(request);
+  return firstReadOrRefusal(lifecycle, generation, () => draftReads.draftAuthorization(request));
+}
+
+/**
+ * The attempt's first read of the chain (the draft, or the pre-signed authorization's check). From
+ * generation 3, one the node could not answer ends the attempt `rejected` with the reason, never a
+ * FAILED workflow (generation 2 runs fail as they did).
+ */
+async function firstReadOrRefusal<T>(lifecycle: Lifecycle, generation: number, read: () => Promise<T>): Promise<T | undefined> {
+  if (generation < 3) return read();
   try {
-    return await draftReads.draftAuthorization(request);
+    return await read();
   } catch (err) {
     const why = failureOf(err);
-    log.warn('draft failed; the attempt ends rejected', { orderId: lifecycle.context.orderId, code: why.code, error: why.message });
+    log.warn('the first read failed; the attempt ends rejected', { orderId: lifecycle.context.orderId, code: why.code, error: why.message });
     lifecycle.send({ type: 'COMMAND_FAILED', failure: why });
     return undefined;
   }

@@ -9,7 +9,7 @@
 import { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AuthcapError } from '../../domain/errors.js';
-import { apiCall, createStored } from './drive.js';
+import { apiCall, createStored, sign } from './drive.js';
 import { FULL, eventually, sleep, startWorld, type World } from './harness.js';
 
 /** How long a refusal may take: the API asks the node (2 s) before it starts anything. */
@@ -108,6 +108,38 @@ describe('each network its own failure domain', () => {
       60_000,
     );
     expect(created?.state).toBe('drafted');
+    expect(await failedWorkflows(world)).toEqual([]);
+  }, 300_000);
+
+  it("a pre-signed create while the node is stalled: chain_unavailable within the check's short budget, the attempt rejected, nothing FAILED", async () => {
+    const p = world.payers[5]!;
+    // The second network's token domain, as authcap drafts with it (the draft made while the node answers).
+    const probe = await world.client.createAuthorization({ orderId: orderId('presigned-domain'), payer: p.address, amount: '0.01', network: network2 });
+    await world.client.voidAuthorization(probe.id, { reason: 'only needed the domain' });
+    const typedData = probe.typedData!;
+    const authorization = { ...typedData.message, nonce: `0x${Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('hex')}` };
+    const signature = sign({ ...typedData, message: authorization }, p.privateKey);
+    const order = orderId('presigned-stalled');
+    world.second!.proxy.set('stall', 1, 600_000);
+    try {
+      const started = Date.now();
+      const err = (await world.client
+        .createPresignedAuthorization({ orderId: order, network: network2, primaryType: 'ReceiveWithAuthorization', authorization, signature })
+        .then(
+          () => undefined,
+          (e: unknown) => e,
+        )) as AuthcapError | undefined;
+      expect(err?.code, err?.message).toBe('chain_unavailable');
+      expect(Date.now() - started).toBeLessThan(25_000);
+    } finally {
+      world.second!.proxy.clear();
+    }
+    const listed = await eventually(
+      () => world.client.listPage({ orderId: order }),
+      (page) => page.data.length > 0 && page.data.every((a) => a.state !== 'drafting'),
+      30_000,
+    );
+    expect(listed.data.map((a) => a.state)).toEqual(['rejected']);
     expect(await failedWorkflows(world)).toEqual([]);
   }, 300_000);
 
