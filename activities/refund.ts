@@ -16,6 +16,7 @@ import { captureCall } from './tokenCalls.js';
 import { readTokenDomain } from './tokenDomain.js';
 import { refundBackingCheck } from './relayCalls.js';
 import { refundNonce } from './refundNonce.js';
+import { landedTransfer } from './refundsOnchain.js';
 
 export { refundNonce } from './refundNonce.js';
 
@@ -64,6 +65,20 @@ export function createRefundActivities(ctx: ChainContext) {
     // Logs from where the refund was first signed; a first attempt has no earlier one to find.
     const fromBlock = request.fromBlock ?? (block.number !== null && block.number > LOG_LOOKBACK ? (block.number - LOG_LOOKBACK).toString() : '0');
     const onchain: OnchainNonceFacts = nonceConsumed ? await readNonceState({ authorizer: merchant.address, nonce, fromBlock }) : { status: 'unused' };
+    // A landed nonce is this refund's only if it paid this payer exactly this amount. Otherwise its
+    // place was taken by another refund (a ledger rewound by a reset, then asked again): this refund
+    // did not happen, and following that log would report it succeeded for what the chain does not show.
+    const takenBy = async (landed: OnchainNonceFacts): Promise<RefundAttempt['simulationFailure']> => {
+      if (landed.status !== 'used') return null;
+      const paid = await landedTransfer(ctx, merchant.address, nonce, landed.transactionHash);
+      if (paid.to.toLowerCase() === request.payer.toLowerCase() && paid.value === BigInt(request.amountMinor)) return null;
+      return {
+        code: 'refund_sequence_taken',
+        message:
+          `refund ${request.sequence}'s nonce already moved ${paid.value} to ${paid.to} in ${landed.transactionHash}, ` +
+          `not this refund's ${request.amountMinor} to ${request.payer}: nothing of this refund moved`,
+      };
+    };
     const maxFeePerGas = (block.baseFeePerGas ?? 0n) * 2n + PRIORITY_FEE_ALLOWANCE;
     const facts = {
       chainTime: block.timestamp.toString(),
@@ -76,7 +91,7 @@ export function createRefundActivities(ctx: ChainContext) {
       merchantBlacklisted,
       payerBlacklisted,
     };
-    if (onchain.status !== 'unused') return { nonce, facts, prepared: null, simulationFailure: null };
+    if (onchain.status !== 'unused') return { nonce, facts, prepared: null, simulationFailure: await takenBy(onchain) };
 
     // Short-lived on purpose: an attempt that cannot land soon is better signed again (same nonce)
     // than left valid, and one that reverted is dead, and reported failed, once its window closes.
@@ -88,8 +103,8 @@ export function createRefundActivities(ctx: ChainContext) {
       validBefore: String(block.timestamp + BigInt(ctx.refundValiditySeconds)),
       nonce,
     };
-    // The key signs a refund only once its capture backs it (the payer who paid, no more than paid):
-    // the relayer checks the same before it sends.
+    // The key signs a refund only once its capture backs it (the payer who paid, no more than paid
+    // with the refunds the chain shows landed): the relayer checks the same before it sends.
     const refused = await backing.check(merchant.address, {
       authorization,
       refund: { authorizationRunId: request.authorizationRunId, sequence: request.sequence, captureTransactionHash: request.captureTransactionHash ?? null },
@@ -114,7 +129,7 @@ export function createRefundActivities(ctx: ChainContext) {
       // sealed): the log says where, and the refund follows it instead of failing.
       if (simulationFailure.code === 'nonce_already_used') {
         const landed = await readNonceState({ authorizer: merchant.address, nonce, fromBlock });
-        if (landed.status !== 'unused') return { nonce, facts: { ...facts, onchain: landed }, prepared: null, simulationFailure: null };
+        if (landed.status !== 'unused') return { nonce, facts: { ...facts, onchain: landed }, prepared: null, simulationFailure: await takenBy(landed) };
       }
     }
     return { nonce, facts, prepared: { request: captureRequest }, simulationFailure };

@@ -4,10 +4,12 @@
 // merchant, a payer's cancellation, or a refund its capture backs: never a transfer of their choosing.
 import { BaseError, TransactionReceiptNotFoundError, encodeFunctionData, parseEventLogs, type Address, type Hex } from 'viem';
 import type { RelayCall, RefundCall } from '../domain/relay.js';
+import { MAX_REFUNDS_PER_AUTHORIZATION } from '../domain/refunds.js';
 import { tokenAbi } from '../domain/tokenAbi.js';
 import type { ChainContext } from './chainContext.js';
 import { CAPTURE_GAS_LIMIT } from './precheck.js';
 import { refundNonce } from './refundNonce.js';
+import { isRefundPlace, landedRefunds } from './refundsOnchain.js';
 import { cancelCall, captureCall } from './tokenCalls.js';
 
 const CANCEL_GAS_LIMIT = 100_000n;
@@ -87,14 +89,24 @@ export interface RefundBackingCheck {
   check(merchant: Address, refund: Pick<RefundCall, 'authorization' | 'refund'>): Promise<string | undefined>;
 }
 
+/** What a capture's receipt proves: who paid whom, how much, and in which block. */
+interface CaptureFacts {
+  payer: Address;
+  payee: Address;
+  value: bigint;
+  blockNumber: bigint;
+}
+
 /**
  * A refund gives back from one capture: it goes from the merchant key that received the capture to
- * the payer who paid it, no more than the capture moved, under the nonce of its own place. The
- * capture's receipt proves the payer and the amount (read once per capture and kept: it is final at
- * depth). The refunds workflow keeps the sum of an authorization's refunds within the capture.
+ * the payer who paid it, under the nonce of its own place, and with the refunds of that capture that
+ * already landed it gives back no more than the capture moved. The capture's receipt proves the
+ * payer and the amount (read once per capture and kept: it is final at depth); the chain shows which
+ * refunds landed (refundsOnchain.ts). The refunds workflow keeps the same sum in its ledger, but a
+ * ledger can be rewound by a reset: the chain cannot.
  */
 export function refundBackingCheck(ctx: ChainContext): RefundBackingCheck {
-  const captures = new Map<Hex, Promise<{ payer: Address; payee: Address; value: bigint } | undefined>>();
+  const captures = new Map<Hex, Promise<CaptureFacts | undefined>>();
   const captureOf = (hash: Hex) => {
     let found = captures.get(hash);
     if (!found) {
@@ -114,6 +126,8 @@ export function refundBackingCheck(ctx: ChainContext): RefundBackingCheck {
   return {
     async check(merchant, { authorization, refund }) {
       if (!same(authorization.from, merchant)) return `a refund is sent from the merchant key that signs it (${merchant}), not ${authorization.from}`;
+      // A place outside 0..MAX would be a nonce the sum below never counts.
+      if (!isRefundPlace(refund.sequence)) return `a refund's sequence is a whole number from 0 to ${MAX_REFUNDS_PER_AUTHORIZATION}, not ${refund.sequence}`;
       if (!same(authorization.nonce, refundNonce(refund.authorizationRunId, refund.sequence)))
         return `a refund's nonce must be the one derived from its place (${refund.authorizationRunId}, ${refund.sequence})`;
       if (!refund.captureTransactionHash) return 'a refund must name the capture it gives back from';
@@ -122,13 +136,28 @@ export function refundBackingCheck(ctx: ChainContext): RefundBackingCheck {
       if (!same(capture.payee, merchant)) return `the capture ${refund.captureTransactionHash} paid ${capture.payee}, not this merchant key`;
       if (!same(capture.payer, authorization.to)) return `a refund goes back to the payer of its capture (${capture.payer}), not ${authorization.to}`;
       if (BigInt(authorization.value) > capture.value) return `a refund of ${authorization.value} is more than its capture moved (${capture.value})`;
+      const landed = await landedRefunds(ctx, {
+        merchant,
+        payer: capture.payer,
+        authorizationRunId: refund.authorizationRunId,
+        fromBlock: capture.blockNumber,
+        except: refund.sequence,
+      });
+      const given = landed.reduce((sum, r) => sum + r.value, 0n);
+      if (given + BigInt(authorization.value) > capture.value) {
+        const which = landed.filter((r) => r.value > 0n).map((r) => `${r.sequence}: ${r.value} in ${r.transactionHash}`);
+        return (
+          `refunds of this capture already moved ${given} onchain (${which.join(', ')}); with this one of ${authorization.value} ` +
+          `they would give back more than the capture moved (${capture.value})`
+        );
+      }
       return undefined;
     },
   };
 }
 
 /** The payer and amount of a capture, from its receipt: an AuthorizationUsed and the Transfer it made. */
-async function readCapture(ctx: ChainContext, hash: Hex): Promise<{ payer: Address; payee: Address; value: bigint } | undefined> {
+async function readCapture(ctx: ChainContext, hash: Hex): Promise<CaptureFacts | undefined> {
   // Not mined (yet) is no capture; a node that did not answer is no verdict: the error goes up and
   // the step is retried, never turned into a refusal, which would fail a refund for good.
   const receipt = await ctx.publicClient.getTransactionReceipt({ hash }).catch((err: unknown) => {
@@ -142,5 +171,5 @@ async function readCapture(ctx: ChainContext, hash: Hex): Promise<{ payer: Addre
   const payer = used.args.authorizer;
   const transfer = logs.find((l) => l.eventName === 'Transfer' && same(l.args.from, payer) && ctx.isMerchant(l.args.to));
   if (transfer?.eventName !== 'Transfer') return undefined;
-  return { payer, payee: transfer.args.to, value: transfer.args.value };
+  return { payer, payee: transfer.args.to, value: transfer.args.value, blockNumber: receipt.blockNumber };
 }

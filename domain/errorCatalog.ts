@@ -229,7 +229,8 @@ export const errorCatalog: Record<ErrorCode, ErrorExplanation> = {
   relay_refused: {
     meaning:
       "The merchant's relayer refused a call it cannot check against what it concerns: a network or token its worker does not serve, raw " +
-      'calldata, a refund that no capture of this payer backs, a request that is not fresh (copied into a relayer started again), or a call ' +
+      'calldata, a refund that no capture of this payer backs (or that, with the refunds of that capture the chain shows landed, would give back ' +
+      'more than it moved), a request that is not fresh (copied into a relayer started again), or a call ' +
       'that would revert at the pending block (it simulates every call before it signs). It signs nothing else.',
     whatToDo:
       'Operator: check that the worker serves the network and token of the authorization (the deployment file) and read the message; this is not a caller mistake.',
@@ -264,6 +265,16 @@ export const errorCatalog: Record<ErrorCode, ErrorExplanation> = {
       'A refund whose attempts all fail ends `failed` with this as its `failure`: nothing moved.',
     whatToDo:
       'Read the refund (`GET /v1/refunds/{id}`) and the transaction in its message; once the cause is fixed, ask for a new refund with a new Idempotency-Key.',
+    retry: 'after reading the authorization',
+  },
+  refund_sequence_taken: {
+    meaning:
+      "The refund's place (its sequence, and so its EIP-3009 nonce) had already moved money onchain for another amount or to another address: " +
+      'its ledger was rewound (a Temporal reset) and the place given to a new refund. The transfer in the message is not this refund; the refund ' +
+      'ends `failed`, nothing of it moved. What landed there still counts against the capture.',
+    whatToDo:
+      'Operator: read the transaction in the message and the refunds of the authorization onchain before asking again. A new request takes the next ' +
+      'place, and the merchant key signs it only if, with every refund the chain shows, it stays within the capture.',
     retry: 'after reading the authorization',
   },
   webhook_url_not_allowed: {

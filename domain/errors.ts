@@ -53,6 +53,8 @@ export const errorCodes = {
   insufficient_merchant_balance: 422,
   /** The refund transaction reverted onchain for a reason the token did not name. */
   refund_reverted: 422,
+  /** The refund's nonce had already moved another amount or paid another address (its place reused after a reset): nothing of it moved. */
+  refund_sequence_taken: 422,
   /** A webhook URL whose host is (or resolves to) an address authcap must not call: loopback, private, link-local, metadata. */
   webhook_url_not_allowed: 422,
   chain_unavailable: 503,

@@ -26,6 +26,7 @@ export const REFUND_FAILURE_CODES = [
   'insufficient_merchant_gas',
   'token_policy_blocked',
   'refund_reverted',
+  'refund_sequence_taken',
   'chain_unavailable',
   'internal_error',
 ] as const;

@@ -10,6 +10,7 @@
 //                                  └─NOT_SENT→ awaitingExpiry ←─REVERTED─┘
 //                                                 └─NONCE_STATE→ failed (unused once the window closed) | submitted (it landed after all)
 //   prechecking, refused once an attempt was signed → awaitingExpiry too: that attempt may still land.
+//   prechecking, its nonce used by another transfer (refund_sequence_taken) → failed at once: none can.
 import { and, assign, setup, transition } from 'xstate';
 import type { RefundAttempt } from '../domain/activityContract.js';
 import type { ErrorCode, RecordedError } from '../domain/errors.js';
@@ -55,6 +56,8 @@ export function refundFailureOf(failure: CaptureFailure): CaptureFailure {
 /** Why a refund's precheck refused it, in the order the token itself would revert. */
 export function refundPrecheckFailure(record: Pick<RefundRecord, 'amountMinor'>, attempt: RefundAttempt): CaptureFailure {
   const { facts } = attempt;
+  // Its nonce moved another amount or to another payer: nothing else about this refund matters.
+  if (attempt.simulationFailure?.code === 'refund_sequence_taken') return attempt.simulationFailure;
   if (facts.onchain.status === 'canceled') return { code: 'refund_reverted', message: "the refund's nonce was canceled onchain" };
   if (facts.paused) return { code: 'token_policy_blocked', message: 'the token is paused' };
   if (facts.merchantBlacklisted) return { code: 'token_policy_blocked', message: 'the token has blacklisted the merchant' };
@@ -92,6 +95,9 @@ function prepareRefusal(event: RefundMachineEvent): RecordedError {
 export const refundMachine = setup({
   types: { context: {} as RefundRecord, events: {} as RefundMachineEvent },
   guards: {
+    // The nonce was used by a transfer that is not this refund (its place reused after a reset):
+    // none of this refund's attempts can ever land, and that log is not its success.
+    refundSequenceTaken: ({ event }) => event.type === 'PRECHECKED' && event.attempt.simulationFailure?.code === 'refund_sequence_taken',
     anEarlierAttemptLanded: ({ event }) => event.type === 'PRECHECKED' && landed(event.attempt.facts.onchain),
     refundNonceIsUnused: ({ event }) => event.type === 'PRECHECKED' && event.attempt.facts.onchain.status === 'unused' && event.attempt.prepared !== null,
     tokenPolicyAllows: ({ event }) =>
@@ -168,6 +174,8 @@ export const refundMachine = setup({
     prechecking: {
       on: {
         PRECHECKED: [
+          // Its nonce paid someone else, or another amount: failed, nothing of it moved, whatever it signed before.
+          { guard: 'refundSequenceTaken', target: 'failed', actions: 'recordPrecheckFailure' },
           // A retry after a crash: the last attempt landed. Follow it to the confirmation depth.
           { guard: 'anEarlierAttemptLanded', target: 'submitted', actions: 'recordLandedAttempt' },
           {
