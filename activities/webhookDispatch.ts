@@ -1,5 +1,5 @@
-// Delivers the events of every workflow that keeps them in its memo (authorizations and refunds of
-// the current generation) to one webhook endpoint: a long-running activity of that endpoint's
+// Delivers the events of every workflow that keeps them in its memo (authorizations and refunds) to
+// one webhook endpoint: a long-running activity of that endpoint's
 // dispatcher workflow (workflows/webhookDispatch.ts). It finds what moved through visibility (each
 // such workflow stamps EventsUpdatedAt with its events), reads only the runs whose stamp changed, and
 // delivers each attempt's events in order, each id once per success. Nothing per payment wakes a

@@ -21,7 +21,6 @@ import { historyChanges } from './stateWatch.js';
 import { MAX_WAIT_SECONDS, WatchHub } from './watchHub.js';
 import { parseAddress, parseSignature } from '../domain/address.js';
 import {
-  AUTHORIZATION_GENERATION,
   FIRST_RUN_MEMO_KEY,
   VIEW_MEMO_KEY,
   finalStates,
@@ -98,9 +97,9 @@ export interface AuthorizationSummary {
   amountMinor: string | null;
   validBefore: string | null;
   createdAt: string;
-  /** CAIP-2 network id; null for authorizations from before networks (the deployment's first). */
+  /** CAIP-2 network id; null for an authorization started without one (it is on the worker's first). */
   network: string | null;
-  /** Token contract; null for authorizations from before networks. */
+  /** Token contract; null for an authorization started without a network. */
   token: string | null;
 }
 
@@ -175,7 +174,7 @@ export class AuthcapClient {
   /** What the deployment serves (absent: a client given no configuration; one network, by default). */
   private readonly catalog?: Catalog;
 
-  /** Runs from before networks name none in their view: they are on the deployment's first. */
+  /** An authorization started without a network (by a client given no deployment) names none in its view: it is on the deployment's first. */
   private withChain(resource: AuthorizationResource): AuthorizationResource {
     if (resource.network || !this.catalog) return resource;
     const { network, token } = this.catalog.defaultRef;
@@ -247,7 +246,6 @@ export class AuthcapClient {
     return this.start(orderId, payer, value, {
       orderId,
       draft: { payer, value: value.toString(), validForSeconds },
-      generation: AUTHORIZATION_GENERATION,
       ...(chain ? { chain } : {}),
     });
   }
@@ -261,7 +259,7 @@ export class AuthcapClient {
     const presigned = parsePresigned(request);
     const chain = selectChain(this.catalog, request, presigned.domain);
     const value = BigInt(presigned.authorization.value);
-    return this.start(orderId, presigned.authorization.from, value, { orderId, presigned, generation: AUTHORIZATION_GENERATION, ...(chain ? { chain } : {}) });
+    return this.start(orderId, presigned.authorization.from, value, { orderId, presigned, ...(chain ? { chain } : {}) });
   }
 
   /**
@@ -326,7 +324,8 @@ export class AuthcapClient {
     } catch (err) {
       failed = toAuthcapError(err);
     }
-    // The answer names the run (workers from before it did not): else the run's description does.
+    // The answer names the run; without an answer (the update failed, the run may have ended) the
+    // run's description does.
     const handle = view?.firstRunId ? undefined : await startOperation.workflowHandle().catch(() => undefined);
     const started = view?.firstRunId ?? (handle ? firstRunIdOf(await serverCall(this.temporal, () => handle.describe())) : undefined);
     if (!started) {
@@ -368,9 +367,9 @@ export class AuthcapClient {
   }
 
   /**
-   * A final authorization's workflow closes a moment after its final answer, once its last events
-   * are handed to its stream: a new attempt right after a void (or the refusal after a capture)
-   * waits for that rather than calling the order still open.
+   * A final authorization's workflow closes a moment after its final answer, once its handlers have
+   * finished: a new attempt right after a void (or the refusal after a capture) waits for that
+   * rather than calling the order still open.
    */
   private async untilClosedIfFinal(workflowId: string, run: WorkflowExecutionDescription | undefined): Promise<WorkflowExecutionDescription | undefined> {
     const deadline = Date.now() + CLOSING_WAIT_MS;
@@ -452,7 +451,7 @@ export class AuthcapClient {
     const view = memo?.[VIEW_MEMO_KEY] as AuthorizationView | undefined;
     if (view) {
       const resource = this.withChain(withAmounts({ id, ...view }));
-      // A capture followed by one activity (generation 2): what it has seen so far is in its heartbeat.
+      // A capture is followed by one activity: what it has seen so far is in its heartbeat.
       const progress = resource.state === 'capturing' && !resource.capture ? await run!.captureProgress() : undefined;
       return {
         resource: progress ? withCaptureProgress(resource, progress) : resource,
@@ -703,7 +702,7 @@ export class AuthcapClient {
     const converter = this.temporal.workflow.options.loadedDataConverter;
     const data = await Promise.all(
       (response.executions ?? []).slice(0, limit).map(async (execution) => {
-        // Only the first run id is read (the memo also holds the view and, generation 2, the events).
+        // Only the first run id is read (the memo also holds the view and the events).
         const firstRun = execution.memo?.fields?.[FIRST_RUN_MEMO_KEY];
         const memo = sealedEntries(
           await decodeMapFromPayloads(converter, (firstRun ? { [FIRST_RUN_MEMO_KEY]: firstRun } : {}) as never).catch(() => undefined),

@@ -1,6 +1,6 @@
 // One run of an authorization as a read needs it: a raw describe, whose memo is decoded only for the
-// keys asked (a generation-2 authorization also keeps its events there, which a read of the resource
-// does not need), and a capture's progress from its follower's heartbeat.
+// keys asked (an authorization also keeps its events there, which a read of the resource does not
+// need), and a capture's progress from its follower's heartbeat.
 import type { Client } from '@temporalio/client';
 import { decodeArrayFromPayloads, decodeMapFromPayloads } from '@temporalio/common/lib/internal-non-workflow/codec-helpers.js';
 import type { CaptureOnchainProgress } from '../domain/activityContract.js';
@@ -14,7 +14,7 @@ export interface DescribedRun {
   firstRunId: string;
   continuedAsNew: boolean;
   memo(keys: string[]): Promise<Record<string, unknown>>;
-  /** A generation-2 capture's follower's heartbeat: its transaction and preconfirmation, once seen. */
+  /** A capture's follower's heartbeat: its transaction and preconfirmation, once seen. */
   captureProgress(): Promise<CaptureOnchainProgress | undefined>;
 }
 

@@ -1,22 +1,13 @@
 // The events feed: every authorization's events, oldest first, after a cursor, so an order service
-// that was down catches up without webhooks. Events live in their authorization's stream workflow
-// (its memo); the feed finds streams through visibility. Visibility cannot sort, so the feed walks
-// forward in windows of stream start time: once every stream that started before a moment is read,
-// every event recorded before that moment is known, and those are returned in order.
+// that was down catches up without webhooks. Events live in the memo of their authorization's (or
+// refunds ledger's) workflow; the feed finds those workflows through visibility, by the Events*
+// search attributes they stamp. Visibility cannot sort, so the feed walks forward in windows of the
+// time a workflow recorded its first event: once every workflow that started recording before a
+// moment is read, every event recorded before that moment is known, and those are returned in order.
 import type { Client } from '@temporalio/client';
 import { decodeMapFromPayloads } from '@temporalio/common/lib/internal-non-workflow/codec-helpers.js';
 import { AuthcapError } from '../domain/errors.js';
-import {
-  EVENT_STREAM_WORKFLOW_TYPE,
-  isEventMemoKey,
-  eventsFromMemo,
-  eventStreamWorkflowId,
-  eventTypes,
-  parseEventId,
-  publicEvent,
-  type AuthcapEvent,
-  type RecordedEvent,
-} from '../domain/events.js';
+import { isEventMemoKey, eventsFromMemo, eventTypes, parseEventId, publicEvent, type AuthcapEvent, type RecordedEvent } from '../domain/events.js';
 import { parseOrderId } from './requests.js';
 import { serverCall } from './temporalCalls.js';
 import { feedBusy, ScanGate } from './scanGate.js';
@@ -43,12 +34,12 @@ export interface EventPage {
 /** How far back a feed read without a cursor starts (like Stripe's 30 days of events). */
 export const RETENTION_DAYS = 30;
 /**
- * Events recorded in the last moments are held back: a stream's task may still be committing one
- * recorded a little earlier than what another stream already shows, and a follower whose cursor
+ * Events recorded in the last moments are held back: a workflow's task may still be committing one
+ * recorded a little earlier than what another workflow already shows, and a follower whose cursor
  * passed it would never see it.
  */
 export const SETTLE_MS = 2_000;
-/** Streams one visibility window may hold before the window is narrowed (two list pages). */
+/** Runs one visibility window may hold before the window is narrowed (two list pages). */
 const WINDOW_CAP = 200;
 const PAGE_SIZE = 100;
 
@@ -116,9 +107,9 @@ async function scan(temporal: Client, request: FeedRequest): Promise<EventPage> 
   const { limit, orderId } = request;
   const cursor = request.after === undefined ? undefined : await locate(temporal, request.after);
 
-  // Events live in an authorization's stream workflow, or (the current generation) in the memo of the
-  // authorization or refunds workflow itself; only those that keep events carry the Events* attributes.
-  const clauses = [`WorkflowType IN ('${EVENT_STREAM_WORKFLOW_TYPE}', '${WORKFLOW_TYPE}', '${REFUNDS_WORKFLOW_TYPE}')`];
+  // Events live in the memo of the authorization or refunds workflow itself; only a run that recorded
+  // events carries the Events* attributes.
+  const clauses = [`WorkflowType IN ('${WORKFLOW_TYPE}', '${REFUNDS_WORKFLOW_TYPE}')`];
   if (orderId !== undefined) clauses.push(`OrderId = ${quote(orderId)}`);
   if (request.type !== undefined) clauses.push(`EventTypes = ${quote(request.type)}`);
   // Visibility's answer is re-checked: a store that matches loosely must not leak another order's events.
@@ -131,21 +122,23 @@ async function scan(temporal: Client, request: FeedRequest): Promise<EventPage> 
   const keep = (found: RecordedEvent[]) => {
     for (const e of found.filter(wanted)) events.set(e.id, e);
   };
-  // Streams that began before the cursor and have recorded something since: every one may hold the
+  // Runs that began recording before the cursor and have recorded something since: every one may hold the
   // next event, so all are read (as many as authorizations open across the cursor's moment).
-  if (cursor) keep((await streams(temporal, [...clauses, `EventsStartedAt < ${quote(iso(start))}`, `EventsUpdatedAt >= ${quote(iso(start))}`], Infinity))!);
+  if (cursor)
+    keep((await eventsOfRuns(temporal, [...clauses, `EventsStartedAt < ${quote(iso(start))}`, `EventsUpdatedAt >= ${quote(iso(start))}`], Infinity))!);
 
   let frontier = start;
   // Everything left at once when it is small (one count, a page or two); narrowed only where
-  // streams are dense, so reaching back 30 days over empty time costs one call, not sixteen.
+  // runs are dense, so reaching back 30 days over empty time costs one call, not sixteen.
   let width = settled + 1 - frontier;
   const known = () => [...events.values()].filter((e) => Date.parse(e.recordedAt) < Math.min(frontier, settled));
   while (frontier <= settled && known().length <= limit) {
     const until = Math.min(frontier + width, settled + 1);
     const window = [...clauses, `EventsStartedAt >= ${quote(iso(frontier))}`, `EventsStartedAt < ${quote(iso(until))}`];
-    // A window one millisecond wide cannot be split: it is read whole, however many streams it holds.
+    // A window one millisecond wide cannot be split: it is read whole, however many runs it holds.
     const splittable = until - frontier > 1;
-    const found = splittable && (await count(temporal, window)) > WINDOW_CAP ? undefined : await streams(temporal, window, splittable ? WINDOW_CAP : Infinity);
+    const found =
+      splittable && (await count(temporal, window)) > WINDOW_CAP ? undefined : await eventsOfRuns(temporal, window, splittable ? WINDOW_CAP : Infinity);
     if (!found) {
       width = Math.max(1, Math.floor((until - frontier) / 2));
       continue;
@@ -158,26 +151,20 @@ async function scan(temporal: Client, request: FeedRequest): Promise<EventPage> 
   return { data: ready.slice(0, limit).map(toPublic), hasMore: ready.length > limit };
 }
 
-/** The event a cursor names, read from its stream: its place in the feed is its recordedAt. */
+/**
+ * The event a cursor names: its place in the feed is its recordedAt. Read from the workflow that
+ * keeps it in its memo, found by the key its event ids name (any of its runs).
+ */
 async function locate(temporal: Client, id: string): Promise<{ recordedAt: string; id: string }> {
   const parsed = typeof id === 'string' ? parseEventId(id) : undefined;
   if (!parsed) throw new AuthcapError('validation_error', 'after must be an event id (evt_…)');
-  const description = await serverCall(temporal, () => temporal.workflow.getHandle(eventStreamWorkflowId(parsed.firstRunId)).describe()).catch(
-    (err: unknown) => {
-      if (err instanceof AuthcapError && err.code === 'not_found') return undefined;
-      throw err;
-    },
-  );
-  // No stream: the workflow that keeps its events in its memo, found by the key event ids name (any of its runs).
-  const found = description
-    ? eventsFromMemo(sealedEntries(description.memo)).find((e) => e.id === id)
-    : (await streams(temporal, [`${EventsKeyAttribute.name} = ${quote(parsed.firstRunId)}`], Infinity))!.find((e) => e.id === id);
+  const found = (await eventsOfRuns(temporal, [`${EventsKeyAttribute.name} = ${quote(parsed.firstRunId)}`], Infinity))!.find((e) => e.id === id);
   if (!found) throw new AuthcapError('not_found', `no event ${id}`);
   return { recordedAt: found.recordedAt, id };
 }
 
-/** The events of every stream matching the query; undefined when there are more than `cap` streams. */
-async function streams(temporal: Client, clauses: string[], cap: number): Promise<RecordedEvent[] | undefined> {
+/** The events of every run matching the query; undefined when there are more than `cap` runs. */
+async function eventsOfRuns(temporal: Client, clauses: string[], cap: number): Promise<RecordedEvent[] | undefined> {
   const converter = temporal.workflow.options.loadedDataConverter;
   const out: RecordedEvent[] = [];
   let count = 0;
@@ -193,7 +180,7 @@ async function streams(temporal: Client, clauses: string[], cap: number): Promis
     );
     for (const execution of page.executions ?? []) {
       if (++count > cap) return undefined;
-      // A stream's events count only as authcap sealed them: a forged stream's memo reads as empty.
+      // A run's events count only as authcap sealed them: a forged run's memo reads as empty.
       // Only the events are decoded: an authorization's memo also holds its view, which the feed does not need.
       const fields = Object.fromEntries(Object.entries(execution.memo?.fields ?? {}).filter(([key]) => isEventMemoKey(key)));
       const memo = sealedEntries(await decodeMapFromPayloads(converter, fields as never));
@@ -204,7 +191,7 @@ async function streams(temporal: Client, clauses: string[], cap: number): Promis
   return out;
 }
 
-/** How many streams match: one cheap call that tells whether a window fits before reading it. */
+/** How many runs match: one cheap call that tells whether a window fits before reading it. */
 async function count(temporal: Client, clauses: string[]): Promise<number> {
   const answer = await serverCall(temporal, () =>
     temporal.workflowService.countWorkflowExecutions({

@@ -112,8 +112,6 @@ export class Refunds {
       merchant: resource.authorization.to,
       amountCapturedMinor: captured.toString(),
       captureTransactionHash: resource.capture?.transactionHash ?? null,
-      // Its events in its own memo, its writes coalesced (workflows/refunds.ts).
-      generation: 2,
       ...(resource.network && resource.token
         ? { chain: { network: resource.network, token: resource.token.address, symbol: resource.token.symbol, decimals: resource.token.decimals } }
         : {}),

@@ -32,7 +32,7 @@ export type RefundStage = (typeof refundStages)[number];
 export interface RefundRecord {
   /** 0: a partial capture's release; 1 on: refunds asked for after the capture, in order. */
   sequence: number;
-  /** The authorization's network and token (absent in records from before networks: the deployment's first). */
+  /** The authorization's network and token (absent for an authorization started without one: the deployment's first). */
   chain?: AuthorizationChain;
   /** The authorization attempt (its first run id) the refund gives money back for. */
   authorizationRunId: string;
@@ -77,7 +77,7 @@ export interface Refund {
   id: string;
   authorizationId: string;
   orderId: string;
-  /** CAIP-2 network id (absent for refunds from before networks: the deployment's first). */
+  /** CAIP-2 network id (absent for an authorization started without one: the deployment's first). */
   network?: string;
   /** The token given back, as on its authorization. */
   token?: TokenRef;

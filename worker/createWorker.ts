@@ -8,7 +8,7 @@ import { Client } from '@temporalio/client';
 import { existsSync } from 'node:fs';
 import { NativeConnection, Worker, type WorkerOptions, type WorkflowBundleOption } from '@temporalio/worker';
 import { followTaskQueue } from '../domain/taskQueues.js';
-import { relayerWorkflowId, type LegacyRelayRequest, type RelayRequest } from '../domain/relay.js';
+import { relayerWorkflowId, type RelayRequest } from '../domain/relay.js';
 import { relayRequestSignal } from '../workflows/messages.js';
 import type { merchantRelayerWorkflow as RelayerWorkflow } from '../workflows/relayer.js';
 import { createChainWatchActivities } from './chainWatchActivity.js';
@@ -116,7 +116,7 @@ export async function createAuthcapWorker(options: AuthcapWorkerOptions): Promis
   // Signal-with-start: the merchant's relayer exists from the first transaction on, whichever worker
   // process asks first, and Temporal guarantees there is only ever one per merchant key and network.
   const requestRelay = async (request: RelayRequest, ctx: ChainContext) => {
-    await client.workflow.signalWithStart<typeof RelayerWorkflow, [RelayRequest | LegacyRelayRequest]>('merchantRelayerWorkflow', {
+    await client.workflow.signalWithStart<typeof RelayerWorkflow, [RelayRequest]>('merchantRelayerWorkflow', {
       // Each merchant key has its own relayer on each network: the one the transaction must be sent by.
       workflowId: relayerWorkflowId(ctx.senderFor(request.sender), ctx.singleNetworkIds ? undefined : ctx.network),
       taskQueue,

@@ -1,8 +1,8 @@
 // The workflows a worker starts when it comes up: each network's log watcher and the webhook
 // dispatchers (starting one that runs already changes nothing, so there is one of each). A versioned
 // worker starts them only once its version is current: until then a workflow started on the task
-// queue goes to the current version's workers, which may not know its type (the watcher's, to a
-// build from before it) and would fail its task until the rollout ends.
+// queue goes to the current version's workers, which may not know its type (a build older than the
+// workflow type) and would fail its task until the rollout ends.
 import type { Client } from '@temporalio/client';
 import { ensureChainWatcher } from '../runtime/chainWatchers.js';
 import { ensureWebhookDispatcher } from '../runtime/webhookDispatchers.js';

@@ -1,13 +1,12 @@
 // One workflow per authorization attempt. It reads like the business process: draft (or take a
 // pre-signed authorization), wait for the payer's signature, capture when the merchant says so,
 // watch the chain for outside consumption, and stop at the deadline. The machine decides each step.
-import { allHandlersFinished, condition, continueAsNew, log, makeContinueAsNewFunc, patched, setHandler, workflowInfo } from '@temporalio/workflow';
+import { allHandlersFinished, condition, log, makeContinueAsNewFunc, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { AuthorizationView, AuthorizationWorkflowInput, ResumedAuthorization } from '../domain/authorization.js';
 import type { WorkerPolicy } from '../domain/activityContract.js';
-import { currentGeneration, draftReads, shortReads, useGeneration } from './activities.js';
+import { draftReads } from './activities.js';
 import { useChain } from './chainHeader.js';
 import { useTokenDecimals } from '../domain/amount.js';
-import { coalesceWrites } from './coalescedWrites.js';
 import { Lifecycle, type PersistedLifecycle } from './lifecycle.js';
 import {
   cancelUpdate,
@@ -21,38 +20,20 @@ import {
   type VoidRequest,
 } from './messages.js';
 import { claimNonce } from './nonceClaim.js';
-import {
-  asCommand,
-  cancel,
-  capture,
-  completePartialCapture,
-  expireAtDeadline,
-  failure,
-  failureOf,
-  reconcile,
-  submitSignature,
-  type ChainWindow,
-} from './procedures.js';
+import { asCommand, cancel, completePartialCapture, expireAtDeadline, failure, failureOf, reconcile, submitSignature, type ChainWindow } from './procedures.js';
 import { createRelayClient } from './relayClient.js';
 import { captureInOneActivity } from './captureProcedure.js';
-import { startEventPublisher, type EventPublisher } from './eventPublisher.js';
 import { screenSignature } from './signatureScreen.js';
 import { signatureAttemptKind, type AttemptKind } from './attemptBudget.js';
 import { refusedStart, staleStart } from './freshStart.js';
 
 const now = () => new Date().toISOString();
 
-/**
- * Patch id: before it, the API's starts carried no time of request. Asked only when a start lacks
- * one: histories recorded before replay as they ran, a new run refuses it (a copied start input).
- */
-export const FRESH_START_PATCH = 'authorization-starts-are-fresh';
-
 export async function authorizationWorkflow(input: AuthorizationWorkflowInput): Promise<AuthorizationView> {
   // Only the API's fresh start, or this run's own continue-as-new: a start input copied out of an
   // earlier run's history (the id terminated, then started again) would capture or follow again.
   const stale = staleStart('requestedAt' in input ? input : {}, 'resume' in input);
-  if (stale && ('requestedAt' in input || patched(FRESH_START_PATCH))) throw refusedStart(stale);
+  if (stale) throw refusedStart(stale);
   const presigned = 'presigned' in input ? input.presigned : undefined;
   const draftRequest = 'draft' in input ? input.draft : undefined;
   const resumed = 'resume' in input ? input.resume : undefined;
@@ -73,16 +54,6 @@ export async function authorizationWorkflow(input: AuthorizationWorkflowInput): 
     now,
   );
   const window: ChainWindow = { fromBlock: resumed?.fromBlock };
-  // Generation 2 (AUTHORIZATION_GENERATION): events in the memo, writes coalesced, no claim per draft,
-  // no patch markers; runs started before replay the code they ran.
-  const generation = resumed ? (resumed.generation ?? 1) : 'generation' in input ? (input.generation ?? 1) : 1;
-  useGeneration(generation);
-  if (generation >= 2) {
-    coalesceWrites();
-    lifecycle.keepEventsInMemo();
-  }
-  // Every transition that matters to an order service becomes an event: in the memo, or handed to its stream in order.
-  const events: EventPublisher = generation >= 2 ? { isDrained: () => true } : startEventPublisher(lifecycle);
 
   setHandler(statusQuery, () => lifecycle.view());
   const relay = createRelayClient();
@@ -100,10 +71,9 @@ export async function authorizationWorkflow(input: AuthorizationWorkflowInput): 
   // the loop then rolls over, whatever the resting state. A check in the wait's own predicate would
   // also fire in the task of a refused update, which a replay never sees.
   let policy: WorkerPolicy | undefined;
-  let rollsOverWhileWaiting = false;
   let rollOverDue = false;
   const commandEnded = () => {
-    if (rollsOverWhileWaiting && policy && shouldRollOver(lifecycle, policy)) rollOverDue = true;
+    if (policy && shouldRollOver(lifecycle, policy)) rollOverDue = true;
   };
   // A refused command leaves no trace: validators decide what they can without the chain (the state,
   // the signer of a plain ECDSA signature, the attempt budget); only what needs the chain is accepted.
@@ -117,9 +87,7 @@ export async function authorizationWorkflow(input: AuthorizationWorkflowInput): 
       },
     },
   );
-  // Generation 2 captures in one activity (workflows/captureProcedure.ts); runs started before, as they ran.
-  const captureNow = generation >= 2 ? captureInOneActivity : capture;
-  setHandler(captureUpdate, (request) => counted(lifecycle, 'capture', () => captureNow(lifecycle, relay, window, request?.amount), commandEnded), {
+  setHandler(captureUpdate, (request) => counted(lifecycle, 'capture', () => captureInOneActivity(lifecycle, relay, window, request?.amount), commandEnded), {
     validator: (request) => {
       lifecycle.assertCan({ type: 'CAPTURE_REQUESTED' }, 'capture');
       lifecycle.assertWithinBudget('capture');
@@ -165,20 +133,18 @@ export async function authorizationWorkflow(input: AuthorizationWorkflowInput): 
   });
 
   const overrides = 'policyOverrides' in input ? input.policyOverrides : {};
-  // Generation 2 reads the worker's policy with the draft (or the pre-signed check): one local activity fewer.
-  policy = resumed?.policy ?? (generation >= 2 ? undefined : { ...(await shortReads().workerPolicy()), ...overrides });
+  // The worker's policy is read with the draft (or the pre-signed check), and kept for the attempt's life.
+  policy = resumed?.policy;
   if (presigned) {
-    const checked = await firstReadOrRefusal(lifecycle, generation, () =>
-      // Generation 3: the create's caller waits for this check, so it gets the draft's short budget.
-      (generation >= 3 ? draftReads : shortReads()).checkPresignedAuthorization(presigned),
-    );
+    // The create's caller waits for this check, so it gets the draft's short budget.
+    const checked = await firstReadOrRefusal(lifecycle, () => draftReads.checkPresignedAuthorization(presigned));
     // The check could not be made (the node did not answer): the attempt ends `rejected`, not failed.
     if (!checked) {
-      await condition(() => allHandlersFinished() && events.isDrained());
+      await condition(allHandlersFinished);
       return lifecycle.view();
     }
     const { domain, check, fromBlock, nonceKey, policy: read } = checked;
-    policy ??= { ...read!, ...overrides };
+    policy ??= { ...read, ...overrides };
     window.fromBlock = fromBlock;
     // One (payer, nonce) pays one order: a payload authcap already holds is refused, never stored twice.
     const claimed = check.valid && (await claimNonce(input.orderId, presigned.authorization, nonceKey));
@@ -189,30 +155,27 @@ export async function authorizationWorkflow(input: AuthorizationWorkflowInput): 
     lifecycle.send({ type: 'PRESIGNED_CHECKED', domain, authorization: presigned.authorization, signature: presigned.signature, check: verdict });
     if (lifecycle.state === 'stored') lifecycle.indexNonce(nonceKey);
   } else if (draftRequest) {
-    const draft = await draftOrRefusal(lifecycle, generation, { ...draftRequest, primaryType: lifecycle.context.primaryType });
+    const draft = await firstReadOrRefusal(lifecycle, () => draftReads.draftAuthorization({ ...draftRequest, primaryType: lifecycle.context.primaryType }));
     // The draft could not be made (the node did not answer): the attempt ends `rejected`, not failed.
     if (!draft) {
-      await condition(() => allHandlersFinished() && events.isDrained());
+      await condition(allHandlersFinished);
       return lifecycle.view();
     }
-    policy ??= { ...draft.policy!, ...overrides };
+    policy ??= { ...draft.policy, ...overrides };
     window.fromBlock = draft.fromBlock;
     if (lifecycle.can({ type: 'DRAFTED', ...draft })) {
       lifecycle.send({ type: 'DRAFTED', domain: draft.domain, authorization: draft.authorization });
       lifecycle.indexNonce(draft.nonceKey);
       // The payer will sign this exact nonce: it must not be posted again as a pre-signed authorization
-      // for another order. Generation 2 drafts carry a keyed tag the pre-signed path refuses
-      // (activities/draftNonce.ts); before, each draft claimed its nonce with a workflow.
-      if (generation < 2) await claimNonce(input.orderId, draft.authorization, draft.nonceKey);
+      // for another order. A draft's nonce carries a keyed tag the pre-signed check refuses
+      // (activities/draftNonce.ts), so it needs no claim of its own.
     }
   }
-
-  policy ??= { ...(await shortReads().workerPolicy()), ...overrides };
+  if (!policy) throw failure('internal_error', 'the workflow input is neither a draft, a pre-signed authorization nor a resumed one');
 
   // Until the deadline (a durable timer at validBefore, not polling), wait for the watcher's nudge:
   // the payer may cancel elsewhere, or someone may settle a TransferWithAuthorization. A periodic
   // re-read of its own happens only when the worker asks for one (reconcileIntervalSeconds > 0).
-  rollsOverWhileWaiting = generation >= 2 || patched('roll-over-after-commands');
   const validBefore = lifecycle.context.authorization ? Number(lifecycle.context.authorization.validBefore) * 1000 : Date.now();
   while (!lifecycle.isFinal) {
     // The chain settled a partial capture that no command is following (its own gave up, or a
@@ -231,40 +194,24 @@ export async function authorizationWorkflow(input: AuthorizationWorkflowInput): 
     // Commands grow history while the loop waits (a payer's failed signatures, say): roll over as soon
     // as it is long, whatever the state, so no authorization's replay grows without bound.
     const settled = await condition(() => lifecycle.isFinal || checkRequested || rollOverDue, Math.min(untilDeadline, period));
-    if (rollOverDue && !lifecycle.isFinal) await rollOver(input.orderId, lifecycle, policy, window, events, resumed);
+    if (rollOverDue && !lifecycle.isFinal) await rollOver(input.orderId, lifecycle, policy, window, resumed);
     checkRequested = false;
     if (!lifecycle.isFinal && lifecycle.isResting && Date.now() < validBefore) await untilSettled(() => reconcile(lifecycle, window), 1);
     else if (settled && !lifecycle.isFinal) await condition(() => lifecycle.isResting || lifecycle.isFinal || lifecycle.matches({ capturing: 'releasing' }));
-    if (shouldRollOver(lifecycle, policy)) await rollOver(input.orderId, lifecycle, policy, window, events, resumed);
+    if (shouldRollOver(lifecycle, policy)) await rollOver(input.orderId, lifecycle, policy, window, resumed);
   }
 
-  // The last events (the final state's among them) are with the stream before this run ends.
-  await condition(() => allHandlersFinished() && events.isDrained());
+  // The last command's answer is sent before this run ends.
+  await condition(allHandlersFinished);
   return lifecycle.view();
 }
 
 /**
- * The draft. Generation 3 gives it a short budget of its own (its create's caller waits for it) and,
- * when the node does not answer in it, ends the attempt `rejected` with why (undefined): a node
- * outage ends no workflow failed, and leaves no record `drafting` for ever. Runs of earlier
- * generations replay as they ran.
+ * The attempt's first read of the chain (the draft, or the pre-signed authorization's check). One the
+ * node could not answer ends the attempt `rejected` with the reason (undefined here): a node outage
+ * ends no workflow failed, and leaves no record `drafting` for ever.
  */
-async function draftOrRefusal(
-  lifecycle: Lifecycle,
-  generation: number,
-  request: Parameters<typeof draftReads.draftAuthorization>[0],
-): Promise<Awaited<ReturnType<typeof draftReads.draftAuthorization>> | undefined> {
-  if (generation < 3) return shortReads().draftAuthorization(request);
-  return firstReadOrRefusal(lifecycle, generation, () => draftReads.draftAuthorization(request));
-}
-
-/**
- * The attempt's first read of the chain (the draft, or the pre-signed authorization's check). From
- * generation 3, one the node could not answer ends the attempt `rejected` with the reason, never a
- * FAILED workflow (generation 2 runs fail as they did).
- */
-async function firstReadOrRefusal<T>(lifecycle: Lifecycle, generation: number, read: () => Promise<T>): Promise<T | undefined> {
-  if (generation < 3) return read();
+async function firstReadOrRefusal<T>(lifecycle: Lifecycle, read: () => Promise<T>): Promise<T | undefined> {
   try {
     return await read();
   } catch (err) {
@@ -318,27 +265,12 @@ function shouldRollOver(lifecycle: Lifecycle, policy: WorkerPolicy): boolean {
 }
 
 /** Continue-as-new with the machine's persisted state: history stays short however long it waits. */
-async function rollOver(
-  orderId: string,
-  lifecycle: Lifecycle,
-  policy: WorkerPolicy,
-  window: ChainWindow,
-  events: EventPublisher,
-  resumed?: ResumedAuthorization,
-): Promise<never> {
-  await condition(() => allHandlersFinished() && lifecycle.isResting && events.isDrained());
-  const generation = currentGeneration();
+async function rollOver(orderId: string, lifecycle: Lifecycle, policy: WorkerPolicy, window: ChainWindow, resumed?: ResumedAuthorization): Promise<never> {
+  await condition(() => allHandlersFinished() && lifecycle.isResting);
   const next: AuthorizationWorkflowInput = {
     orderId,
-    resume: {
-      lifecycle: lifecycle.persisted(),
-      policy,
-      fromBlock: window.fromBlock,
-      runs: (resumed?.runs ?? 0) + 1,
-      ...(generation >= 2 ? { generation } : {}),
-    },
+    resume: { lifecycle: lifecycle.persisted(), policy, fromBlock: window.fromBlock, runs: (resumed?.runs ?? 0) + 1 },
   };
-  // Generation 2 keeps its events in the memo: the next run starts with all of them (and its view).
-  if (generation >= 2) return makeContinueAsNewFunc<(input: AuthorizationWorkflowInput) => Promise<AuthorizationView>>({ memo: workflowInfo().memo })(next);
-  return continueAsNew<(input: AuthorizationWorkflowInput) => Promise<AuthorizationView>>(next);
+  // The events live in the memo: the next run starts with all of them (and the view).
+  return makeContinueAsNewFunc<(input: AuthorizationWorkflowInput) => Promise<AuthorizationView>>({ memo: workflowInfo().memo })(next);
 }

@@ -1,4 +1,4 @@
-// A capture in generation 2: one local activity for the precheck and the simulation, then one
+// A capture: one local activity for the precheck and the simulation, then one
 // activity that hands the call to the relayer and follows it to the confirmation depth, so the whole
 // capture is the update's workflow task and the one that records its outcome. The relayer speaks
 // only when something went wrong (it refused the call, its transaction reverted or was abandoned):
@@ -7,7 +7,7 @@ import { log, workflowInfo } from '@temporalio/workflow';
 import { followUnlessTroubled } from './followOnchain.js';
 import type { CaptureOnchainResult } from '../domain/activityContract.js';
 import type { AuthorizationView } from '../domain/authorization.js';
-import { shortReads } from './activities.js';
+import { localReads } from './activities.js';
 import { failureOf } from './failures.js';
 import type { Lifecycle } from './lifecycle.js';
 import { completePartialCapture, lastErrorFailure, reconcile, settledMeanwhile, type ChainWindow } from './procedures.js';
@@ -19,7 +19,7 @@ const FOLLOW_MARGIN_MS = 10 * 60_000;
 export async function captureInOneActivity(lifecycle: Lifecycle, relay: Relay, window: ChainWindow, amount?: string): Promise<AuthorizationView> {
   lifecycle.send({ type: 'CAPTURE_REQUESTED', ...(amount === undefined ? {} : { amount }) });
   const request = lifecycle.captureRequest();
-  const { facts, prepared, fromBlock } = await shortReads().prepareCaptureAttempt(request);
+  const { facts, prepared, fromBlock } = await localReads.prepareCaptureAttempt(request);
   const early = settledMeanwhile(lifecycle, 'captured');
   if (early) return early;
   lifecycle.send({ type: 'PRECHECKED', facts });

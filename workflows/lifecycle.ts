@@ -31,12 +31,12 @@ export interface PersistedLifecycle {
   history: HistoryEntry[];
   captureAttempts: number;
   cancelAttempts: number;
-  /** Events emitted so far (absent in runs from before events existed). */
-  eventSequence?: number;
-  /** Failed attempts per command (absent in runs from before the attempt budget). */
-  attempts?: AttemptBudgetState;
-  /** The memo event log's own state (generation 2: events live in the memo). */
-  eventLog?: MemoEventLogState;
+  /** Events emitted so far. */
+  eventSequence: number;
+  /** Failed attempts per command. */
+  attempts: AttemptBudgetState;
+  /** The memo event log's own state (the events themselves are in the memo). */
+  eventLog: MemoEventLogState;
 }
 
 const { telemetry } = proxySinks<AuthcapSinks>();
@@ -52,18 +52,15 @@ export class Lifecycle {
   /** Attempts so far: each gets its own relayer request id, so a reverted one is never handed back. */
   captureAttempts = 0;
   cancelAttempts = 0;
-  /** Set by the workflow (behind a patch): transitions that matter to an order service become events. */
-  recordEvents = false;
   eventSequence = 0;
   /** Failed attempts per command: what the update validators' budget reads. */
   private attempts: AttemptBudgetState = {};
   /** A partial capture's release is being carried (by the capture command or the main loop): not twice. */
   releaseDriven = false;
-  /** Events not yet handed to the authorization's event stream (workflows/eventPublisher.ts drains it). */
-  readonly outbox: AuthcapEvent[] = [];
-  /** Generation 2: events are kept in this workflow's memo, written with the view (no stream). */
-  private eventLog?: MemoEventLog;
-  private readonly carriedEventLog?: MemoEventLogState;
+  /** Events recorded since the memo was last written: they go with the next write. */
+  private readonly outbox: AuthcapEvent[] = [];
+  /** Transitions that matter to an order service become events, kept in this workflow's memo. */
+  private readonly eventLog: MemoEventLog;
 
   constructor(
     input: MachineInput | PersistedLifecycle,
@@ -74,13 +71,14 @@ export class Lifecycle {
       this.history = [...input.history];
       this.captureAttempts = input.captureAttempts;
       this.cancelAttempts = input.cancelAttempts;
-      this.eventSequence = input.eventSequence ?? 0;
-      this.attempts = input.attempts ?? {};
-      this.carriedEventLog = input.eventLog;
+      this.eventSequence = input.eventSequence;
+      this.attempts = input.attempts;
+      this.eventLog = new MemoEventLog(input.eventLog);
       if (Object.keys(this.attempts).length > 0) prepareSignerRecovery();
     } else {
       [this.snapshot] = initialTransition(authorizationMachine, input);
       this.history = [{ state: this.state, at: this.now(), event: 'REQUESTED', actor: 'merchant' }];
+      this.eventLog = new MemoEventLog();
     }
     this.publish();
   }
@@ -149,14 +147,8 @@ export class Lifecycle {
       telemetry.captureFailed({ orderId: this.context.orderId, network: this.context.chain?.network, code: this.context.lastError?.code ?? 'internal_error' });
     }
     // Recorded first, so a memo event log writes the events with the view they describe.
-    if (this.recordEvents) this.recordEventsFor(stageOf(before.value), stageOf(this.snapshot.value), event, before.context);
+    this.recordEventsFor(stageOf(before.value), stageOf(this.snapshot.value), event, before.context);
     this.publish();
-  }
-
-  /** Generation 2: this workflow keeps its events in its own memo (workflows/memoEventLog.ts). */
-  keepEventsInMemo(): void {
-    this.recordEvents = true;
-    this.eventLog = new MemoEventLog(this.carriedEventLog);
   }
 
   /** Each event is numbered in the workflow's own state, so a replay names it the same way. */
@@ -257,7 +249,7 @@ export class Lifecycle {
       cancelAttempts: this.cancelAttempts,
       eventSequence: this.eventSequence,
       attempts: this.attempts,
-      ...(this.eventLog ? { eventLog: this.eventLog.state() } : {}),
+      eventLog: this.eventLog.state(),
     };
   }
 
@@ -298,17 +290,17 @@ export class Lifecycle {
 
   /** The view in the memo: GET reads it with one describe call, whether or not a worker is up. */
   private publish(): void {
-    // Events recorded since the last write go with this one (generation 2), with their search attributes.
-    const events = this.eventLog ? this.eventLog.record(this.outbox.splice(0), this.now()) : undefined;
+    // Events recorded since the last write go with this one, with their search attributes.
+    const events = this.eventLog.record(this.outbox.splice(0), this.now());
     // The first run id names the attempt in resource ids; visibility lists do not carry it, the memo does.
     upsertMemo({
       [VIEW_MEMO_KEY]: this.view(),
       [FIRST_RUN_MEMO_KEY]: workflowInfo().firstExecutionRunId,
       // A partial capture's release, listed among the authorization's refunds (absent when there is none).
       ...(this.context.release ? { [RELEASE_MEMO_KEY]: this.context.release } : {}),
-      ...events?.memo,
+      ...events.memo,
     });
-    if (events?.searchAttributes.length) upsertSearchAttributes(events.searchAttributes);
+    if (events.searchAttributes.length) upsertSearchAttributes(events.searchAttributes);
   }
 
   private reportCaptureTiming(): void {

@@ -25,13 +25,12 @@ export interface AuthorizationContext {
   lastError: RecordedError | null;
   /**
    * What the capture in flight (or the last one asked for) keeps, in minor units: less than `value`
-   * for a partial capture, whose difference goes back to the payer. Null: all of it. Absent in
-   * snapshots from before partial captures.
+   * for a partial capture, whose difference goes back to the payer. Null: all of it.
    */
-  captureAmount?: string | null;
+  captureAmount: string | null;
   /** A partial capture's release: the refund of what was captured but not kept (sequence 0). */
-  release?: RefundRecord | null;
-  /** The network and token (absent in runs from before networks: the deployment's first). */
+  release: RefundRecord | null;
+  /** The network and token (absent: started without one, on the worker's first network and token). */
   chain?: AuthorizationChain;
 }
 
@@ -114,7 +113,7 @@ export function keptAmount(context: Pick<AuthorizationContext, 'value' | 'captur
 }
 
 function isPartial(context: Pick<AuthorizationContext, 'value' | 'captureAmount'>): boolean {
-  return context.captureAmount !== undefined && context.captureAmount !== null && BigInt(context.captureAmount) < BigInt(context.value);
+  return context.captureAmount !== null && BigInt(context.captureAmount) < BigInt(context.value);
 }
 
 export const authorizationMachine = setup({

@@ -199,7 +199,7 @@ export const refundMachine = setup({
       on: {
         SUBMITTED: { target: 'submitted', actions: 'recordSubmission' },
         NOT_SENT: { target: 'awaitingExpiry', actions: 'recordAttemptFailure' },
-        // Followed by one activity (generation 2), which sees no hash until the attempt lands: one
+        // Followed by one activity, which sees no hash until the attempt lands: one
         // that never landed in its window is signed again, or after the last, awaits its expiry.
         EXPIRED: [
           { guard: 'attemptsRemain', target: 'prechecking', actions: 'recordExpiredAttempt' },

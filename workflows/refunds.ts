@@ -8,9 +8,6 @@ import {
   allHandlersFinished,
   condition,
   makeContinueAsNewFunc,
-  getExternalWorkflowHandle,
-  log,
-  patched,
   proxySinks,
   setCurrentDetails,
   setHandler,
@@ -21,7 +18,7 @@ import {
 } from '@temporalio/workflow';
 import { formatAmount, useTokenDecimals } from '../domain/amount.js';
 import { useChain } from './chainHeader.js';
-import { eventId, eventStreamWorkflowId, type AuthcapEvent, type RefundEventType } from '../domain/events.js';
+import { eventId, type AuthcapEvent, type RefundEventType } from '../domain/events.js';
 import {
   LEDGER_MEMO_KEY,
   MAX_REFUNDS_PER_AUTHORIZATION,
@@ -35,52 +32,40 @@ import {
 } from '../domain/refunds.js';
 import { AmountRefundedMinorAttribute, RefundStatesAttribute } from '../domain/searchAttributes.js';
 import type { AuthcapSinks } from '../domain/telemetry.js';
-import { startOutboxPublisher } from './eventPublisher.js';
-import { eventsEndSignal } from './eventStream.js';
 import { failure } from './failures.js';
 import { isRefundFinal, openRefund } from './refundMachine.js';
 import { REFUND_ALREADY_REQUESTED, refundUpdate, type RefundCommand, type RefundsWorkflowInput } from './refundMessages.js';
 import { expiryDueAt, runRefund } from './refundProcedure.js';
 import { MemoEventLog } from './memoEventLog.js';
-import { BOUND_PAYLOADS_PATCH } from './sealedInputs.js';
 import { refusedStart, staleStart } from './freshStart.js';
-import { useGeneration } from './activities.js';
-import { coalesceWrites } from './coalescedWrites.js';
 import { createRelayClient } from './relayClient.js';
 
 const { telemetry } = proxySinks<AuthcapSinks>();
 
 const HISTORY_LIMIT = 2_000;
 
-/** Patch id: before it, a refund waiting for a refused attempt's window to close held the next ones back. */
-const SET_ASIDE_WHILE_EXPIRING = 'refunds-set-aside-while-expiring';
 const now = () => new Date().toISOString();
 
 export async function refundsWorkflow(input: RefundsWorkflowInput): Promise<RefundLedgerView> {
   // The ledger of one authorization runs under that authorization's id and no other: an input that
   // names another authorization (a start under a squatted id) is refused before anything runs.
-  if (workflowInfo().workflowId !== refundsWorkflowId(input.authorizationRunId) && patched(BOUND_PAYLOADS_PATCH)) {
+  if (workflowInfo().workflowId !== refundsWorkflowId(input.authorizationRunId)) {
     throw refusedStart(`it is the ledger of ${refundsWorkflowId(input.authorizationRunId)}, not of ${workflowInfo().workflowId}`);
   }
   // And it starts only as the API started it: fresh, or carried over by its own continue-as-new. A
   // start input copied out of history (the id terminated, then started again) would rewind the ledger.
   const stale = staleStart(input, input.carried !== undefined);
-  if (stale && patched(BOUND_PAYLOADS_PATCH)) throw refusedStart(stale);
+  if (stale) throw refusedStart(stale);
   const refunds: RefundRecord[] = [...(input.carried?.refunds ?? [])];
   const captured = BigInt(input.amountCapturedMinor);
   let eventSequence = input.carried?.eventSequence ?? 0;
   const refundableUntil = input.carried?.refundableUntil ?? input.refundableUntil;
   let closing = false;
-  const outbox: AuthcapEvent[] = [];
-  // Generation 2: the ledger's events live in its own memo (no stream) and its writes are coalesced.
-  const generation = input.generation ?? 1;
-  useGeneration(generation);
   // Refunds go out on the authorization's network, in its token; amounts in its decimals.
   useChain(input.chain && { network: input.chain.network, token: input.chain.token });
   if (input.chain) useTokenDecimals(input.chain.decimals);
-  const eventLog = generation >= 2 ? new MemoEventLog(input.carried?.eventLog) : undefined;
-  if (generation >= 2) coalesceWrites();
-  const events = eventLog ? { isDrained: () => true } : startOutboxPublisher(outbox, input.orderId);
+  // The ledger's events live in its own memo, each under its own key.
+  const eventLog = new MemoEventLog(input.carried?.eventLog);
   // Refunds accepted and not yet carried out, oldest first.
   const queue: RefundRecord[] = [];
   // Money leaves only on decisions already in history: the relay request is a regular activity.
@@ -136,7 +121,6 @@ export async function refundsWorkflow(input: RefundsWorkflowInput): Promise<Refu
       // publicEvent turns the record into the refund callers see (ids are built outside the sandbox).
       data: { object: record, authorization },
     } as unknown as AuthcapEvent;
-    if (!eventLog) return void outbox.push(event);
     const recorded = eventLog.record([event], now());
     upsertMemo(recorded.memo);
     upsertSearchAttributes(recorded.searchAttributes);
@@ -163,7 +147,7 @@ export async function refundsWorkflow(input: RefundsWorkflowInput): Promise<Refu
         if (next.stage === 'succeeded') announce('refund.succeeded', next);
         if (next.stage === 'failed') announce('refund.failed', next);
       },
-      setAsideWhileExpiring: () => patched(SET_ASIDE_WHILE_EXPIRING),
+      setAsideWhileExpiring: true,
     });
     if (!isRefundFinal(final)) {
       settingAside.push(final);
@@ -255,7 +239,7 @@ export async function refundsWorkflow(input: RefundsWorkflowInput): Promise<Refu
   // One timer, to the end of the refund window.
   let windowEnded = Date.now() >= Date.parse(refundableUntil);
   if (!windowEnded) void sleep(Date.parse(refundableUntil) - Date.now()).then(() => (windowEnded = true));
-  const idle = () => queue.length === 0 && allHandlersFinished() && refunds.every(isRefundFinal) && events.isDrained();
+  const idle = () => queue.length === 0 && allHandlersFinished() && refunds.every(isRefundFinal);
   const closable = () => idle() && (remaining() === 0n || windowEnded);
   // Whether history is long is asked after each refund carried out, never in a wait's predicate: that
   // also runs in the task of a refused update, which a replay never sees (as in the authorization).
@@ -294,20 +278,13 @@ export async function refundsWorkflow(input: RefundsWorkflowInput): Promise<Refu
       }
       break;
     }
-    // The next run starts with this run's memo: between the two, readers (GET a refund, the totals)
-    // would otherwise find a ledger with nothing in it.
-    // (Generation 2: its events, kept in the memo, go along.)
-    const memo = eventLog ? { ...workflowInfo().memo, ...ledgerMemo(refunds) } : ledgerMemo(refunds);
+    // The next run starts with this run's memo (its events among it): between the two, readers (GET
+    // a refund, the totals, the events feed) would otherwise find a ledger with nothing in it.
+    const memo = { ...workflowInfo().memo, ...ledgerMemo(refunds) };
     return makeContinueAsNewFunc<typeof refundsWorkflow>({ memo })({
       ...input,
-      carried: { refunds, eventSequence, refundableUntil, ...(eventLog ? { eventLog: eventLog.state() } : {}) },
+      carried: { refunds, eventSequence, refundableUntil, eventLog: eventLog.state() },
     });
-  }
-  // The refund events' stream has no final event type of its own: tell it no more will come.
-  if (eventSequence > 0 && !eventLog) {
-    await getExternalWorkflowHandle(eventStreamWorkflowId(workflowInfo().firstExecutionRunId))
-      .signal(eventsEndSignal)
-      .catch((err: Error) => log.warn('could not end the refunds event stream', { error: err.message }));
   }
   return { ...summary(), refunds };
 }

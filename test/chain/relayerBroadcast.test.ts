@@ -15,7 +15,7 @@ import { startAnvil, type Anvil } from '../../devstack/anvil.js';
 import { freePort } from '../../devstack/process.js';
 import { deployDevToken, devAccounts } from '../../devstack/token.js';
 import { tokenAbi } from '../../domain/tokenAbi.js';
-import type { BroadcastOutcome, InflightTransaction, LegacyRelayRequest, RelayRequest } from '../../domain/relay.js';
+import type { BroadcastOutcome, InflightTransaction, RelayRequest } from '../../domain/relay.js';
 import { defineChain } from 'viem';
 
 let anvil: Anvil;
@@ -117,7 +117,8 @@ describe('broadcastBatch refuses what it cannot check', () => {
     const client = createPublicClient({ transport: http(anvil.rpcUrl) });
     const start = await relayer.relayerAccountNonce();
     const thief = '0x000000000000000000000000000000000000bEEF';
-    const raw: LegacyRelayRequest = {
+    // Raw calldata, as a forged request might carry it: no typed call for the relayer to build.
+    const raw = {
       requestId: 'raw',
       replyTo: { workflowId: 'nobody', runId: 'none' },
       to: ctx.tokenAddress,
@@ -159,7 +160,7 @@ describe('broadcastBatch refuses what it cannot check', () => {
     const otherNetwork: RelayRequest = { ...(await harmless('other-network')), requestId: 'other-network', network: 'eip155:8453' };
     const outcome: BroadcastOutcome = await new MockActivityEnvironment().run(relayer.broadcastBatch, {
       startNonce: start,
-      items: [raw, elsewhere, unbacked, wrongNonce, otherNetwork, cancel],
+      items: [raw as unknown as RelayRequest, elsewhere, unbacked, wrongNonce, otherNetwork, cancel],
       sentAt: Date.now(),
     });
     expect(outcome.refused.map((r) => [r.requestId, r.failure.code])).toEqual([

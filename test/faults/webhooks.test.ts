@@ -51,7 +51,7 @@ describe('webhooks across worker kills', () => {
       for (const t of types.slice(2, -1)) expect(['authorization.capture_failed', 'authorization.preconfirmed', 'authorization.reorged']).toContain(t);
       // Ids are numbered by the authorization in order: no gap (nothing lost), no id twice under another number.
       expect(firsts.map((e) => Number(e.id.split('_').at(-1)))).toEqual(firsts.map((_, i) => i + 1));
-      // The feed, read from the authorization's event stream rather than from deliveries, agrees.
+      // The feed, read from the authorization's memo rather than from deliveries, agrees.
       const feed = await eventually(
         () => world.client.listEvents({ orderId, limit: 100 }),
         (page) => page.data.length === firsts.length,

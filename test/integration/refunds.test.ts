@@ -569,8 +569,8 @@ describe('events: webhooks and the feed (shared stack)', () => {
     expect(types.indexOf('refund.created')).toBeLessThan(types.indexOf('refund.succeeded'));
     expect(all.filter((e) => e.type.startsWith('refund.'))).toEqual(events);
 
-    // data.authorization says where the authorization stands, not its whole record: a refund stream
-    // keeps up to 300 events and rewrites them at each batch, so each carries what a receiver acts on.
+    // data.authorization says where the authorization stands, not its whole record: a refunds ledger
+    // keeps up to 300 events in its memo, so each carries what a receiver acts on and no more.
     expect(Object.keys(succeeded.data.authorization).sort(), 'refund.succeeded data.authorization fields').toEqual([
       'amount',
       'amountCaptured',
@@ -716,7 +716,7 @@ describe('Temporal: the refunds workflow', () => {
         },
         { timeout: 10_000, interval: 500 },
       );
-      // The ledger, each refund under its own key, and (the current generation) its events, each under its own.
+      // The ledger, each refund under its own key, and its events, each under its own.
       expect(Object.keys(d.memo ?? {}).sort(), 'the refunds workflow memo keys').toEqual(['event-0001', 'event-0002', 'ledger', 'refund-001']);
       expect([d.memo?.['event-0001'], d.memo?.['event-0002']].map((e) => (e as { type: string }).type)).toEqual(['refund.created', 'refund.succeeded']);
       expect(d.memo?.['refund-001']).toMatchObject({ sequence: 1, stage: 'succeeded', amountMinor: '500000' });
@@ -856,8 +856,8 @@ describe('the typed client (AuthcapClient)', () => {
       const first = await c.refund(captured.id, { amount: '1' }, { idempotencyKey: key, waitMs: 60_000 });
       expect(first.refund.state).toBe('succeeded');
       const ledger = temporal.workflow.getHandle(refundsWorkflowId(parseResourceId(captured.id)!.runId));
-      // The refund's events may still be on their way to the stream (a signal, its reply): measure
-      // once the history has settled, so what follows is judged alone.
+      // The refund's last steps may still be landing in the ledger's history: measure once the
+      // history has settled, so what follows is judged alone.
       let historyBefore = (await ledger.describe()).historyLength;
       for (let settled = false; !settled; ) {
         await new Promise((r) => setTimeout(r, 500));

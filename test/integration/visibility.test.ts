@@ -24,7 +24,7 @@ afterAll(async () => {
   await temporal?.connection.close();
 });
 
-/** The order's authorization workflows: its events stream (`events-<runId>`) carries the order id too. */
+/** The order's authorization workflows (its refunds ledger carries the order id too). */
 async function listByOrder(orderId: string): Promise<WorkflowExecutionInfo[]> {
   const found: WorkflowExecutionInfo[] = [];
   const query = `OrderId = "${orderId}" AND WorkflowType = "authorizationWorkflow"`;

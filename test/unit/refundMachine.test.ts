@@ -20,7 +20,6 @@ import { retryRefund } from '../../workflows/refundProcedure.js';
 
 const PAYER: Address = '0x70997970C51812dc3A010C7d01b50e0d17dc79C8';
 const MERCHANT: Address = '0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC';
-const TOKEN: Address = '0x5FbDB2315678afecb367f032d93F642f64180aa3';
 const RUN_ID = '0195f2a4-7c3e-7d61-9a4b-2f1e8c0d5b77';
 const NONCE: Hex = `0x${'ee'.repeat(32)}`;
 const OUR_TX: Hex = `0x${'aa'.repeat(32)}`;
@@ -73,7 +72,6 @@ function attempt(facts: Partial<RefundPrecheckFacts> = {}, overrides: Partial<Re
         authorization: { from: MERCHANT, to: PAYER, value: AMOUNT, validAfter: '0', validBefore: VALID_BEFORE, nonce: NONCE },
         signature: `0x${'11'.repeat(65)}`,
       },
-      transaction: { to: TOKEN, data: '0x', gas: '90000' },
     },
     simulationFailure: null,
     ...overrides,
@@ -447,7 +445,7 @@ describe('awaitingExpiry', () => {
 describe('which events each state accepts', () => {
   const table: [RefundStage, () => RefundRecord, RefundMachineEvent['type'][]][] = [
     ['prechecking', open, ['PRECHECKED', 'PREPARE_FAILED']],
-    // EXPIRED: an attempt followed by one activity (generation 2) that never landed in its window.
+    // EXPIRED: an attempt followed by one activity that never landed in its window.
     ['submitting', toSubmitting, ['EXPIRED', 'NOT_SENT', 'SUBMITTED']],
     ['submitted', toSubmitted, ['EXPIRED', 'INCLUDED', 'REVERTED']],
     ['preconfirmed', toPreconfirmed, ['CONFIRMED', 'REORGED']],

@@ -299,8 +299,8 @@ describe('publicEvent', () => {
       recordedAt: '2024-01-01T00:00:11.000Z',
     }) as unknown as RecordedEvent;
 
-  it('a refund event: the record becomes the public refund, the authorization gets its id, stream fields go', () => {
-    // The refunds workflow's own run id names its stream, not the authorization.
+  it('a refund event: the record becomes the public refund, the authorization gets its id, memo fields go', () => {
+    // The refunds workflow's own run id names its events, not the authorization.
     const event = publicEvent(recordedRefundEvent(record()));
     expect(event).toEqual({
       id: eventId(OTHER_RUN_ID, 2),
@@ -363,7 +363,7 @@ describe('publicEvent', () => {
     expect(out.data).toEqual({ object: { ...authorization, id: resourceId('order-1', RUN_ID) }, reason });
   });
 
-  it('an authorization event whose id is not one of ours is only stripped of the stream fields', () => {
+  it('an authorization event whose id is not one of ours is only stripped of the memo fields', () => {
     const recorded = {
       id: 'evt_foreign',
       type: 'authorization.voided',
