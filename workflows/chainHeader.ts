@@ -18,7 +18,10 @@ export function useChain(ref: Partial<ChainRef> | undefined): void {
   chain = ref;
 }
 
-export const currentChain = (): Partial<ChainRef> | undefined => chain;
+/** An authorization's (or its refunds') network and token, as its activities are told them. */
+export function chainRefOf(of: ChainRef | undefined): ChainRef | undefined {
+  return of && { network: of.network, token: of.token };
+}
 
 export function chainHeaderInterceptor(): WorkflowOutboundCallsInterceptor {
   const withChain = <T extends { args: unknown[] }>(input: T): T => {

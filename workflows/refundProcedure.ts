@@ -7,7 +7,7 @@ import type { Hex } from 'viem';
 import type { ActivityOptions } from '@temporalio/common';
 import type { CaptureRequest } from '../domain/activityContract.js';
 import type { RefundCall } from '../domain/relay.js';
-import { formatAmount } from '../domain/amount.js';
+import { decimalsOf, formatAmount } from '../domain/amount.js';
 import { isErrorCode } from '../domain/errors.js';
 import type { RefundRecord } from '../domain/refunds.js';
 import { localReads, waits } from './activities.js';
@@ -58,7 +58,7 @@ export async function runRefund(initial: RefundRecord, deps: RefundDependencies)
     record = next;
     deps.onChange(record, previous);
   };
-  const label = `refund ${record.sequence} of ${record.orderId}: ${formatAmount(BigInt(record.amountMinor))} to ${record.payer}`;
+  const label = `refund ${record.sequence} of ${record.orderId}: ${formatAmount(BigInt(record.amountMinor), decimalsOf(record.chain))} to ${record.payer}`;
   const summary = (what: string) => ({ summary: `${label} (${what})` }) as ActivityOptions;
 
   let failuresInARow = 0;
