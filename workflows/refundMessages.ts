@@ -29,6 +29,8 @@ export interface RefundsWorkflowInput {
    * rewind the ledger and sign its refunds' nonces again.
    */
   requestedAt?: string;
+  /** Operators' and tests' knob (not on the API): the history length past which the ledger rolls over (default 2,000). */
+  historyLimit?: number;
   /** The authorization's network and token (absent: the worker's first network and token). */
   chain?: AuthorizationChain;
 }

@@ -17,6 +17,7 @@ import { createRelayClient, type Relay } from './relayClient.js';
 
 const { telemetry } = proxySinks<AuthcapSinks>();
 
+/** History length past which a ledger with nothing in flight rolls over, unless its input names another. */
 const HISTORY_LIMIT = 2_000;
 
 export async function refundsWorkflow(input: RefundsWorkflowInput): Promise<RefundLedgerView> {
@@ -52,7 +53,8 @@ export async function refundsWorkflow(input: RefundsWorkflowInput): Promise<Refu
   // Whether history is long is asked after each refund carried out, never in a wait's predicate: that
   // also runs in the task of a refused update, which a replay never sees (as in the authorization).
   let rollOverDue = false;
-  const historyIsLong = () => workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > HISTORY_LIMIT;
+  const historyLimit = input.historyLimit ?? HISTORY_LIMIT;
+  const historyIsLong = () => workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > historyLimit;
   // Carry out each accepted refund, one at a time (each was decided when it was accepted; one after the
   // other keeps this workflow's steps in one order, so a replay meets them in the order they happened).
   for (;;) {
