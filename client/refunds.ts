@@ -120,6 +120,7 @@ export class Refunds {
       capturedAt,
       refundableUntil,
       requestedAt: new Date().toISOString(),
+      activityIdsNameTheRun: true,
       authorization: {
         id: resourceId(resource.orderId, runId),
         orderId: resource.orderId,
