@@ -120,7 +120,6 @@ export class Refunds {
       capturedAt,
       refundableUntil,
       requestedAt: new Date().toISOString(),
-      activityIdsNameTheRun: true,
       authorization: {
         id: resourceId(resource.orderId, runId),
         orderId: resource.orderId,

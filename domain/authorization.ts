@@ -68,8 +68,6 @@ export interface ResumedAuthorization {
   runs: number;
   /** The generation the attempt was started in (absent: 1). */
   generation?: number;
-  /** The previous run named its activities by run (workflows/sealedInputs.ts): this one does too. */
-  activityIdsNameTheRun?: boolean;
 }
 
 export interface CaptureRecord {

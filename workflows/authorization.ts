@@ -39,7 +39,6 @@ import { startEventPublisher, type EventPublisher } from './eventPublisher.js';
 import { screenSignature } from './signatureScreen.js';
 import { signatureAttemptKind, type AttemptKind } from './attemptBudget.js';
 import { refusedStart, staleStart } from './freshStart.js';
-import { activitiesNamedByRun, nameActivitiesByRun } from './sealedInputs.js';
 
 const now = () => new Date().toISOString();
 
@@ -54,8 +53,6 @@ export async function authorizationWorkflow(input: AuthorizationWorkflowInput): 
   // earlier run's history (the id terminated, then started again) would capture or follow again.
   const stale = staleStart('requestedAt' in input ? input : {}, 'resume' in input);
   if (stale && ('requestedAt' in input || patched(FRESH_START_PATCH))) throw refusedStart(stale);
-  // Runs the API starts (stamped) and their continuations name their activities by run.
-  if (('requestedAt' in input && input.requestedAt !== undefined) || ('resume' in input && input.resume.activityIdsNameTheRun)) nameActivitiesByRun();
   const presigned = 'presigned' in input ? input.presigned : undefined;
   const draftRequest = 'draft' in input ? input.draft : undefined;
   const resumed = 'resume' in input ? input.resume : undefined;
@@ -339,7 +336,6 @@ async function rollOver(
       fromBlock: window.fromBlock,
       runs: (resumed?.runs ?? 0) + 1,
       ...(generation >= 2 ? { generation } : {}),
-      ...(activitiesNamedByRun() ? { activityIdsNameTheRun: true } : {}),
     },
   };
   // Generation 2 keeps its events in the memo: the next run starts with all of them (and its view).

@@ -31,8 +31,6 @@ export interface RefundsWorkflowInput {
   requestedAt?: string;
   /** The workflow code's shape (absent: 1): 2 keeps its events in its memo and coalesces its writes. */
   generation?: number;
-  /** Its activities' ids name their run (workflows/sealedInputs.ts); carried on by continue-as-new. */
-  activityIdsNameTheRun?: boolean;
   /** The authorization's network and token (absent: the worker's first, as before networks). */
   chain?: AuthorizationChain;
 }

@@ -42,7 +42,7 @@ import { isRefundFinal, openRefund } from './refundMachine.js';
 import { REFUND_ALREADY_REQUESTED, refundUpdate, type RefundCommand, type RefundsWorkflowInput } from './refundMessages.js';
 import { expiryDueAt, runRefund } from './refundProcedure.js';
 import { MemoEventLog } from './memoEventLog.js';
-import { BOUND_PAYLOADS_PATCH, nameActivitiesByRun } from './sealedInputs.js';
+import { BOUND_PAYLOADS_PATCH } from './sealedInputs.js';
 import { refusedStart, staleStart } from './freshStart.js';
 import { useGeneration } from './activities.js';
 import { coalesceWrites } from './coalescedWrites.js';
@@ -66,7 +66,6 @@ export async function refundsWorkflow(input: RefundsWorkflowInput): Promise<Refu
   // start input copied out of history (the id terminated, then started again) would rewind the ledger.
   const stale = staleStart(input, input.carried !== undefined);
   if (stale && patched(BOUND_PAYLOADS_PATCH)) throw refusedStart(stale);
-  if (input.activityIdsNameTheRun) nameActivitiesByRun();
   const refunds: RefundRecord[] = [...(input.carried?.refunds ?? [])];
   const captured = BigInt(input.amountCapturedMinor);
   let eventSequence = input.carried?.eventSequence ?? 0;
