@@ -221,7 +221,7 @@ export function createApiRouter(options: ApiOptions, listenUrl: () => string | u
 }
 
 /**
- * Each configured network's node (or the one RPC_URL's), by CAIP-2 id. A network waiting for its node
+ * Each configured network's node (without a deployment file, the one rpcUrl given), by CAIP-2 id. A network waiting for its node
  * since this process started is not served (`served: false`) until the background retry brings it in,
  * a few seconds after its node answers again.
  */
@@ -298,11 +298,11 @@ function headsCheck(state: string): { ok: boolean; state: string; detail?: strin
     case 'live':
       return { ok: true, state };
     case 'off':
-      return { ok: true, state, detail: 'the worker has no WebSocket configured (AUTHCAP_WS_URL empty): captures poll the node' };
+      return { ok: true, state, detail: 'the worker has no WebSocket configured (no wsUrl in the deployment file): captures poll the node' };
     case 'connecting':
       return { ok: false, state, detail: `the worker is still subscribing to new blocks; ${slower}` };
     case 'failing':
-      return { ok: false, state, detail: `the worker's head feed is down: its WebSocket subscription to new blocks (AUTHCAP_WS_URL) fails; ${slower}` };
+      return { ok: false, state, detail: `the worker's head feed is down: its WebSocket subscription to new blocks (the network's wsUrl) fails; ${slower}` };
     case 'silent':
       return { ok: false, state, detail: `the worker's head feed is silent: no new block announced for over a minute; ${slower}` };
     default:

@@ -5,7 +5,6 @@
 import { chmodSync, copyFileSync, createWriteStream, existsSync, mkdirSync, renameSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { ChainConfig } from '../activities/index.js';
 import { checkoutSecret } from '../api/checkout/linkToken.js';
 import type { TemporalSettings } from '../runtime/temporal.js';
 import { processCommand } from './build.js';
@@ -173,15 +172,19 @@ export interface AppProcessesOptions {
   temporal: TemporalSettings;
   /** The embedded server's certificates (the production shape): each process presents its own. */
   temporalTls?: TemporalTls;
-  chain: ChainConfig;
   /** The deployment configuration (AUTHCAP_CONFIG): every network and token the processes serve. */
   configFile: string;
+  /**
+   * The variables the file names, as each kind of process reads them: the worker its merchant keys
+   * and URLs, the API the URLs alone (it never holds a merchant key).
+   */
+  fileEnv: { worker: Record<string, string>; api: Record<string, string> };
   merchantAddresses: string[];
   counts: { workers: number; apis: number };
   /** The port of the i-th API process. */
   apiPorts: (i: number) => number;
+  /** AUTHCAP_VALIDITY_SECONDS of every worker (default: the operator's, as the worker reads it). */
   validitySeconds?: number;
-  confirmations?: number;
   captureWaitMs?: number;
   /**
    * Each process a host of its own (prepareHost); default: on the production shape (temporalTls
@@ -241,9 +244,6 @@ export async function startAppProcesses(options: AppProcessesOptions): Promise<A
       TEMPORAL_ADDRESS: options.temporal.connectionOptions.address!,
       TEMPORAL_NAMESPACE: options.temporal.namespace,
       AUTHCAP_CONFIG: options.configFile,
-      // The one-network variables too, for what still reads them (and a build from before the file).
-      RPC_URL: options.chain.rpcUrl,
-      TOKEN_ADDRESS: options.chain.tokenAddress,
       AUTHCAP_STATE_DIR: options.stateDir,
       AUTHCAP_CODEC_KEYS: process.env.AUTHCAP_CODEC_KEYS ?? '',
     };
@@ -271,14 +271,12 @@ export async function startAppProcesses(options: AppProcessesOptions): Promise<A
         await startWorkerProcess(
           {
             ...env,
+            ...options.fileEnv.worker,
             ...hostEnv,
             // Workers never touch Idempotency-Key answers: no credential of that database in their environment.
             AUTHCAP_IDEMPOTENCY_DATABASE_URL: '',
             AUTHCAP_WORKER_METRICS_PORT: metricsPort,
-            MERCHANT_PRIVATE_KEY: options.chain.merchantPrivateKey,
-            MERCHANT_PRIVATE_KEYS: (options.chain.merchantPrivateKeys ?? []).join(','),
-            AUTHCAP_VALIDITY_SECONDS: String(options.validitySeconds ?? options.chain.validitySeconds),
-            AUTHCAP_CONFIRMATIONS: String(options.confirmations ?? options.chain.confirmations),
+            ...(options.validitySeconds ? { AUTHCAP_VALIDITY_SECONDS: String(options.validitySeconds) } : {}),
             // Where a worker from before the watcher moved into Temporal kept its place: read once on upgrade.
             AUTHCAP_WATCHER_CURSOR: separateHosts ? join(hostEnv.AUTHCAP_STATE_DIR!, 'watcher-cursor.json') : sharedCursor,
           },
@@ -298,6 +296,7 @@ export async function startAppProcesses(options: AppProcessesOptions): Promise<A
         await startApiProcess(
           {
             ...env,
+            ...options.fileEnv.api,
             ...hostEnv,
             ...(idempotencyDatabaseUrl ? { AUTHCAP_IDEMPOTENCY_DATABASE_URL: idempotencyDatabaseUrl } : {}),
             AUTHCAP_API_PORT: String(port),

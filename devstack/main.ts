@@ -33,7 +33,7 @@ const temporalPart = settings.TEMPORAL_ADDRESS
   : topology === 'postgres'
     ? 'Temporal server on PostgreSQL'
     : 'Temporal dev server';
-const chainPart = externalChain ? `the chain at ${settings.RPC_URL}` : networks === 2 ? 'two anvils (chains 31337 and 31338)' : 'anvil';
+const chainPart = externalChain ? `the chains of ${settings.AUTHCAP_CONFIG}` : networks === 2 ? 'two anvils (chains 31337 and 31338)' : 'anvil';
 const parts = [temporalPart, chainPart, 'workers', 'APIs'];
 console.log(`authcap: starting the dev stack (${parts.join(', ')})…`);
 // A stack that cannot start says why and exits 1 (the safety net below would otherwise keep an idle process).

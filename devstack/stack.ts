@@ -18,11 +18,11 @@ import { processCounts, startAppProcesses } from './appProcesses.js';
 import { freePort, type ManagedProcess } from './process.js';
 import { loadTemporalSettings, type TemporalSettings } from '../runtime/temporal.js';
 import { createAuthcapWorker, type AuthcapWorker } from '../worker/createWorker.js';
-import { chainConfigFromEnv, watcherConfigFromEnv } from '../worker/config.js';
+import { policySettingsOf, watcherConfigFromEnv } from '../worker/config.js';
 import { devChainOptions, startDevChain, type DevNetwork, type DevNetworkCount } from './devNetworks.js';
-import { deploymentFileFor, devJsonNetworks, loadDevDeployment, servedTokens } from './deploymentFile.js';
+import { devJsonNetworks, devStackDeployment, givenDeploymentFile, operatorStackDeployment, servedTokens } from './deploymentFile.js';
 import { ensureDevWebhook, type DevWebhook } from './webhook.js';
-import { demoPayersFromEnv, usesExternalChain } from './externalChain.js';
+import { demoPayersFromEnv } from './externalChain.js';
 import { devAccounts } from './token.js';
 import { startEmbeddedTemporal, temporalTopology, type TemporalTopology } from './embeddedTemporal.js';
 import type { TemporalOnPostgres } from './temporalOnPostgres.js';
@@ -222,14 +222,16 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       temporalUiTokenFile = server.uiToken?.file ?? null;
     }
 
-    // Chain: RPC_URL + TOKEN_ADDRESS + MERCHANT_PRIVATE_KEY name a real one, else anvil with our token.
-    const external = usesExternalChain();
+    // Chain: the operator's deployment file (AUTHCAP_CONFIG) names theirs, else anvil with our token
+    // and a deployment.json of the stack's own. Checked against the chains before anything serves: a
+    // wrong id or token stops the start, with why.
+    const givenFile = givenDeploymentFile();
+    const external = givenFile !== undefined;
     const devChain = external ? undefined : await startDevChain(devChainOptions(options), stops);
     if (devChain) Object.assign(processes, { anvil: devChain.anvils[0]!.process, anvils: devChain.anvils.map((a) => a.process) });
-    const chainConfig = devChain?.chainConfig ?? chainConfigFromEnv();
-    const configFile = await deploymentFileFor(options.stateDir, options.confirmations ?? chainConfig.confirmations, chainConfig, devChain);
-    // Checked against the chains before anything serves: a wrong id or token stops the start, with why.
-    const deployment = await loadDevDeployment(configFile, chainConfig);
+    const { chainConfig, configFile, deployment, fileEnv } = devChain
+      ? await devStackDeployment(options.stateDir, devChain)
+      : await operatorStackDeployment(givenFile!, policySettingsOf(process.env));
     const accounts = devAccounts();
     const merchantAddress = privateKeyToAccount(chainConfig.merchantPrivateKey).address;
     const merchantAddresses = [
@@ -256,13 +258,12 @@ export async function startStack(options: StackOptions): Promise<Stack> {
         stateDir: options.stateDir,
         temporal,
         temporalTls,
-        chain: chainConfig,
         configFile,
+        fileEnv,
         merchantAddresses,
         counts: processCounts(options, topology),
         apiPorts: (i) => (i === 0 ? options.apiPort : (options.moreApiPorts?.[i - 1] ?? options.apiPort + i)),
         validitySeconds: options.validitySeconds,
-        confirmations: options.confirmations,
         captureWaitMs: options.captureWaitMs,
         log,
       });

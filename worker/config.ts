@@ -1,7 +1,8 @@
-// The worker's chain settings from the environment. The merchant key lives only here.
+// The worker's chain settings: the deployment file (AUTHCAP_CONFIG) and the policy from the environment.
+// The merchant keys live only here.
 import type { Address } from 'viem';
 import type { ChainConfig } from '../activities/index.js';
-import { loadDeployment, loadSingleNetwork, type LoadedNetwork } from '../runtime/deployment/load.js';
+import { loadDeployment, type LoadedNetwork } from '../runtime/deployment/load.js';
 import { resolveDeployment, type ResolvedDeployment } from '../runtime/deployment/resolve.js';
 import { readVariable } from '../runtime/settings/read.js';
 import type { Settings } from '../runtime/settings/catalog.js';
@@ -33,8 +34,14 @@ export async function workerDeploymentFromEnv(
   return { deployment, chain: chainConfigOf(loaded.networks[0]!, settings) };
 }
 
-/** ChainConfig of a loaded network's first token and keys, with the policy every network shares. */
-function chainConfigOf(first: LoadedNetwork, settings: ChainPolicySettings): ChainConfig {
+/**
+ * ChainConfig of a network's first token and keys (a loaded deployment's first network, or the dev
+ * chain's before its file is written), with the policy every network shares.
+ */
+export function chainConfigOf(
+  first: Pick<LoadedNetwork, 'rpcUrls' | 'wsUrl' | 'tokens' | 'merchantPrivateKeys' | 'confirmations'>,
+  settings: ChainPolicySettings,
+): ChainConfig {
   return {
     ...chainPolicy(settings),
     rpcUrl: first.rpcUrls[0]!,
@@ -47,7 +54,7 @@ function chainConfigOf(first: LoadedNetwork, settings: ChainPolicySettings): Cha
 }
 
 /** The policy settings alone, each through its catalog rule (for callers that pass an env). */
-function policySettingsOf(env: Env): ChainPolicySettings {
+export function policySettingsOf(env: Env): ChainPolicySettings {
   return {
     AUTHCAP_VALIDITY_SECONDS: readVariable('AUTHCAP_VALIDITY_SECONDS', env),
     AUTHCAP_MAX_VALIDITY_SECONDS: readVariable('AUTHCAP_MAX_VALIDITY_SECONDS', env),
@@ -70,14 +77,6 @@ function chainPolicy(settings: ChainPolicySettings) {
 }
 
 /**
- * The one network of RPC_URL, TOKEN_ADDRESS and MERCHANT_PRIVATE_KEY(S) (runtime/deployment/load.ts
- * reads them: the one reader of the chain settings), with the policy from the environment.
- */
-export function chainConfigFromEnv(env: NodeJS.ProcessEnv = process.env, settings: ChainPolicySettings = policySettingsOf(env)): ChainConfig {
-  return chainConfigOf(loadSingleNetwork(env), settings);
-}
-
-/**
  * How often an open authorization re-reads the chain by itself. Off by default: the log watcher reads
  * each block once for every open authorization and nudges the one whose nonce moved, and each reads
  * the chain at its deadline, so waiting costs nothing however many are open. With the watcher off
@@ -87,7 +86,7 @@ function reconcileInterval(settings: Pick<ChainPolicySettings, 'AUTHCAP_RECONCIL
   return settings.AUTHCAP_RECONCILE_SECONDS ?? (settings.AUTHCAP_WATCH ? 0 : 15);
 }
 
-/** The watcher's settings: on unless AUTHCAP_WATCH=0; its WebSocket is the network's (AUTHCAP_WS_URL, read by the deployment loader). */
+/** The watcher's settings: on unless AUTHCAP_WATCH=0; its WebSocket is the network's (`wsUrl` in the deployment file). */
 export function watcherConfigFromEnv(
   chain: Pick<ChainConfig, 'wsUrl'>,
   stateDir: string,

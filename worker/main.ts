@@ -23,8 +23,8 @@ const taskFailures = new TaskFailureTracker((message, meta) => logger.error(meta
 Runtime.install({ logger: trackingLogger(temporalLogger(logger), taskFailures), shutdownSignals: ['SIGINT', 'SIGTERM', 'SIGQUIT'] });
 requireCodec();
 const temporal = loadTemporalSettings();
-// Networks and tokens from AUTHCAP_CONFIG, or the one network of RPC_URL, TOKEN_ADDRESS and
-// MERCHANT_PRIVATE_KEY (runtime/deployment/load.ts reads both). Checked against their chains now: a
+// Networks, tokens and the merchant keys' variables from the deployment file, AUTHCAP_CONFIG
+// (runtime/deployment/load.ts reads it). Checked against their chains now: a
 // wrong entry stops the start with its name; a node that does not answer leaves its network waiting
 // (served once it answers, no restart) while the others serve.
 const { chain, deployment } = await workerDeploymentFromEnv(process.env, settings).catch((err: Error) => {

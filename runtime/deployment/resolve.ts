@@ -39,8 +39,7 @@ export class NodeUnreachableError extends DeploymentConfigError {
 export interface ResolveOptions {
   timeoutMs?: number;
   /**
-   * Each network its own failure domain: a network whose node does not answer (and whose id is
-   * configured) is left `unavailable` instead of stopping the start; retryUnavailable() brings it in.
+   * Each network its own failure domain: a network whose node does not answer is left `unavailable` instead of stopping the start; retryUnavailable() brings it in.
    * A node that answers wrong (another chain, no such token) still stops the start.
    */
   degraded?: boolean;
@@ -53,7 +52,7 @@ export async function resolveDeployment(loaded: LoadedDeployment, options: Resol
       resolveNetwork(network, loaded.source, timeoutMs).then(
         (resolved) => ({ resolved }),
         (err: unknown) => {
-          if (!options.degraded || !(err instanceof NodeUnreachableError) || !network.id) throw err;
+          if (!options.degraded || !(err instanceof NodeUnreachableError)) throw err;
           const unavailable: UnavailableNetwork = {
             network: network.id,
             chainId: chainIdOfNetwork(network.id),
@@ -152,19 +151,18 @@ export function networkReader(rpcUrls: readonly string[], timeoutMs = 10_000): P
 }
 
 async function resolveNetwork(network: LoadedNetwork, source: string, timeoutMs: number): Promise<ResolvedNetwork> {
-  const label = network.id ?? 'RPC_URL';
   const client = networkReader(network.rpcUrls, timeoutMs);
   let chainId: number;
   try {
     chainId = await client.getChainId();
   } catch (err) {
-    throw new NodeUnreachableError(`${source}: ${label}: the node at ${redact(network.rpcUrls[0]!)} did not answer eth_chainId (${shortMessage(err)})`);
+    throw new NodeUnreachableError(`${source}: ${network.id}: the node at ${redact(network.rpcUrls[0]!)} did not answer eth_chainId (${shortMessage(err)})`);
   }
-  if (network.id && chainIdOfNetwork(network.id) !== chainId)
+  if (chainIdOfNetwork(network.id) !== chainId)
     throw new DeploymentConfigError(
       `${source}: ${network.id}: the node at ${redact(network.rpcUrls[0]!)} serves chain ${chainId} (${networkOfChainId(chainId)}), not ${network.id}`,
     );
-  const id = network.id ?? networkOfChainId(chainId);
+  const id = network.id;
   const tokens = await Promise.all(network.tokens.map((address) => readToken(client, address as Address, `${source}: ${id}: token ${address}`)));
   const { id: _id, name, tokens: _addresses, ...rest } = network;
   return { ...rest, network: id, chainId, name: name ?? id, tokens };

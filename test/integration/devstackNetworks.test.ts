@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { createPublicClient, createWalletClient, defineChain, http, parseUnits, type Address } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startDevChain } from '../../devstack/devNetworks.js';
+import { devChainOptions, startDevChain } from '../../devstack/devNetworks.js';
 import { freePort } from '../../devstack/process.js';
 import type { DevJson, Stack } from '../../devstack/stack.js';
 import { startTwoNetworkStack } from '../support/twoNetworkStack.js';
@@ -134,7 +134,16 @@ describe('the two dev networks on kept state (npm start)', () => {
     const stateDir = mkdtempSync(join(tmpdir(), 'authcap-networks-kept-'));
     const start = async (rpcPorts: number[]) => {
       const stops: (() => Promise<void>)[] = [];
-      const chain = await startDevChain({ networks: 2, rpcPorts, stateDir, persistent: true, blockTimeSeconds: 0, merchantKeys: 2 }, stops);
+      const options = devChainOptions({
+        networks: 2,
+        rpcPort: rpcPorts[0]!,
+        moreRpcPorts: rpcPorts.slice(1),
+        stateDir,
+        persistent: true,
+        blockTimeSeconds: 0,
+        merchantKeys: 2,
+      });
+      const chain = await startDevChain(options, stops);
       return { chain, stop: async () => void (await Promise.all(stops.map((stop) => stop()))) };
     };
     try {
