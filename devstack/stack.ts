@@ -74,6 +74,12 @@ export interface DevJson {
   configFile: string;
   /** Every network served, its tokens as the chain reports them; the first is the one rpcUrl and tokenAddress describe. */
   networks: DevNetwork[];
+  /**
+   * On anvil, the merchant keys under the variables configFile names, as the workers are given them,
+   * so `npx authcap doctor` beside the stack checks what they check; null on an operator's chain
+   * (their keys stay in their environment).
+   */
+  merchantKeyEnv: Record<string, string> | null;
 }
 
 export interface StackOptions {
@@ -345,6 +351,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       webhook,
       configFile,
       networks: devJsonNetworks(deployment, chainId),
+      merchantKeyEnv: external ? null : Object.fromEntries(Object.entries(fileEnv.worker).filter(([, value]) => value !== '')),
     };
     writeFileSync(join(options.stateDir, 'dev.json'), `${JSON.stringify(devJson, null, 2)}\n`, { mode: 0o600 });
     return { devJson, client, worker, processes, workerMetricsUrls, temporalCluster, stop };

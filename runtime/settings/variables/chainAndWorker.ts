@@ -15,7 +15,7 @@ export const chainAndWorkerVariables = {
   AUTHCAP_CONFIG: variable({
     processes: ['worker', 'api', 'dev-stack', 'cli'],
     schema: text(),
-    defaultText: "the CLI beside `npm start`: the dev stack's (`<AUTHCAP_STATE_DIR>/deployment.json`)",
+    defaultText: "— (the CLI beside `npm start`: the dev stack's, `<AUTHCAP_STATE_DIR>/deployment.json`)",
     description:
       'The deployment file (JSON: networks, tokens, the variables holding the merchant keys): the one way a process is told its chains. On `npm start`, your chain instead of anvil (unset: the stack writes its own).',
   }),
