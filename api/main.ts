@@ -28,7 +28,7 @@ import { resolveDeployment, retryUnavailable } from '../runtime/deployment/resol
 const settings = settingsOrExit('api', 'authcap API');
 cpuProfileOnSignal('api', settings.AUTHCAP_CPU_PROFILE_DIR);
 
-requireCodec();
+requireCodec(process.env);
 const stateDir = settings.AUTHCAP_STATE_DIR;
 // The served tokens are refused as payers too (api/server.ts), from the deployment.
 const forbiddenPayers = [
@@ -68,16 +68,16 @@ const idempotency = settings.AUTHCAP_IDEMPOTENCY_DATABASE_URL
     })
   : { dir: settings.AUTHCAP_IDEMPOTENCY_DIR ?? join(stateDir, 'idempotency') };
 // With the chain at hand, a signature that is not the payer's own is judged before any workflow sees it.
-const client = await AuthcapClient.connect(loadTemporalSettings(), { rpcUrl, deployment });
+const client = await AuthcapClient.connect(loadTemporalSettings({}, process.env), { rpcUrl, deployment });
 const server = createApiServer({
   client,
-  keys: ApiKeyStore.open(settings.AUTHCAP_KEYS_FILE ?? join(stateDir, 'api-keys.json')),
+  keys: ApiKeyStore.open(ApiKeyStore.fileOf(settings), { apiKey: settings.AUTHCAP_API_KEY }),
   idempotency,
   forbiddenPayers,
   rpcUrl,
   deployment,
   // One link secret per host: every API process on it accepts the links the others hand out.
-  checkout: { stateDir, publicUrl: settings.AUTHCAP_PUBLIC_URL, merchantName: settings.AUTHCAP_MERCHANT_NAME },
+  checkout: { stateDir, publicUrl: settings.AUTHCAP_PUBLIC_URL, secret: settings.AUTHCAP_CHECKOUT_SECRET, merchantName: settings.AUTHCAP_MERCHANT_NAME },
   captureWaitMs: settings.AUTHCAP_CAPTURE_WAIT_MS,
   waitLimits: new WaitLimits({ perKey: settings.AUTHCAP_MAX_WAITS_PER_KEY, perProcess: settings.AUTHCAP_MAX_WAITS }),
   rateLimiter: new RateLimiter(settings.AUTHCAP_RATE_LIMIT),

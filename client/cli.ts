@@ -103,8 +103,13 @@ function listTable(rows: AuthorizationSummary[], amounts: Map<string, string>): 
   );
 }
 
-function keysCommand(values: Record<string, string | boolean | undefined>, positionals: string[], out: Out): number {
-  const store = ApiKeyStore.open(ApiKeyStore.defaultFile());
+function keysCommand(
+  values: Record<string, string | boolean | undefined>,
+  positionals: string[],
+  settings: Pick<Settings<'cli'>, 'AUTHCAP_KEYS_FILE' | 'AUTHCAP_STATE_DIR' | 'AUTHCAP_API_KEY'>,
+  out: Out,
+): number {
+  const store = ApiKeyStore.open(ApiKeyStore.fileOf(settings), { apiKey: settings.AUTHCAP_API_KEY });
   const json = values.json === true;
   switch (positionals[1]) {
     case 'create': {
@@ -198,7 +203,7 @@ export async function main(argv: string[], out: Out = console.log, err: Out = co
     return 2;
   }
   try {
-    if (command === 'keys') return keysCommand(values, positionals, out);
+    if (command === 'keys') return keysCommand(values, positionals, settings, out);
     if (command === 'temporal-setup') return await temporalSetupCommand(values, out, env);
     if (command === 'deployment') return await deploymentCommand(values, positionals, settings, out, env);
     if (command === 'dev') return await devCommand(values, positionals, settings.AUTHCAP_STATE_DIR, out, err);

@@ -11,7 +11,7 @@ import { processCommand } from './build.js';
 import { variablesReadBy } from './childEnv.js';
 import { freePort, startProcess, type ManagedProcess } from './process.js';
 import { clientTlsEnv, tlsEnvFor, type TemporalTls } from './temporalTls.js';
-import { readVariable } from '../runtime/settings/read.js';
+import type { Settings } from '../runtime/settings/catalog.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 
@@ -143,24 +143,28 @@ export function prepareHost(options: HostOptions): Host {
 
 /**
  * What every API host needs from the stack's state dir: the API key file, and one checkout link
- * secret (made here if missing), so a link one API hands out is good on every other.
+ * secret (made here if missing), so a link one API hands out is good on every other. (An
+ * AUTHCAP_CHECKOUT_SECRET the APIs are given wins over the file.)
  */
 export function apiHostFiles(stateDir: string): HostFile[] {
-  if (!readVariable('AUTHCAP_CHECKOUT_SECRET')) checkoutSecret({ stateDir, env: {} });
+  checkoutSecret({ stateDir, env: {} });
   return [
     { from: join(stateDir, 'api-keys.json'), as: 'api-keys.json', keepInSync: true },
     { from: join(stateDir, 'checkout-secret'), as: 'checkout-secret' },
   ];
 }
 
-/** How many worker and API processes: two of each on the production shape, so it is tried as it is run. */
+/**
+ * How many worker and API processes: the options, else the dev stack's settings (AUTHCAP_WORKERS,
+ * AUTHCAP_APIS), else two of each on the production shape, so it is tried as it is run.
+ */
 export function processCounts(
   given: { workers?: number; apis?: number },
   topology: string,
-  env: NodeJS.ProcessEnv = process.env,
+  settings: Pick<Settings<'dev-stack'>, 'AUTHCAP_WORKERS' | 'AUTHCAP_APIS'>,
 ): { workers: number; apis: number } {
   const count = (value: number | undefined, variable: 'AUTHCAP_WORKERS' | 'AUTHCAP_APIS') => {
-    if (value === undefined) return readVariable(variable, env) ?? (topology === 'postgres' ? 2 : 1);
+    if (value === undefined) return settings[variable] ?? (topology === 'postgres' ? 2 : 1);
     if (!Number.isInteger(value) || value < 1 || value > 16) throw new Error(`${variable} must be a whole number from 1 to 16, got "${value}"`);
     return value;
   };
@@ -191,8 +195,12 @@ export interface AppProcessesOptions {
    * given). Otherwise they share the state dir, as processes of one host.
    */
   separateHosts?: boolean;
-  /** Idempotency-Key answers for every API (default AUTHCAP_IDEMPOTENCY_DATABASE_URL, which the production shape sets). */
+  /** Idempotency-Key answers for every API (the production shape's database, or the operator's AUTHCAP_IDEMPOTENCY_DATABASE_URL). */
   idempotencyDatabaseUrl?: string;
+  /** The first worker's /metrics port (AUTHCAP_WORKER_METRICS_PORT); else a free one, as for every other. */
+  workerMetricsPort?: number;
+  /** Where the APIs listen (AUTHCAP_API_HOST, default 127.0.0.1), for their URLs. */
+  apiHost?: string;
   log: (line: string) => void;
 }
 
@@ -225,7 +233,7 @@ export async function startAppProcesses(options: AppProcessesOptions): Promise<A
   };
   const hosts: Host[] = [];
   const separateHosts = options.separateHosts ?? options.temporalTls !== undefined;
-  const idempotencyDatabaseUrl = options.idempotencyDatabaseUrl ?? readVariable('AUTHCAP_IDEMPOTENCY_DATABASE_URL');
+  const { idempotencyDatabaseUrl } = options;
   const started: AppProcesses = {
     workers: [],
     apis: [],
@@ -265,7 +273,7 @@ export async function startAppProcesses(options: AppProcessesOptions): Promise<A
       const sharedCursor = join(options.stateDir, `watcher-cursor${suffix}.json`);
       const hostEnv = host(`worker-${i + 1}`, 'worker', [{ from: sharedCursor, as: 'watcher-cursor.json', onlyIfMissing: true }]);
       // Each worker's /metrics and /readyz (failing workflow tasks, head feed): an API's /readyz reports them.
-      const metricsPort = i === 0 && process.env.AUTHCAP_WORKER_METRICS_PORT ? process.env.AUTHCAP_WORKER_METRICS_PORT : String(await freePort());
+      const metricsPort = String(i === 0 && options.workerMetricsPort ? options.workerMetricsPort : await freePort());
       workerMetricsPorts.push(metricsPort);
       started.workers.push(
         await startWorkerProcess(
@@ -307,7 +315,7 @@ export async function startAppProcesses(options: AppProcessesOptions): Promise<A
           logFile(`api${suffix}`),
         ),
       );
-      started.apiUrls.push(`http://${process.env.AUTHCAP_API_HOST ?? '127.0.0.1'}:${port}`);
+      started.apiUrls.push(`http://${options.apiHost ?? '127.0.0.1'}:${port}`);
     }
     return started;
   } catch (err) {

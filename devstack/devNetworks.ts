@@ -6,10 +6,10 @@ import { join } from 'node:path';
 import { createTestClient, defineChain, http, parseEther, type Address } from 'viem';
 import type { ChainConfig } from '../activities/index.js';
 import { networkOfChainId } from '../runtime/deployment/schema.js';
-import { chainConfigOf, policySettingsOf, type ChainPolicySettings } from '../worker/config.js';
+import type { Settings } from '../runtime/settings/catalog.js';
+import { chainConfigOf, type ChainPolicySettings } from '../worker/config.js';
 import { startAnvil, type Anvil } from './anvil.js';
 import { deployDevTokens, devAccounts, extraMerchantKeys, type DevTokenSpec } from './token.js';
-import { readVariable } from '../runtime/settings/read.js';
 
 export type DevNetworkCount = 1 | 2;
 
@@ -63,17 +63,27 @@ export interface DevChainOptions {
   policy: ChainPolicySettings;
 }
 
-/** The stack's options as the dev chain takes them: the second anvil on rpcPort + 1 unless given. */
-export function devChainOptions(options: {
-  networks?: DevNetworkCount;
-  rpcPort: number;
-  moreRpcPorts?: number[];
-  stateDir: string;
-  persistent: boolean;
-  blockTimeSeconds?: number;
-  merchantKeys?: number;
-  confirmations?: ChainConfig['confirmations'];
-}): DevChainOptions {
+/** The dev stack's settings the dev chain is made of. */
+export type DevChainSettings = Pick<Settings<'dev-stack'>, 'AUTHCAP_MERCHANT_KEYS' | 'AUTHCAP_CONFIRMATIONS' | 'AUTHCAP_WS_URL'>;
+
+/**
+ * The stack's options as the dev chain takes them, the dev stack's settings where an option is not
+ * given, and the worker's policy: the second anvil on rpcPort + 1 unless given.
+ */
+export function devChainOptions(
+  options: {
+    networks?: DevNetworkCount;
+    rpcPort: number;
+    moreRpcPorts?: number[];
+    stateDir: string;
+    persistent: boolean;
+    blockTimeSeconds?: number;
+    merchantKeys?: number;
+    confirmations?: ChainConfig['confirmations'];
+  },
+  settings: DevChainSettings,
+  policy: ChainPolicySettings,
+): DevChainOptions {
   const networks = options.networks ?? 1;
   return {
     networks,
@@ -81,16 +91,11 @@ export function devChainOptions(options: {
     stateDir: options.stateDir,
     persistent: options.persistent,
     blockTimeSeconds: options.blockTimeSeconds ?? 0.2,
-    merchantKeys: options.merchantKeys ?? readVariable('AUTHCAP_MERCHANT_KEYS'),
-    confirmations: options.confirmations ?? readVariable('AUTHCAP_CONFIRMATIONS'),
-    headFeed: readVariable('AUTHCAP_WS_URL') !== '',
-    policy: policySettingsOf(process.env),
+    merchantKeys: options.merchantKeys ?? settings.AUTHCAP_MERCHANT_KEYS,
+    confirmations: options.confirmations ?? settings.AUTHCAP_CONFIRMATIONS,
+    headFeed: settings.AUTHCAP_WS_URL !== '',
+    policy,
   };
-}
-
-/** AUTHCAP_DEV_NETWORKS for npm start: 1 (default) or 2. */
-export function devNetworksFromEnv(env: NodeJS.ProcessEnv = process.env): DevNetworkCount {
-  return readVariable('AUTHCAP_DEV_NETWORKS', env);
 }
 
 /** Starts the anvils one after the other; `stops` gets each as soon as it runs, so a failure stops what started. */

@@ -2,8 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { startStack } from './stack.js';
-import { devNetworksFromEnv, type DevNetworkCount } from './devNetworks.js';
-import { temporalTopology } from './embeddedTemporal.js';
+import type { DevNetworkCount } from './devNetworks.js';
 import { startNotices, usesExternalChain } from './externalChain.js';
 import { installSafetyNet, safeLog, supervise } from './supervisor.js';
 import type { Settings } from '../runtime/settings/catalog.js';
@@ -19,7 +18,7 @@ try {
   // Every variable the dev stack reads, validated now (runtime/settings/catalog.ts): each wrong one named.
   settings = readSettings('dev-stack');
   externalChain = usesExternalChain();
-  networks = externalChain ? 1 : devNetworksFromEnv();
+  networks = externalChain ? 1 : settings.AUTHCAP_DEV_NETWORKS;
   // Settings that mean nothing on this chain are said to be ignored, never dropped in silence.
   for (const notice of startNotices()) console.log(`authcap: ${notice}`);
 } catch (err) {
@@ -27,7 +26,7 @@ try {
   process.exit(1);
 }
 const stateDir = resolve(settings.AUTHCAP_STATE_DIR);
-const topology = temporalTopology();
+const topology = settings.AUTHCAP_TEMPORAL;
 const temporalPart = settings.TEMPORAL_ADDRESS
   ? 'Temporal at TEMPORAL_ADDRESS'
   : topology === 'postgres'
@@ -50,6 +49,7 @@ const stack = await startStack({
   // Worker (with its watcher) and API as their own processes: a crash stays in one process, and
   // the supervisor below then stops the rest instead of leaving a half-working stack behind.
   separateProcesses: true,
+  settings,
 }).catch((err: Error) => {
   safeLog(`authcap: could not start: ${err.message}`);
   process.exit(1);

@@ -15,6 +15,7 @@ import { deployDevTokens, devAccounts } from '../../devstack/token.js';
 import { tokenAbi } from '../../domain/tokenAbi.js';
 import { parseDeployment } from '../../runtime/deployment/load.js';
 import { resolveDeployment, type ResolvedDeployment } from '../../runtime/deployment/resolve.js';
+import { readSettings } from '../../runtime/settings/read.js';
 
 const reader = (rpcUrl: string) => createPublicClient({ transport: http(rpcUrl) });
 const devChain = (network: { chainId: number; name: string; rpcUrl: string }) =>
@@ -134,15 +135,11 @@ describe('the two dev networks on kept state (npm start)', () => {
     const stateDir = mkdtempSync(join(tmpdir(), 'authcap-networks-kept-'));
     const start = async (rpcPorts: number[]) => {
       const stops: (() => Promise<void>)[] = [];
-      const options = devChainOptions({
-        networks: 2,
-        rpcPort: rpcPorts[0]!,
-        moreRpcPorts: rpcPorts.slice(1),
-        stateDir,
-        persistent: true,
-        blockTimeSeconds: 0,
-        merchantKeys: 2,
-      });
+      const options = devChainOptions(
+        { networks: 2, rpcPort: rpcPorts[0]!, moreRpcPorts: rpcPorts.slice(1), stateDir, persistent: true, blockTimeSeconds: 0, merchantKeys: 2 },
+        readSettings('dev-stack', {}),
+        readSettings('worker', {}),
+      );
       const chain = await startDevChain(options, stops);
       return { chain, stop: async () => void (await Promise.all(stops.map((stop) => stop()))) };
     };

@@ -4,7 +4,10 @@ import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DEPLOYMENT_FILE, devDeploymentConfig, writeDeploymentFile } from '../../devstack/deploymentFile.js';
-import { devNetworksFromEnv, type DevNetwork } from '../../devstack/devNetworks.js';
+import type { DevNetwork } from '../../devstack/devNetworks.js';
+import { readVariable } from '../../runtime/settings/read.js';
+
+const devNetworksFromEnv = (env: Record<string, string>) => readVariable('AUTHCAP_DEV_NETWORKS', env);
 import { startNotices } from '../../devstack/externalChain.js';
 import { DeploymentConfigError, parseDeployment } from '../../runtime/deployment/load.js';
 import { scratchDirs } from '../support/scratch.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { chainConfigOf, policySettingsOf } from '../../worker/config.js';
+import { chainConfigOf } from '../../worker/config.js';
 import { workflowCacheSize } from '../../worker/createWorker.js';
 import { readSettings } from '../../runtime/settings/read.js';
 import { deploymentVersionOf } from '../../runtime/workerDeployment.js';
@@ -11,7 +11,7 @@ const network = {
   merchantPrivateKeys: [base.MERCHANT_PRIVATE_KEY as `0x${string}`],
   confirmations: 1,
 };
-const chainConfigFromEnv = (env: Record<string, string>) => chainConfigOf(network, policySettingsOf(env));
+const chainConfigFromEnv = (env: Record<string, string>) => chainConfigOf(network, readSettings('worker', env));
 
 describe('worker settings', () => {
   it('periodic re-reads are off by default, on at 15 s when the watcher is off, and settable', () => {
