@@ -5,7 +5,7 @@
 import { chmodSync, copyFileSync, createWriteStream, existsSync, mkdirSync, renameSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { checkoutSecret } from '../api/checkout/linkToken.js';
+import { checkoutSecret } from '../runtime/checkoutLinks.js';
 import type { TemporalSettings } from '../runtime/temporal.js';
 import { processCommand } from './build.js';
 import { variablesReadBy } from './childEnv.js';

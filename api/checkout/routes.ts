@@ -11,7 +11,7 @@ import type { JsonResponse, RouteContext, Router } from '../router.js';
 import { parseWith, type Schemas } from '../schemas.js';
 import { buildCheckoutAssets, type CheckoutAssets } from './assets.js';
 import { htmlSecurityHeaders, notFoundHtml, pageHtml } from './html.js';
-import { CheckoutLinks, checkoutSecret } from './linkToken.js';
+import { CheckoutLinks, checkoutSecret } from '../../runtime/checkoutLinks.js';
 import { checkoutSession, TokenInfoCache } from './session.js';
 
 /** The API process's settings for the pages (api/main.ts reads them: AUTHCAP_PUBLIC_URL, AUTHCAP_CHECKOUT_SECRET, AUTHCAP_MERCHANT_NAME). */

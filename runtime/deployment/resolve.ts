@@ -1,7 +1,7 @@
 // The start checks: each network's node must be the chain its id names, and each token's name,
 // version, decimals, symbol and EIP-3009 form are read from it, never configured by hand.
 import { BaseError, createPublicClient, fallback, http, HttpRequestError, TimeoutError, type Address, type PublicClient } from 'viem';
-import { hasBytesOverloads } from '../../activities/tokenFeatures.js';
+import { hasBytesOverloads } from '../chain/tokenFeatures.js';
 import { tokenAbi } from '../../domain/tokenAbi.js';
 import { Catalog, type ServedNetwork, type ServedToken, type SignatureForm } from './catalog.js';
 import { DeploymentConfigError, type LoadedDeployment, type LoadedNetwork } from './load.js';
@@ -191,7 +191,7 @@ async function readToken(client: PublicClient, address: Address, where: string):
   }
 }
 
-/** v2.2's `bytes signature` overloads (ERC-1271 too), or v2.1's `v, r, s` only: the activities' own probe. */
+/** v2.2's `bytes signature` overloads (ERC-1271 too), or v2.1's `v, r, s` only: the probe the worker also asks when a payer signs. */
 export async function signatureForm(client: PublicClient, address: Address): Promise<SignatureForm> {
   return (await hasBytesOverloads(client, address)) ? 'bytes' : 'vrs';
 }

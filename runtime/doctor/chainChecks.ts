@@ -5,7 +5,7 @@
 import { erc20Abi, formatEther, formatUnits, type Address, type PublicClient } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import * as knownChains from 'viem/chains';
-import { CAPTURE_GAS_LIMIT, PRIORITY_FEE_ALLOWANCE } from '../../activities/precheck.js';
+import { captureGasCost } from '../chain/captureGas.js';
 import type { ServedToken } from '../deployment/catalog.js';
 import type { LoadedDeployment, LoadedNetwork } from '../deployment/load.js';
 import { networkReader, resolveDeployment } from '../deployment/resolve.js';
@@ -161,8 +161,8 @@ async function merchantCheck(where: Where, id: string, chainId: number, reader: 
       ]),
       `the balances of ${address}`,
     );
-    // What the capture precheck asks a merchant key to hold (activities/precheck.ts).
-    const perCapture = CAPTURE_GAS_LIMIT * ((block.baseFeePerGas ?? 0n) * 2n + PRIORITY_FEE_ALLOWANCE);
+    // What the capture precheck asks a merchant key to hold (runtime/chain/captureGas.ts).
+    const perCapture = captureGasCost(block.baseFeePerGas);
     const captures = balance / perCapture;
     const tokenText = tokens.length ? `; holds ${tokens.map((t, i) => `${formatUnits(holdings[i]!, t.decimals)} ${t.symbol}`).join(', ')} (for refunds)` : '';
     const held = `holds ${formatEther(balance)} ${nativeSymbol(chainId)} for gas`;
