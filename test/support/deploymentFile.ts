@@ -1,6 +1,7 @@
 // A test chain's deployment file: the one way a worker or an API process is told its chain
 // (AUTHCAP_CONFIG). The settings a case gives through the environment for the dev chain's file
-// (AUTHCAP_CONFIRMATIONS, AUTHCAP_WS_URL set empty for no WebSocket) are written in, as the dev stack does.
+// (AUTHCAP_CONFIRMATIONS, AUTHCAP_WS_URL set empty for no WebSocket, MERCHANT_PRIVATE_KEYS for more
+// keys) are written in, as the dev stack does.
 import type { Address } from 'viem';
 import { writeDeploymentFile } from '../../devstack/deploymentFile.js';
 import { networkOfChainId } from '../../runtime/deployment/schema.js';
@@ -28,7 +29,8 @@ export function writeTestDeployment(dir: string, network: TestNetwork, env: Reco
         ...(ws ? { wsUrl: ws } : {}),
         confirmations: readVariable('AUTHCAP_CONFIRMATIONS', env),
         tokens: [network.tokenAddress],
-        merchantKeys: ['MERCHANT_PRIVATE_KEY'],
+        // More keys when the case gives them (the loader refuses a named variable that is empty).
+        merchantKeys: ['MERCHANT_PRIVATE_KEY', ...(env.MERCHANT_PRIVATE_KEYS?.trim() ? ['MERCHANT_PRIVATE_KEYS'] : [])],
         singleNetworkIds: true,
       },
     ],
