@@ -186,7 +186,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     if (!process.env.AUTHCAP_CODEC_KEYS && !process.env.AUTHCAP_CODEC_KEY_FILE && process.env.AUTHCAP_CODEC !== 'off') {
       process.env.AUTHCAP_CODEC_KEYS = ensureDevCodecKeys(options.stateDir);
     }
-    const codec = codecFromEnv();
+    const codec = codecFromEnv(process.env);
     const codecToken = devSecret(options.stateDir, 'codec-token');
     // Only the UI's own origin: it listens on 127.0.0.1 alone, so http://localhost:<port> could be
     // another user's server on ::1, whose pages the operator's browser would send here.
@@ -215,7 +215,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     let topology: DevJson['temporalTopology'] = 'external';
     let temporalCluster: TemporalOnPostgres | undefined;
     if (settings.TEMPORAL_ADDRESS) {
-      temporal = loadTemporalSettings();
+      temporal = loadTemporalSettings({}, process.env);
     } else {
       topology = options.temporal ?? settings.AUTHCAP_TEMPORAL;
       const server = await startEmbeddedTemporal({
@@ -304,6 +304,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
         deployment,
         workflowBundle: options.workflowBundle,
         watcher: watcherConfigOf(chainConfig, options.stateDir, workerSettings),
+        settings: workerSettings,
       });
       const running = worker.run();
       const inProcess = worker;
