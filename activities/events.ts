@@ -38,8 +38,6 @@ export interface EventDependencies {
 }
 
 const USER_AGENT = 'authcap-webhooks/1';
-/** How long a dispatcher trusts the endpoint it read (a deletion ends it at most this late). */
-const ENDPOINT_FRESH_MS = 5_000;
 
 export function createEventActivities(deps: EventDependencies): EventActivities {
   return {
@@ -50,16 +48,12 @@ export function createEventActivities(deps: EventDependencies): EventActivities 
 
     async dispatchWebhooks({ endpointId, cursor }) {
       const context = Context.current();
-      // The endpoint (with its secret, from the registry's query) is read again every few seconds:
-      // a deleted one ends the dispatcher soon after.
-      let cached: { at: number; record: WebhookEndpointRecord | undefined } | undefined;
+      // The endpoint (with its secret, from the registry's query): the dispatcher decides how often
+      // to read it again, and sends nothing recorded after its read (a deletion is never outrun).
       const sources: DispatchSources = {
         changedSince: (since) => deps.eventfulSince(since),
         eventsOf: (workflowId) => deps.eventsOf(workflowId),
-        async endpoint(id) {
-          if (!cached || Date.now() - cached.at > ENDPOINT_FRESH_MS) cached = { at: Date.now(), record: await deps.endpointRecord(id) };
-          return cached.record;
-        },
+        endpoint: (id) => deps.endpointRecord(id),
         deliver: async (endpoint, event) => void (await postWebhookEvent(endpoint, event, deps)),
       };
       return dispatchForSlice(endpointId, cursor, {

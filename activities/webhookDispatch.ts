@@ -25,6 +25,12 @@ export const GIVE_UP_AFTER_MS = 3 * 86_400_000;
 const LONGEST_BACKOFF_MS = 3_600_000;
 /** Refusals in a row, over different attempts, after which the endpoint is taken to be down. */
 const DOWN_AFTER = 3;
+/**
+ * How long a step may trust the endpoint an earlier step read, while no event waits on a newer read
+ * (a registry query saved per second). Events recorded after that read wait for the next read, so a
+ * deletion is never outrun by a cached endpoint.
+ */
+export const ENDPOINT_FRESH_MS = 5_000;
 
 /** A workflow run whose events moved, as visibility lists it. */
 export interface EventfulRun {
@@ -52,6 +58,11 @@ export function initialCursor(now: number): DispatchCursor {
 }
 
 export class WebhookDispatcher {
+  /** The endpoint as last read, and when that read began (nothing recorded later is sent on it). */
+  private lastRead: { at: number; record: WebhookEndpointRecord | undefined } | undefined;
+  /** The last step left events recorded after its read: the next step reads the endpoint again. */
+  private heldBack = false;
+
   constructor(
     private readonly endpointId: string,
     private readonly sources: DispatchSources,
@@ -63,16 +74,28 @@ export class WebhookDispatcher {
   /** One scan and the retries that are due. Returns false once the endpoint is deleted. */
   async step(): Promise<boolean> {
     // Only events recorded before the endpoint was read are this step's: one recorded later may
-    // follow the endpoint's deletion, and the next step reads the endpoint again before sending it.
-    const readAt = this.now();
-    const endpoint = await this.sources.endpoint(this.endpointId);
+    // follow the endpoint's deletion, and a later step reads the endpoint again before sending it.
+    const { at: readAt, record: endpoint } = await this.readEndpoint();
     if (!endpoint) return false;
-    const asOfRead = (event: RecordedEvent) => Date.parse(event.recordedAt) <= readAt;
+    this.heldBack = false;
+    const asOfRead = (event: RecordedEvent) => {
+      const before = Date.parse(event.recordedAt) <= readAt;
+      if (!before) this.heldBack = true;
+      return before;
+    };
     await this.retryDue(endpoint, asOfRead);
     if (!this.paused()) await this.scan(endpoint, asOfRead);
     this.prune();
     this.metrics.state({ retrying: Object.keys(this.cursor.retries).length, paused: this.takenDown() });
     return true;
+  }
+
+  private async readEndpoint(): Promise<{ at: number; record: WebhookEndpointRecord | undefined }> {
+    const last = this.lastRead;
+    if (last && !this.heldBack && this.now() - last.at <= ENDPOINT_FRESH_MS) return last;
+    const at = this.now();
+    this.lastRead = { at, record: await this.sources.endpoint(this.endpointId) };
+    return this.lastRead;
   }
 
   /** Refused the last few deliveries in a row, nothing accepted since: scanning waits between probes. */

@@ -105,6 +105,9 @@ export async function runRefund(initial: RefundRecord, deps: RefundDependencies)
             break;
           }
           if (relayed.transactionHash) step({ type: 'SUBMITTED', transactionHash: relayed.transactionHash });
+          // Its window closed before the relayer could send it (a worker down that long): this signed
+          // attempt can never land, so it is signed again (same nonce), as one not mined in its window.
+          else if (relayed.failure?.code === 'authorization_expired') step({ type: 'EXPIRED' });
           else step({ type: 'NOT_SENT', failure: relayed.failure ?? { code: 'refund_reverted', message: 'the relayer did not send the refund' } });
           break;
         }
@@ -219,6 +222,9 @@ async function sendAndFollow(record: RefundRecord, signed: CaptureRequest, relay
         { type: 'SUBMITTED', transactionHash: answer.transactionHash },
         { type: 'REVERTED', failure: answer.failure! },
       ];
+    // Its window closed before the relayer could send it (a worker down that long): this signed
+    // attempt can never land, so it is signed again (same nonce), as one not mined in its window.
+    if (answer.failure?.code === 'authorization_expired') return [{ type: 'EXPIRED' }];
     return [{ type: 'NOT_SENT', failure: answer.failure! }];
   }
   if ('error' in first) throw first.error;

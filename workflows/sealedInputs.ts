@@ -239,11 +239,13 @@ class SealedResults implements WorkflowInternalsInterceptor {
  * Patch id: before it, an activity's id was its sequence number, which starts again at 1 in every run
  * of a workflow id (a continue-as-new, a start after a termination). The codec binds an activity's
  * payloads to its workflow id and activity id (Temporal's serialization context names no run), so
- * with the run in the id a result sealed in one run does not open in another.
+ * with the run in the id a result sealed in one run does not open in another. A patch, not a switch
+ * in the input: a run started by the API of a new build may have scheduled its first activities on a
+ * worker of the old one (a rolling deploy), and must replay with the ids it had.
  */
 export const RUN_BOUND_ACTIVITIES_PATCH = 'activity-ids-name-their-run';
 
-/** The activity's id: its sequence number and this run, in runs started since the patch. */
+/** The activity's id: its sequence number and this run, in runs since the patch. */
 function runBound(input: ActivityInput): ActivityInput {
   if (input.options.activityId !== undefined || !patched(RUN_BOUND_ACTIVITIES_PATCH)) return input;
   return { ...input, options: { ...input.options, activityId: `${input.seq}@${workflowInfo().runId}` } };

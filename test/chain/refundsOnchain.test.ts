@@ -17,42 +17,28 @@ import { landedRefunds } from '../../activities/refundsOnchain.js';
 import { LogReader } from '../../activities/rpc/logReader.js';
 import { captureCall } from '../../activities/tokenCalls.js';
 import { readTokenDomain } from '../../activities/tokenDomain.js';
-import { startAnvil, type Anvil } from '../../devstack/anvil.js';
-import { freePort } from '../../devstack/process.js';
-import { deployDevToken, devAccounts } from '../../devstack/token.js';
+import type { Anvil } from '../../devstack/anvil.js';
 import type { CaptureRequest, RefundAttempt, RefundAttemptRequest } from '../../domain/activityContract.js';
 import { authorizationMessageValues, authorizationTypes, type AuthorizationMessage } from '../../domain/eip3009.js';
 import type { BroadcastOutcome, RelayRequest } from '../../domain/relay.js';
 import { tokenAbi } from '../../domain/tokenAbi.js';
 import { openRefund, stepRefund } from '../../workflows/refundMachine.js';
-import { defineChain } from 'viem';
 import { startRpcProxy } from './support/rpcProxy.js';
+import { startTokenChain } from './support/chain.js';
 
 let anvil: Anvil;
 let ctx: ChainContext;
 let payerKey: Hex;
 let payer: Address;
+let merchantKey: Hex;
 let rpcCalls: Map<string, number>;
 
 beforeAll(async () => {
-  anvil = await startAnvil({ port: await freePort(), blockTimeSeconds: 0 });
-  const accounts = devAccounts(2);
-  payerKey = accounts.payers[0]!.privateKey;
-  payer = accounts.payers[0]!.address;
-  const chain = defineChain({
-    id: anvil.chainId,
-    name: 'anvil',
-    nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
-    rpcUrls: { default: { http: [anvil.rpcUrl] } },
-  });
-  const tokenAddress = await deployDevToken({ rpcUrl: anvil.rpcUrl, chain, accounts });
-  ctx = await createChainContext({
-    rpcUrl: anvil.rpcUrl,
-    tokenAddress,
-    merchantPrivateKey: accounts.merchant.privateKey,
-    validitySeconds: 900,
-    confirmations: 1,
-  });
+  const test = await startTokenChain();
+  ({ anvil, ctx } = test);
+  payerKey = test.accounts.payers[0]!.privateKey;
+  payer = test.accounts.payers[0]!.address;
+  merchantKey = test.accounts.merchant.privateKey;
   rpcCalls = new Map();
   ctx.rpcMetrics.listeners.call = (method) => rpcCalls.set(method, (rpcCalls.get(method) ?? 0) + 1);
   // A float the merchant key holds beyond every capture below: no refund here is refused for its balance.
@@ -315,7 +301,7 @@ describe('what the check costs, and a node that does not answer', () => {
       const proxied = await createChainContext({
         rpcUrl: proxy.url,
         tokenAddress: ctx.tokenAddress,
-        merchantPrivateKey: devAccounts(2).merchant.privateKey,
+        merchantPrivateKey: merchantKey,
         validitySeconds: 900,
         confirmations: 1,
       });

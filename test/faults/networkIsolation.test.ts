@@ -22,6 +22,13 @@ describe('each network its own failure domain', () => {
   let orders = 0;
   const orderId = (label: string) => `isolation-${label}-${process.pid}-${Date.now()}-${++orders}`;
   const readyz = () => apiCall(world, 'GET', '/readyz');
+  /** The order's attempts once none is `drafting` any more (a stalled draft or check ends, never hangs). */
+  const attemptsOnceClosed = (order: string) =>
+    eventually(
+      () => world.client.listPage({ orderId: order }),
+      (page) => page.data.length > 0 && page.data.every((a) => a.state !== 'drafting'),
+      30_000,
+    );
 
   beforeAll(async () => {
     world = await startWorld({ networks: 2, secondDownAtStart: true, api: true });
@@ -92,11 +99,7 @@ describe('each network its own failure domain', () => {
     }
 
     // The attempt the stall cut off is closed, its record says why: never `drafting` for ever.
-    const listed = await eventually(
-      () => world.client.listPage({ orderId: order }),
-      (page) => page.data.length > 0 && page.data.every((a) => a.state !== 'drafting'),
-      30_000,
-    );
+    const listed = await attemptsOnceClosed(order);
     expect(listed.data.map((a) => a.state)).toEqual(['rejected']);
     const rejected = await world.client.getAuthorization(listed.data[0]!.id);
     expect(rejected).toMatchObject({ state: 'rejected', lastError: { code: 'chain_unavailable' } });
@@ -134,11 +137,7 @@ describe('each network its own failure domain', () => {
     } finally {
       world.second!.proxy.clear();
     }
-    const listed = await eventually(
-      () => world.client.listPage({ orderId: order }),
-      (page) => page.data.length > 0 && page.data.every((a) => a.state !== 'drafting'),
-      30_000,
-    );
+    const listed = await attemptsOnceClosed(order);
     expect(listed.data.map((a) => a.state)).toEqual(['rejected']);
     expect(await failedWorkflows(world)).toEqual([]);
   }, 300_000);

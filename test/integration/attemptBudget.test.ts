@@ -214,7 +214,14 @@ describe('a drafted authorization whose history grows', () => {
     const started = await temporal.workflow.start('authorizationWorkflow', {
       taskQueue: 'authcap',
       workflowId: `authorization-${orderId}`,
-      args: [{ orderId, requestedAt: new Date().toISOString(), draft: { payer: p.address, value: '290000' }, policyOverrides: { historyLimit: 30, reconcileIntervalSeconds: 0 } }],
+      args: [
+        {
+          orderId,
+          requestedAt: new Date().toISOString(),
+          draft: { payer: p.address, value: '290000' },
+          policyOverrides: { historyLimit: 30, reconcileIntervalSeconds: 0 },
+        },
+      ],
       typedSearchAttributes: [
         { key: OrderIdAttribute, value: orderId },
         { key: PayerAttribute, value: p.address },

@@ -80,7 +80,12 @@ describe('payloads of one run do not act in another run of the same workflow id'
     const workflowId = workflowIdOf(stored);
     // The id's latest run becomes one that failed at its first task (a start nobody sealed): it has
     // no view of its own, and the captured attempt is no longer the latest.
-    const runId = await startWithPayloads(keyless, { workflowId, workflowType: 'authorizationWorkflow', taskQueue: 'authcap', input: [plainPayload({ orderId: stored.orderId })] });
+    const runId = await startWithPayloads(keyless, {
+      workflowId,
+      workflowType: 'authorizationWorkflow',
+      taskQueue: 'authcap',
+      input: [plainPayload({ orderId: stored.orderId })],
+    });
     restarted.push({ workflowId, runId });
     expect((await runOutcome(keyless, workflowId, runId)).status).toBe('WORKFLOW_EXECUTION_STATUS_FAILED');
     const again = await call(world, 'POST', '/v1/authorizations', { orderId: stored.orderId, payer: p.address, amount: '1.50' });

@@ -186,7 +186,14 @@ describe('an authorization rolled over by continue-as-new', () => {
       const handle = await temporal.workflow.start('authorizationWorkflow', {
         taskQueue: chain.taskQueue,
         workflowId: `authorization-${orderId}`,
-        args: [{ orderId, requestedAt: new Date().toISOString(), draft: { payer: payer.address, value: '1500000' }, policyOverrides: { historyLimit: 30, reconcileIntervalSeconds: 1 } }],
+        args: [
+          {
+            orderId,
+            requestedAt: new Date().toISOString(),
+            draft: { payer: payer.address, value: '1500000' },
+            policyOverrides: { historyLimit: 30, reconcileIntervalSeconds: 1 },
+          },
+        ],
         typedSearchAttributes: [
           { key: OrderIdAttribute, value: orderId },
           { key: PayerAttribute, value: payer.address },

@@ -19,7 +19,9 @@ describe('an open authorization with periodic checks off (the default)', () => {
       const handle = await temporal.workflow.start('authorizationWorkflow', {
         taskQueue: 'authcap',
         workflowId: `authorization-${orderId}`,
-        args: [{ orderId, requestedAt: new Date().toISOString(), draft: { payer: p.address, value: '1000000' }, policyOverrides: { reconcileIntervalSeconds: 0 } }],
+        args: [
+          { orderId, requestedAt: new Date().toISOString(), draft: { payer: p.address, value: '1000000' }, policyOverrides: { reconcileIntervalSeconds: 0 } },
+        ],
         typedSearchAttributes: [
           { key: OrderIdAttribute, value: orderId },
           { key: PayerAttribute, value: p.address },

@@ -3,7 +3,14 @@
 // retried on its own (its attempt's later events behind it) while other attempts go on, an endpoint
 // refusing everything paused, given up after 3 days, and a deleted endpoint the end.
 import { describe, expect, it } from 'vitest';
-import { GIVE_UP_AFTER_MS, WebhookDispatcher, initialCursor, type DispatchSources, type EventfulRun } from '../../activities/webhookDispatch.js';
+import {
+  ENDPOINT_FRESH_MS,
+  GIVE_UP_AFTER_MS,
+  WebhookDispatcher,
+  initialCursor,
+  type DispatchSources,
+  type EventfulRun,
+} from '../../activities/webhookDispatch.js';
 import { eventId, type EventType, type RecordedEvent, type WebhookEndpointRecord } from '../../domain/events.js';
 
 const T0 = Date.parse('2026-11-25T10:00:00.000Z');
@@ -26,6 +33,7 @@ function event(key: string, sequence: number, type: EventType, recordedMs: numbe
 class World implements DispatchSources {
   now = T0;
   runs = new Map<string, { key: string; events: RecordedEvent[]; updatedAt: string }>();
+  endpointReads = 0;
   endpointRecord: WebhookEndpointRecord | undefined = {
     id: 'we_1',
     url: 'http://127.0.0.1:1/h',
@@ -63,6 +71,7 @@ class World implements DispatchSources {
     return [...(this.runs.get(workflowId.replace('authorization-', ''))?.events ?? [])];
   }
   async endpoint() {
+    this.endpointReads++;
     return this.endpointRecord;
   }
   async deliver(_endpoint: WebhookEndpointRecord, e: RecordedEvent) {
@@ -201,7 +210,7 @@ describe('WebhookDispatcher', () => {
       await d.step();
       expect(Object.keys(d.cursor.retries)).toEqual([KEY_B]);
       world.refuse.clear();
-      world.now += 5_000;
+      world.now += ENDPOINT_FRESH_MS + 1_000; // the next step reads the endpoint again
       // While the step holds the endpoint it read, the endpoint is deleted (or not) and both attempts
       // record an event: the scan's run and the retried one.
       world.endpoint = async () => {
@@ -222,11 +231,53 @@ describe('WebhookDispatcher', () => {
     }
   });
 
-  it('ends once the endpoint is deleted', async () => {
+  it('ends once the endpoint is deleted, at the latest when its last read grows stale', async () => {
     const world = new World();
     const d = dispatcherIn(world);
     expect(await d.step()).toBe(true);
     world.endpointRecord = undefined;
+    world.now += ENDPOINT_FRESH_MS + 1;
     expect(await d.step()).toBe(false);
+  });
+
+  it('sends nothing recorded after the read it still trusts: an endpoint deleted meanwhile gets no event of later', async () => {
+    const world = new World();
+    const d = dispatcherIn(world);
+    world.record(KEY_A, event(KEY_A, 1, 'authorization.drafted', 100));
+    world.now += 1_000;
+    await d.step();
+    expect(world.delivered).toEqual([eventId(KEY_A, 1)]);
+    // Deleted right after that read; an event follows within the read's freshness.
+    world.endpointRecord = undefined;
+    world.now += 500;
+    world.record(KEY_B, event(KEY_B, 1, 'authorization.voided', world.now - T0));
+    world.now += 500;
+    const reads = world.endpointReads;
+    expect(await d.step()).toBe(true); // trusts its read: the new event waits on a newer one
+    expect(world.delivered).toEqual([eventId(KEY_A, 1)]);
+    world.now += 1_000;
+    expect(await d.step()).toBe(false); // an event waited: read again at once, and it is gone
+    expect(world.endpointReads).toBe(reads + 1);
+    expect(world.delivered).toEqual([eventId(KEY_A, 1)]);
+  });
+
+  it('reads the endpoint again within its freshness only when an event waits on a newer read', async () => {
+    const world = new World();
+    const d = dispatcherIn(world);
+    world.record(KEY_A, event(KEY_A, 1, 'authorization.drafted', 100));
+    world.now += 1_000;
+    await d.step();
+    for (let i = 0; i < 4; i++) {
+      world.now += 1_000;
+      await d.step();
+    }
+    expect(world.endpointReads).toBe(1);
+    world.record(KEY_A, event(KEY_A, 2, 'authorization.voided', world.now - T0 + 10));
+    world.now += 20;
+    await d.step(); // within the read's freshness, recorded after it: held back
+    world.now += 1_000;
+    await d.step();
+    expect(world.endpointReads).toBe(2);
+    expect(world.delivered).toEqual([eventId(KEY_A, 1), eventId(KEY_A, 2)]);
   });
 });

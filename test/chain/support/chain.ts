@@ -19,6 +19,7 @@ import { startAnvil, type Anvil } from '../../../devstack/anvil.js';
 import { freePort } from '../../../devstack/process.js';
 import { deployDevToken, devAccounts } from '../../../devstack/token.js';
 import { authcapToken } from '../../../contracts/artifacts.js';
+import { createChainContext } from '../../../activities/chainContext.js';
 import { tokenAbi } from '../../../domain/tokenAbi.js';
 import { authorizationTypes, cancelAuthorizationTypes } from '../../../domain/eip3009.js';
 
@@ -201,4 +202,18 @@ export async function startChain(options: { blockTimeSeconds?: number } = {}) {
 
     stop: () => anvil.stop(),
   };
+}
+
+/** startChain with the dev token deployed and authcap's chain context on it, signing as the dev merchant key. */
+export async function startTokenChain() {
+  const test = await startChain({ blockTimeSeconds: 0 });
+  const tokenAddress = await test.deployDevToken();
+  const ctx = await createChainContext({
+    rpcUrl: test.rpcUrl,
+    tokenAddress,
+    merchantPrivateKey: test.accounts.merchant.privateKey,
+    validitySeconds: 900,
+    confirmations: 1,
+  });
+  return { ...test, tokenAddress, ctx };
 }
