@@ -14,12 +14,11 @@ import { recordHttpRequest } from './httpMetrics.js';
 import { FileIdempotencyStore, type IdempotencyStore } from './idempotency.js';
 import { registerDocsRoutes } from './docsPage.js';
 import { openApiDocument } from './openapi.js';
-import { RateLimiter } from './rateLimit.js';
+import { DEFAULT_RATE_LIMITS, RateLimiter } from './rateLimit.js';
 import { Router, type JsonResponse } from './router.js';
 import { createSchemas, parseWith, type SchemaOptions } from './schemas.js';
 import { registerEventRoutes } from './eventRoutes.js';
 import { WaitLimits } from './waitLimits.js';
-import { readVariable } from '../runtime/settings/read.js';
 import { firstNodeReady, nodeReady, NodeHealth, type NodeAnswer } from './nodeHealth.js';
 import { selectChain } from '../client/chainSelection.js';
 import type { TokenDomain } from '../domain/eip3009.js';
@@ -33,14 +32,15 @@ export interface ApiOptions {
    * on any host), or a directory (FileIdempotencyStore, shared by the API processes of one host).
    */
   idempotency: IdempotencyStore | { dir: string };
+  /** Per API key (default: the catalog's AUTHCAP_RATE_LIMIT default; api/main.ts passes the setting). */
   rateLimiter?: RateLimiter;
-  /** Per client address, for the routes without a key (default AUTHCAP_PUBLIC_RATE_LIMIT). */
+  /** Per client address, for the routes without a key (default: the catalog's AUTHCAP_PUBLIC_RATE_LIMIT default). */
   publicRateLimiter?: RateLimiter;
-  /** The payer's checkout pages: public URL, link secret, merchant name (each has an env default). */
+  /** The payer's checkout pages: public URL, link secret, merchant name (api/main.ts passes the settings). */
   checkout?: CheckoutOptions;
   /** How long POST …/capture and …/cancel wait for the outcome before answering 202. */
   captureWaitMs?: number;
-  /** Caps on open long polls (GET …?wait=), per key and for this process (default AUTHCAP_MAX_WAITS_PER_KEY, AUTHCAP_MAX_WAITS). */
+  /** Caps on open long polls (GET …?wait=), per key and for this process (default: the catalog's defaults of AUTHCAP_MAX_WAITS_PER_KEY, AUTHCAP_MAX_WAITS). */
   waitLimits?: WaitLimits;
   /** The token and the merchant: never accepted as payer. */
   forbiddenPayers?: SchemaOptions['forbiddenPayers'];
@@ -51,7 +51,7 @@ export interface ApiOptions {
    * tokens do, /readyz asks each network's node, and a network whose node is down is `degraded`.
    */
   deployment?: ResolvedDeployment;
-  /** The worker's own /readyz (default AUTHCAP_WORKER_READYZ_URL): /readyz reports how many of its workflows' tasks keep failing. */
+  /** The worker's own /readyz (AUTHCAP_WORKER_READYZ_URL): /readyz reports how many of its workflows' tasks keep failing. */
   workerReadyzUrl?: string;
 }
 
@@ -85,7 +85,7 @@ export function createApiRouter(options: ApiOptions, listenUrl: () => string | u
   // Every resource /v1 answers with carries the payer's links while the payer has something to do.
   const resource = (status: number, body: AuthorizationResource): JsonResponse => ok(status, checkout.withLinks(body));
   const idempotency = 'claim' in options.idempotency ? options.idempotency : new FileIdempotencyStore(options.idempotency.dir);
-  const waitLimits = options.waitLimits ?? WaitLimits.fromEnv();
+  const waitLimits = options.waitLimits ?? new WaitLimits();
   const noQuery = (query: URLSearchParams) => parseWith(schemas.noQuery, Object.fromEntries(query), 'the query');
   const idOf = (params: Record<string, string>) => {
     const id = params.id!;
@@ -95,8 +95,8 @@ export function createApiRouter(options: ApiOptions, listenUrl: () => string | u
 
   const router = new Router({
     authenticate: (presented) => options.keys.authenticate(presented),
-    rateLimiter: options.rateLimiter ?? RateLimiter.fromEnv(),
-    publicRateLimiter: options.publicRateLimiter ?? RateLimiter.publicFromEnv(),
+    rateLimiter: options.rateLimiter ?? new RateLimiter(DEFAULT_RATE_LIMITS.perKey),
+    publicRateLimiter: options.publicRateLimiter ?? new RateLimiter(DEFAULT_RATE_LIMITS.public),
     idempotency,
     onResponse: recordHttpRequest,
   });
@@ -107,8 +107,7 @@ export function createApiRouter(options: ApiOptions, listenUrl: () => string | u
       '/readyz',
       'public',
       async () => {
-        const workerReadyzUrl = options.workerReadyzUrl ?? readVariable('AUTHCAP_WORKER_READYZ_URL');
-        const [checks, nodes, worker] = await Promise.all([client.checkReadiness(), networksReady(options), workerReport(workerReadyzUrl)]);
+        const [checks, nodes, worker] = await Promise.all([client.checkReadiness(), networksReady(options), workerReport(options.workerReadyzUrl)]);
         // One network's node down stops only that network's payments: with another one up this API
         // is `degraded`, not down. With one network, its node is the API's readiness.
         const up = Object.values(nodes).filter((n) => n.ok).length;
@@ -221,7 +220,7 @@ export function createApiRouter(options: ApiOptions, listenUrl: () => string | u
 }
 
 /**
- * Each configured network's node (or the one RPC_URL's), by CAIP-2 id. A network waiting for its node
+ * Each configured network's node (without a deployment file, the one rpcUrl given), by CAIP-2 id. A network waiting for its node
  * since this process started is not served (`served: false`) until the background retry brings it in,
  * a few seconds after its node answers again.
  */
@@ -254,7 +253,8 @@ function ownUrl(server: Server): string | undefined {
 }
 
 /** Listens on 127.0.0.1 by default: the dev stack is not meant to be reachable from elsewhere. */
-export async function listen(server: Server, port: number, host = readVariable('AUTHCAP_API_HOST')): Promise<string> {
+/** `host`: AUTHCAP_API_HOST of the process (its default, 127.0.0.1, when not given). */
+export async function listen(server: Server, port: number, host = '127.0.0.1'): Promise<string> {
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => resolve());
@@ -298,11 +298,11 @@ function headsCheck(state: string): { ok: boolean; state: string; detail?: strin
     case 'live':
       return { ok: true, state };
     case 'off':
-      return { ok: true, state, detail: 'the worker has no WebSocket configured (AUTHCAP_WS_URL empty): captures poll the node' };
+      return { ok: true, state, detail: 'the worker has no WebSocket configured (no wsUrl in the deployment file): captures poll the node' };
     case 'connecting':
       return { ok: false, state, detail: `the worker is still subscribing to new blocks; ${slower}` };
     case 'failing':
-      return { ok: false, state, detail: `the worker's head feed is down: its WebSocket subscription to new blocks (AUTHCAP_WS_URL) fails; ${slower}` };
+      return { ok: false, state, detail: `the worker's head feed is down: its WebSocket subscription to new blocks (the network's wsUrl) fails; ${slower}` };
     case 'silent':
       return { ok: false, state, detail: `the worker's head feed is silent: no new block announced for over a minute; ${slower}` };
     default:

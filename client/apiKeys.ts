@@ -4,7 +4,6 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { readVariable } from '../runtime/settings/read.js';
 
 export const apiRoles = ['order-service', 'operator'] as const;
 export type ApiRole = (typeof apiRoles)[number];
@@ -42,15 +41,18 @@ export class ApiKeyStore {
     this.reload();
   }
 
-  /** Keys kept in `file` (created on the first `create`). */
-  static open(file: string, env: NodeJS.ProcessEnv = process.env): ApiKeyStore {
-    // AUTHCAP_API_KEY, the single key of earlier versions, still works as an order-service key.
-    const legacy = env.AUTHCAP_API_KEY ? [{ key: env.AUTHCAP_API_KEY, caller: { id: 'env', role: 'order-service' as const } }] : [];
-    return new ApiKeyStore(file, legacy);
+  /**
+   * Keys kept in `file` (created on the first `create`); `apiKey`, the process's AUTHCAP_API_KEY
+   * (one key given in the environment), works as an order-service key beside them.
+   */
+  static open(file: string, options: { apiKey?: string } = {}): ApiKeyStore {
+    const given = options.apiKey ? [{ key: options.apiKey, caller: { id: 'env', role: 'order-service' as const } }] : [];
+    return new ApiKeyStore(file, given);
   }
 
-  static defaultFile(env: NodeJS.ProcessEnv = process.env): string {
-    return readVariable('AUTHCAP_KEYS_FILE', env) ?? join(readVariable('AUTHCAP_STATE_DIR', env), 'api-keys.json');
+  /** The key file of a process's settings: AUTHCAP_KEYS_FILE, else `api-keys.json` in its state dir. */
+  static fileOf(settings: { AUTHCAP_KEYS_FILE?: string; AUTHCAP_STATE_DIR: string }): string {
+    return settings.AUTHCAP_KEYS_FILE ?? join(settings.AUTHCAP_STATE_DIR, 'api-keys.json');
   }
 
   create(role: ApiRole, label = ''): { key: string; record: ApiKeyRecord } {

@@ -1,10 +1,10 @@
 // The payer's checkout link for an authorization, made by an order service that talks to Temporal
 // through the typed client (the HTTP API adds `checkoutUrl` to its answers; the library cannot, since
-// the link's token is signed with the API's secret). Same token as api/checkout/linkToken.ts.
+// the link's token is signed with the API's secret). Same token as the API's (runtime/checkoutLinks.ts).
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { AuthcapError } from '../domain/errors.js';
-import { CheckoutLinks, checkoutSecret } from '../api/checkout/linkToken.js';
+import { CheckoutLinks, checkoutSecret } from '../runtime/checkoutLinks.js';
 import { readVariable } from '../runtime/settings/read.js';
 
 export interface CheckoutLinkOptions {

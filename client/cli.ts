@@ -13,9 +13,8 @@
 //   authcap dev sign <id> [--payer N]
 //   authcap doctor [--json]
 // Connects with the same settings as the worker (TEMPORAL_ADDRESS, namespace, TLS, API key, and
-// AUTHCAP_CODEC_KEYS to read the encrypted payloads); `keys` works on the key file alone.
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
+// AUTHCAP_CODEC_KEYS to read the encrypted payloads); beside `npm start`, what they leave unset is the
+// dev stack's, from its state dir (cliDevStack.ts). `keys` works on the key file alone.
 import { parseArgs } from 'node:util';
 import Table from 'cli-table3';
 import { AuthcapError } from '../domain/errors.js';
@@ -32,6 +31,8 @@ import { devCommand } from './cliDevSign.js';
 import { doctorCommand } from './cliDoctor.js';
 import type { Settings } from '../runtime/settings/catalog.js';
 import { readSettings, SettingsError } from '../runtime/settings/read.js';
+import { loadTemporalSettings } from '../runtime/temporal.js';
+import { devStackSettings, type DevStackSettings } from './cliDevStack.js';
 
 const usage = `usage:
   authcap get <id | --order ID> [--wait SECONDS [--state STATE]] [--json]
@@ -102,8 +103,13 @@ function listTable(rows: AuthorizationSummary[], amounts: Map<string, string>): 
   );
 }
 
-function keysCommand(values: Record<string, string | boolean | undefined>, positionals: string[], out: Out): number {
-  const store = ApiKeyStore.open(ApiKeyStore.defaultFile());
+function keysCommand(
+  values: Record<string, string | boolean | undefined>,
+  positionals: string[],
+  settings: Pick<Settings<'cli'>, 'AUTHCAP_KEYS_FILE' | 'AUTHCAP_STATE_DIR' | 'AUTHCAP_API_KEY'>,
+  out: Out,
+): number {
+  const store = ApiKeyStore.open(ApiKeyStore.fileOf(settings), { apiKey: settings.AUTHCAP_API_KEY });
   const json = values.json === true;
   switch (positionals[1]) {
     case 'create': {
@@ -182,31 +188,32 @@ export async function main(argv: string[], out: Out = console.log, err: Out = co
     out(usage);
     return command ? 0 : 2;
   }
-  // Every variable the CLI reads, validated before it does anything (runtime/settings/catalog.ts).
+  // Every variable the CLI reads, validated before it does anything (runtime/settings/catalog.ts), in
+  // the environment completed with the dev stack's settings beside `npm start`: read once, here.
   let settings: Settings<'cli'>;
+  let env: NodeJS.ProcessEnv;
+  let devStack: DevStackSettings;
   try {
-    settings = readSettings('cli');
+    devStack = devStackSettings(process.env, readSettings('cli').AUTHCAP_STATE_DIR);
+    env = { ...process.env, ...devStack.env };
+    settings = readSettings('cli', env);
   } catch (e) {
     if (!(e instanceof SettingsError)) throw e;
     err(`error: ${e.message}`);
     return 2;
   }
   try {
-    if (command === 'keys') return keysCommand(values, positionals, out);
-    if (command === 'temporal-setup') return await temporalSetupCommand(values, out);
-    if (command === 'deployment') return await deploymentCommand(values, positionals, settings, out);
+    if (command === 'keys') return keysCommand(values, positionals, settings, out);
+    if (command === 'temporal-setup') return await temporalSetupCommand(values, out, env);
+    if (command === 'deployment') return await deploymentCommand(values, positionals, settings, out, env);
     if (command === 'dev') return await devCommand(values, positionals, settings.AUTHCAP_STATE_DIR, out, err);
-    if (command === 'doctor') return await doctorCommand(values, settings, out);
+    if (command === 'doctor') return await doctorCommand(values, env, devStack, out);
     if (!['get', 'list', 'history', 'void', 'capture', 'refund', 'refunds', 'events', 'webhooks'].includes(command)) {
       err(`unknown command ${command}\n${usage}`);
       return 2;
     }
-    // Beside `npm start` the dev stack's own key file is the key (a deployment sets AUTHCAP_CODEC_KEYS).
-    const devKeys = join(settings.AUTHCAP_STATE_DIR, 'codec-keys.json');
-    // Set in process.env: the codec is read from there by every client this process makes.
-    if (!settings.AUTHCAP_CODEC_KEYS && !settings.AUTHCAP_CODEC_KEY_FILE && existsSync(devKeys)) process.env.AUTHCAP_CODEC_KEY_FILE = devKeys;
-    requireCodec();
-    const client = await AuthcapClient.connect();
+    requireCodec(env);
+    const client = await AuthcapClient.connect(loadTemporalSettings({}, env));
     try {
       if (command === 'events') {
         const stop = new AbortController();

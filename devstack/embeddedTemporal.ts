@@ -7,13 +7,9 @@ import type { ManagedProcess } from './process.js';
 import { publicCodecEndpoint, startTemporalServer } from './temporalServer.js';
 import { startTemporalUi } from './temporalUi.js';
 import { startTemporalOnPostgres, type TemporalOnPostgres } from './temporalOnPostgres.js';
-import { readVariable } from '../runtime/settings/read.js';
 
+/** AUTHCAP_TEMPORAL (the dev stack's settings). */
 export type TemporalTopology = 'dev' | 'postgres';
-
-export function temporalTopology(env: NodeJS.ProcessEnv = process.env): TemporalTopology {
-  return readVariable('AUTHCAP_TEMPORAL', env);
-}
 
 export interface EmbeddedTemporalOptions {
   topology: TemporalTopology;

@@ -18,13 +18,15 @@ import { processCounts, startAppProcesses } from './appProcesses.js';
 import { freePort, type ManagedProcess } from './process.js';
 import { loadTemporalSettings, type TemporalSettings } from '../runtime/temporal.js';
 import { createAuthcapWorker, type AuthcapWorker } from '../worker/createWorker.js';
-import { chainConfigFromEnv, watcherConfigFromEnv } from '../worker/config.js';
+import { watcherConfigOf } from '../worker/config.js';
+import type { Settings } from '../runtime/settings/catalog.js';
+import { readSettings } from '../runtime/settings/read.js';
 import { devChainOptions, startDevChain, type DevNetwork, type DevNetworkCount } from './devNetworks.js';
-import { deploymentFileFor, devJsonNetworks, loadDevDeployment, servedTokens } from './deploymentFile.js';
+import { devJsonNetworks, devStackDeployment, givenDeploymentFile, operatorStackDeployment, servedTokens } from './deploymentFile.js';
 import { ensureDevWebhook, type DevWebhook } from './webhook.js';
-import { demoPayersFromEnv, usesExternalChain } from './externalChain.js';
+import { demoPayersFromEnv } from './externalChain.js';
 import { devAccounts } from './token.js';
-import { startEmbeddedTemporal, temporalTopology, type TemporalTopology } from './embeddedTemporal.js';
+import { startEmbeddedTemporal, type TemporalTopology } from './embeddedTemporal.js';
 import type { TemporalOnPostgres } from './temporalOnPostgres.js';
 import { operatorTemporalAccess, type OperatorTemporalAccess } from './temporalProfile.js';
 
@@ -74,6 +76,12 @@ export interface DevJson {
   configFile: string;
   /** Every network served, its tokens as the chain reports them; the first is the one rpcUrl and tokenAddress describe. */
   networks: DevNetwork[];
+  /**
+   * On anvil, the merchant keys under the variables configFile names, as the workers are given them,
+   * so `npx authcap doctor` beside the stack checks what they check; null on an operator's chain
+   * (their keys stay in their environment).
+   */
+  merchantKeyEnv: Record<string, string> | null;
 }
 
 export interface StackOptions {
@@ -105,6 +113,11 @@ export interface StackOptions {
   /** Worker and API processes with separateProcesses (default AUTHCAP_WORKERS / AUTHCAP_APIS, else 2 each on postgres, 1 on dev). */
   workers?: number;
   apis?: number;
+  /**
+   * The dev stack's settings, read once by the process that runs it (devstack/main.ts); default:
+   * read here from this process's environment (an embedded stack: the test suites, the bench).
+   */
+  settings?: Settings<'dev-stack'>;
   /** Ports of the second and later API processes (default apiPort + 1, + 2…). */
   moreApiPorts?: number[];
   /**
@@ -149,6 +162,9 @@ let runtimeInstalled = false;
 
 export async function startStack(options: StackOptions): Promise<Stack> {
   const log = options.log ?? ((line: string) => console.log(line));
+  const settings = options.settings ?? readSettings('dev-stack');
+  // The in-process worker's policy and the operator's chain config take the worker's own settings.
+  const workerSettings = readSettings('worker');
   // A local receiver (AUTHCAP_WEBHOOK_URL=http://127.0.0.1:…) is the dev stack's usual webhook: allow
   // loopback here, never private or metadata addresses. AUTHCAP_WEBHOOK_ALLOW_LOOPBACK=0 refuses it too.
   process.env.AUTHCAP_WEBHOOK_ALLOW_LOOPBACK ??= '1';
@@ -170,7 +186,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     if (!process.env.AUTHCAP_CODEC_KEYS && !process.env.AUTHCAP_CODEC_KEY_FILE && process.env.AUTHCAP_CODEC !== 'off') {
       process.env.AUTHCAP_CODEC_KEYS = ensureDevCodecKeys(options.stateDir);
     }
-    const codec = codecFromEnv();
+    const codec = codecFromEnv(process.env);
     const codecToken = devSecret(options.stateDir, 'codec-token');
     // Only the UI's own origin: it listens on 127.0.0.1 alone, so http://localhost:<port> could be
     // another user's server on ::1, whose pages the operator's browser would send here.
@@ -198,10 +214,10 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     let temporalUiTokenFile: string | null = null;
     let topology: DevJson['temporalTopology'] = 'external';
     let temporalCluster: TemporalOnPostgres | undefined;
-    if (process.env.TEMPORAL_ADDRESS) {
-      temporal = loadTemporalSettings();
+    if (settings.TEMPORAL_ADDRESS) {
+      temporal = loadTemporalSettings({}, process.env);
     } else {
-      topology = options.temporal ?? temporalTopology();
+      topology = options.temporal ?? settings.AUTHCAP_TEMPORAL;
       const server = await startEmbeddedTemporal({
         topology,
         stateDir: options.stateDir,
@@ -222,14 +238,16 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       temporalUiTokenFile = server.uiToken?.file ?? null;
     }
 
-    // Chain: RPC_URL + TOKEN_ADDRESS + MERCHANT_PRIVATE_KEY name a real one, else anvil with our token.
-    const external = usesExternalChain();
-    const devChain = external ? undefined : await startDevChain(devChainOptions(options), stops);
+    // Chain: the operator's deployment file (AUTHCAP_CONFIG) names theirs, else anvil with our token
+    // and a deployment.json of the stack's own. Checked against the chains before anything serves: a
+    // wrong id or token stops the start, with why.
+    const givenFile = givenDeploymentFile();
+    const external = givenFile !== undefined;
+    const devChain = external ? undefined : await startDevChain(devChainOptions(options, settings, workerSettings), stops);
     if (devChain) Object.assign(processes, { anvil: devChain.anvils[0]!.process, anvils: devChain.anvils.map((a) => a.process) });
-    const chainConfig = devChain?.chainConfig ?? chainConfigFromEnv();
-    const configFile = await deploymentFileFor(options.stateDir, options.confirmations ?? chainConfig.confirmations, chainConfig, devChain);
-    // Checked against the chains before anything serves: a wrong id or token stops the start, with why.
-    const deployment = await loadDevDeployment(configFile, chainConfig);
+    const { chainConfig, configFile, deployment, fileEnv } = devChain
+      ? await devStackDeployment(options.stateDir, devChain)
+      : await operatorStackDeployment(givenFile!, workerSettings);
     const accounts = devAccounts();
     const merchantAddress = privateKeyToAccount(chainConfig.merchantPrivateKey).address;
     const merchantAddresses = [
@@ -256,13 +274,16 @@ export async function startStack(options: StackOptions): Promise<Stack> {
         stateDir: options.stateDir,
         temporal,
         temporalTls,
-        chain: chainConfig,
         configFile,
+        fileEnv,
         merchantAddresses,
-        counts: processCounts(options, topology),
+        counts: processCounts(options, topology, settings),
+        // The production shape's own database, else the operator's (read now: the cluster above sets it).
+        idempotencyDatabaseUrl: temporalCluster?.idempotencyDatabaseUrl ?? settings.AUTHCAP_IDEMPOTENCY_DATABASE_URL,
+        workerMetricsPort: settings.AUTHCAP_WORKER_METRICS_PORT,
+        apiHost: settings.AUTHCAP_API_HOST,
         apiPorts: (i) => (i === 0 ? options.apiPort : (options.moreApiPorts?.[i - 1] ?? options.apiPort + i)),
         validitySeconds: options.validitySeconds,
-        confirmations: options.confirmations,
         captureWaitMs: options.captureWaitMs,
         log,
       });
@@ -282,7 +303,8 @@ export async function startStack(options: StackOptions): Promise<Stack> {
         },
         deployment,
         workflowBundle: options.workflowBundle,
-        watcher: watcherConfigFromEnv(chainConfig, options.stateDir),
+        watcher: watcherConfigOf(chainConfig, options.stateDir, workerSettings),
+        settings: workerSettings,
       });
       const running = worker.run();
       const inProcess = worker;
@@ -314,7 +336,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       );
     }
 
-    const webhookUrl = options.webhookUrl ?? process.env.AUTHCAP_WEBHOOK_URL;
+    const webhookUrl = options.webhookUrl ?? settings.AUTHCAP_WEBHOOK_URL;
     const webhook = webhookUrl ? await ensureDevWebhook(client, options.stateDir, webhookUrl) : null;
     const chainClient = createPublicClient({ transport: http(chainConfig.rpcUrl) });
     const chainId = await chainClient.getChainId();
@@ -344,6 +366,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       webhook,
       configFile,
       networks: devJsonNetworks(deployment, chainId),
+      merchantKeyEnv: external ? null : Object.fromEntries(Object.entries(fileEnv.worker).filter(([, value]) => value !== '')),
     };
     writeFileSync(join(options.stateDir, 'dev.json'), `${JSON.stringify(devJson, null, 2)}\n`, { mode: 0o600 });
     return { devJson, client, worker, processes, workerMetricsUrls, temporalCluster, stop };

@@ -18,17 +18,21 @@ export interface TemporalSettings {
   dataConverter?: DataConverter;
 }
 
-export function loadTemporalSettings(overrides: { address?: string; namespace?: string } = {}): TemporalSettings {
+/**
+ * The connection from `env` (default this process's), through @temporalio/envconfig; `overrides` win.
+ * A process entry that completes its environment (the CLI beside `npm start`) passes it here.
+ */
+export function loadTemporalSettings(overrides: { address?: string; namespace?: string } = {}, env: NodeJS.ProcessEnv = process.env): TemporalSettings {
   const overrideEnvVars: Record<string, string> = {};
-  for (const [key, value] of Object.entries(process.env)) if (value !== undefined) overrideEnvVars[key] = value;
+  for (const [key, value] of Object.entries(env)) if (value !== undefined) overrideEnvVars[key] = value;
   if (overrides.address) overrideEnvVars.TEMPORAL_ADDRESS = overrides.address;
   if (overrides.namespace) overrideEnvVars.TEMPORAL_NAMESPACE = overrides.namespace;
   const config = loadClientConnectConfig({ overrideEnvVars });
   return {
     connectionOptions: { ...config.connectionOptions, address: config.connectionOptions.address ?? '127.0.0.1:7233' },
     namespace: config.namespace ?? 'default',
-    taskQueue: readVariable('AUTHCAP_TASK_QUEUE'),
-    dataConverter: dataConverterFromEnv(),
+    taskQueue: readVariable('AUTHCAP_TASK_QUEUE', env),
+    dataConverter: dataConverterFromEnv(env),
   };
 }
 

@@ -3,7 +3,7 @@ import { Runtime } from '@temporalio/worker';
 import { createLogger, temporalLogger } from '../runtime/logger.js';
 import { loadTemporalSettings } from '../runtime/temporal.js';
 import { requireCodec } from '../runtime/codec.js';
-import { watcherConfigFromEnv, workerDeploymentFromEnv } from './config.js';
+import { watcherConfigOf, workerDeployment } from './config.js';
 import { createAuthcapWorker } from './createWorker.js';
 import { TaskFailureTracker, trackingLogger } from './taskFailures.js';
 import { cpuProfileOnSignal } from '../runtime/cpuProfiler.js';
@@ -21,13 +21,14 @@ const logger = createLogger('authcap-worker', settings.AUTHCAP_LOG_LEVEL ?? 'war
 const taskFailures = new TaskFailureTracker((message, meta) => logger.error(meta, message));
 // Temporal's default shutdown signals include SIGUSR2, which authcap keeps for CPU profiles.
 Runtime.install({ logger: trackingLogger(temporalLogger(logger), taskFailures), shutdownSignals: ['SIGINT', 'SIGTERM', 'SIGQUIT'] });
-requireCodec();
-const temporal = loadTemporalSettings();
-// Networks and tokens from AUTHCAP_CONFIG, or the one network of RPC_URL, TOKEN_ADDRESS and
-// MERCHANT_PRIVATE_KEY (runtime/deployment/load.ts reads both). Checked against their chains now: a
+// The payload keys and Temporal's connection (@temporalio/envconfig) from this process's environment, here.
+requireCodec(process.env);
+const temporal = loadTemporalSettings({}, process.env);
+// Networks, tokens and the merchant keys' variables from the deployment file, AUTHCAP_CONFIG
+// (runtime/deployment/load.ts reads it). Checked against their chains now: a
 // wrong entry stops the start with its name; a node that does not answer leaves its network waiting
 // (served once it answers, no restart) while the others serve.
-const { chain, deployment } = await workerDeploymentFromEnv(process.env, settings).catch((err: Error) => {
+const { chain, deployment } = await workerDeployment(settings, process.env).catch((err: Error) => {
   console.error(`authcap worker: ${err.message}`);
   process.exit(1);
 });
@@ -45,7 +46,7 @@ const worker = await createAuthcapWorker({
   temporal,
   chain,
   deployment,
-  watcher: watcherConfigFromEnv(chain, stateDir, process.env, settings),
+  watcher: watcherConfigOf(chain, stateDir, settings),
   metricsPort: settings.AUTHCAP_WORKER_METRICS_PORT,
   taskFailures,
   settings,

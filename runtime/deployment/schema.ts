@@ -57,7 +57,7 @@ export const networkSchema = z
       .boolean()
       .default(false)
       .describe(
-        "Keep the one-network shape's relayer ids and watcher cursor: set it on the network a deployment served before it had a configuration file, so open relayers keep their nonce sequences.",
+        "Give this network the unprefixed relayer ids, nonce digests and watcher cursor (one network at most; the dev stack's first has it): a network that had them keeps its open relayers' nonce sequences.",
       ),
   })
   .strict();

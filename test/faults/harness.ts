@@ -20,6 +20,7 @@ import { ensureDevCodecKeys } from '../../runtime/codec.js';
 import { loadTemporalSettings } from '../../runtime/temporal.js';
 import { startFaultProxy, type FaultProxy } from './faultProxy.js';
 import { startSecondNetwork, writeTwoNetworkDeployment, type SecondNetwork } from './secondNetwork.js';
+import { writeTestDeployment } from '../support/deploymentFile.js';
 import { loadDeployment } from '../../runtime/deployment/load.js';
 import { resolveDeployment, retryUnavailable } from '../../runtime/deployment/resolve.js';
 
@@ -148,13 +149,14 @@ export async function startWorld(
   };
   const second = options.networks === 2 ? await startSecondNetwork(accounts) : undefined;
   if (second && options.secondDownAtStart) second.proxy.set('drop', 1);
-  const configFile = second ? writeTwoNetworkDeployment(stateDir, { chainId: anvil.chainId, proxyUrl: proxy.url, tokenAddress }, second) : undefined;
+  // Every process through the fault proxy; one network's file takes a case's AUTHCAP_CONFIRMATIONS.
+  const configFile = second
+    ? writeTwoNetworkDeployment(stateDir, { chainId: anvil.chainId, proxyUrl: proxy.url, tokenAddress }, second)
+    : writeTestDeployment(stateDir, { chainId: anvil.chainId, rpcUrl: proxy.url, tokenAddress }, options.env);
   const env: Record<string, string> = {
-    ...(configFile ? { AUTHCAP_CONFIG: configFile } : {}),
+    AUTHCAP_CONFIG: configFile,
     TEMPORAL_ADDRESS: temporal.address,
     TEMPORAL_NAMESPACE: temporal.namespace,
-    RPC_URL: proxy.url,
-    TOKEN_ADDRESS: tokenAddress,
     AUTHCAP_STATE_DIR: stateDir,
     AUTHCAP_CODEC_KEYS: codecKeys,
     AUTHCAP_RECONCILE_SECONDS: '2',
@@ -188,7 +190,7 @@ export async function startWorld(
   };
   for (let i = 0; i < (options.workers ?? 1); i += 1) await startWorker();
   // As the API resolves it: a network whose node is down waits, and is brought in once it answers.
-  const deployment = configFile ? await resolveDeployment(loadDeployment({ AUTHCAP_CONFIG: configFile }, { keys: false }), { degraded: true }) : undefined;
+  const deployment = second ? await resolveDeployment(loadDeployment({ AUTHCAP_CONFIG: configFile }, { keys: false }), { degraded: true }) : undefined;
   const retrying = deployment?.unavailable.length ? retryUnavailable(deployment, { intervalMs: 500, maxIntervalMs: 2_000 }) : undefined;
   const client = await AuthcapClient.connect(loadTemporalSettings({ address: temporal.address, namespace: temporal.namespace }), { deployment });
   const startApiAt = async (port: number, index = 0) => {

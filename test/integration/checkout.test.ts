@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { ApiKeyStore } from '../../client/apiKeys.js';
 import { AuthcapClient } from '../../client/authcapClient.js';
-import { CheckoutLinks, checkoutSecret } from '../../api/checkout/linkToken.js';
+import { CheckoutLinks, checkoutSecret } from '../../runtime/checkoutLinks.js';
 import { createApiServer, listen } from '../../api/server.js';
 import { RateLimiter } from '../../api/rateLimit.js';
 import { errorCodes } from '../../domain/errors.js';

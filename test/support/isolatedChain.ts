@@ -2,7 +2,7 @@
 // an optional JSON-RPC proxy that injects faults, our token, and a worker process on its own task
 // queue with its own merchant key (so its relayer is its own too). Temporal is the suite's.
 import { randomBytes } from 'node:crypto';
-import { appendFileSync } from 'node:fs';
+import { appendFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -19,6 +19,7 @@ import { tokenAbi } from '../../domain/tokenAbi.js';
 import { loadTemporalSettings } from '../../runtime/temporal.js';
 import { startRpcProxy, type ProxyOptions } from '../chain/support/rpcProxy.js';
 import { dev } from './api.js';
+import { writeTestDeployment } from './deploymentFile.js';
 
 function newKey(): { address: Address; privateKey: Hex } {
   const privateKey = generatePrivateKey();
@@ -74,6 +75,12 @@ export async function startIsolatedChain(
   const workerRpcUrl = proxy?.url ?? anvil.rpcUrl;
   const taskQueue = `isolated-${process.pid}-${randomBytes(4).toString('hex')}`;
   const workerLog = join(tmpdir(), `authcap-${taskQueue}-worker.log`);
+  // Its deployment file (AUTHCAP_WS_URL or AUTHCAP_CONFIRMATIONS in options.env are written in).
+  const configFile = writeTestDeployment(
+    mkdtempSync(join(tmpdir(), `authcap-${taskQueue}-`)),
+    { chainId: anvil.chainId, rpcUrl: workerRpcUrl, tokenAddress },
+    options.env,
+  );
   const root = fileURLToPath(new URL('../..', import.meta.url));
 
   const spawnWorker = () => {
@@ -87,8 +94,7 @@ export async function startIsolatedChain(
         TEMPORAL_ADDRESS: dev().temporalAddress,
         TEMPORAL_NAMESPACE: dev().temporalNamespace,
         AUTHCAP_TASK_QUEUE: taskQueue,
-        RPC_URL: workerRpcUrl,
-        TOKEN_ADDRESS: tokenAddress,
+        AUTHCAP_CONFIG: configFile,
         MERCHANT_PRIVATE_KEY: merchant.privateKey,
         AUTHCAP_RECONCILE_SECONDS: '2',
         AUTHCAP_WATCH: '0',

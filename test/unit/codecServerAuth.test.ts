@@ -8,7 +8,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Payload } from '@temporalio/common';
 import { SignJWT, exportJWK, generateKeyPair, type CryptoKey, type JWTPayload } from 'jose';
 import { EncryptionCodec, parseCodecKeys } from '../../runtime/codec.js';
-import { codecAuthFromEnv, jwtBearerVerifier } from '../../runtime/codecAuth.js';
+import { codecAuthOf, jwtBearerVerifier } from '../../runtime/codecAuth.js';
+import { readSettings } from '../../runtime/settings/read.js';
+
+/** As the codec server's entry makes it: its settings read from `env`, then the check. */
+const codecAuthFromEnv = (env: Record<string, string>) => codecAuthOf(readSettings('codec-server', env));
 import { startCodecServer, type CodecServer } from '../../runtime/codecServer.js';
 
 const codec = new EncryptionCodec(parseCodecKeys(`k1:${randomBytes(32).toString('base64')}`));
@@ -202,7 +206,7 @@ describe('the operator role: /decode for any verified token, /encode only for an
   });
 });
 
-describe('codecAuthFromEnv', () => {
+describe("codecAuthOf the codec server's settings", () => {
   it('takes the operator claim and role from AUTHCAP_CODEC_JWT_OPERATOR_CLAIM and _ROLE, and refuses a role with spaces', async () => {
     const env = { AUTHCAP_CODEC_JWT_SECRET: secret, AUTHCAP_CODEC_JWT_ISSUER: issuer, AUTHCAP_CODEC_JWT_AUDIENCE: audience };
     const sign = (payload: JWTPayload) =>

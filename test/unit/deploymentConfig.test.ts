@@ -1,4 +1,4 @@
-// The deployment configuration without a chain: what a file or the one-network variables turn into,
+// The deployment configuration without a chain: what a file turns into,
 // every kind of wrong entry refused with where it is, and how the catalog picks a request's network
 // and token (with the stable error codes callers act on).
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -8,7 +8,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { Address } from 'viem';
 import { AuthcapError, type ErrorCode } from '../../domain/errors.js';
 import { Catalog, type ServedNetwork, type ServedToken } from '../../runtime/deployment/catalog.js';
-import { DeploymentConfigError, loadDeployment, parseDeployment, type LoadedDeployment } from '../../runtime/deployment/load.js';
+import { DeploymentConfigError, loadDeployment, parseDeployment, variablesNamedBy, type LoadedDeployment } from '../../runtime/deployment/load.js';
 import { chainIdOfNetwork, networkOfChainId } from '../../runtime/deployment/schema.js';
 
 const TOKEN_A = `0x${'a1'.repeat(20)}` as Address;
@@ -256,14 +256,12 @@ describe('loadDeployment: AUTHCAP_CONFIG', () => {
   const dir = mkdtempSync(join(tmpdir(), 'authcap-deployment-'));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('reads the file it names (and prefers it to the one-network variables)', () => {
+  it('reads the file it names', () => {
     const file = join(dir, 'authcap.json');
     writeFileSync(file, text([network({ rpcUrls: [ref('BASE_RPC')] })]));
     const loaded = loadDeployment({
       AUTHCAP_CONFIG: ` ${file} `,
       BASE_RPC: 'https://base.example',
-      RPC_URL: 'http://127.0.0.1:8545',
-      TOKEN_ADDRESS: TOKEN_B,
       ...env,
     });
     expect(loaded.source).toBe(file);
@@ -286,92 +284,32 @@ describe('loadDeployment: AUTHCAP_CONFIG', () => {
   });
 });
 
-describe('loadDeployment: the one-network variables', () => {
-  const one = { RPC_URL: 'http://127.0.0.1:8545', TOKEN_ADDRESS: TOKEN_A, MERCHANT_PRIVATE_KEY: KEY_1 };
-
-  it('makes one network of them, its id left to the node, its relayer ids the old ones', () => {
-    const loaded = loadDeployment({ ...one });
-    expect(loaded.source).toBe('environment');
-    expect(loaded.networks).toHaveLength(1);
-    const [only] = loaded.networks;
-    expect(only!.id).toBeUndefined();
-    expect(only).toMatchObject({
-      rpcUrls: [one.RPC_URL],
-      tokens: [TOKEN_A],
-      confirmations: 1,
-      logSpan: 1999,
-      singleNetworkIds: true,
-      merchantPrivateKeys: [KEY_1],
-    });
-    // The documented default: RPC_URL's own WebSocket (the loader is the one reader of these variables).
-    expect(only!.wsUrl).toBe('ws://127.0.0.1:8545');
+describe('loadDeployment: AUTHCAP_CONFIG is the one way', () => {
+  it('without it, says to set it and where npm start keeps its own', () => {
+    // Variables a network was once described with are not read: the file is the one configuration path.
+    for (const given of [{}, { AUTHCAP_CONFIG: '  ' }, { RPC_URL: 'http://127.0.0.1:8545', TOKEN_ADDRESS: TOKEN_A, ...env }]) {
+      const err = configError(() => loadDeployment(given));
+      expect(err.message).toMatch(/^set AUTHCAP_CONFIG to the deployment file/);
+      expect(err.message).toContain('npm start');
+    }
   });
+});
 
-  it('an empty AUTHCAP_WS_URL is no WebSocket: new blocks are polled', () => {
-    expect(loadDeployment({ ...one, AUTHCAP_WS_URL: '' }).networks[0]).not.toHaveProperty('wsUrl');
+describe('variablesNamedBy', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'authcap-named-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it("lists the merchant key variables and the URLs' variables a file names, once each", () => {
+    const file = join(dir, 'named.json');
+    writeFileSync(
+      file,
+      text([
+        network({ rpcUrls: [ref('BASE_RPC'), 'https://base.example/public'], wsUrl: ref('BASE_WS'), merchantKeys: ['MERCHANT_PRIVATE_KEY', 'BASE_KEY'] }),
+        network({ id: 'eip155:1', rpcUrls: [ref('ETH_RPC')] }),
+      ]),
+    );
+    expect(variablesNamedBy(file)).toEqual({ keys: ['MERCHANT_PRIVATE_KEY', 'BASE_KEY'], urls: ['BASE_RPC', 'BASE_WS', 'ETH_RPC'] });
   });
-
-  it('a blank AUTHCAP_CONFIG is no file', () => {
-    expect(loadDeployment({ ...one, AUTHCAP_CONFIG: '  ' }).source).toBe('environment');
-  });
-
-  it('names every missing variable', () => {
-    const err = configError(() => loadDeployment({}));
-    expect(err.message).toContain('RPC_URL, TOKEN_ADDRESS, MERCHANT_PRIVATE_KEY');
-    expect(err.message).toContain('AUTHCAP_CONFIG');
-    expect(configError(() => loadDeployment({ RPC_URL: one.RPC_URL, MERCHANT_PRIVATE_KEY: KEY_1 })).message).toMatch(/or TOKEN_ADDRESS for one network/);
-  });
-
-  it('keys: false needs no merchant key', () => {
-    const loaded = loadDeployment({ RPC_URL: one.RPC_URL, TOKEN_ADDRESS: TOKEN_A }, { keys: false });
-    expect(loaded.networks[0]!.merchantPrivateKeys).toEqual([]);
-    const err = configError(() => loadDeployment({ RPC_URL: one.RPC_URL }, { keys: false }));
-    expect(err.message).toContain('TOKEN_ADDRESS');
-    expect(err.message).not.toContain('MERCHANT_PRIVATE_KEY');
-  });
-
-  it('adds MERCHANT_PRIVATE_KEYS to MERCHANT_PRIVATE_KEY', () => {
-    const loaded = loadDeployment({ ...one, MERCHANT_PRIVATE_KEYS: `${KEY_2}, ${KEY_1},${KEY_3}` });
-    expect(loaded.networks[0]!.merchantPrivateKeys).toEqual([KEY_1, KEY_2, KEY_3]);
-    expect(loadDeployment({ ...one, MERCHANT_PRIVATE_KEYS: '  ' }).networks[0]!.merchantPrivateKeys).toEqual([KEY_1]);
-    expect(configError(() => loadDeployment({ ...one, MERCHANT_PRIVATE_KEYS: 'nope' })).message).toContain('MERCHANT_PRIVATE_KEYS must be a 32-byte key');
-  });
-
-  it('takes AUTHCAP_WS_URL', () => {
-    expect(loadDeployment({ ...one, AUTHCAP_WS_URL: 'ws://127.0.0.1:8545' }).networks[0]!.wsUrl).toBe('ws://127.0.0.1:8545');
-  });
-
-  it('AUTHCAP_CONFIRMATIONS: a number, "safe", "finalized"; 1 when unset or empty', () => {
-    const confirmations = (value: string | undefined) =>
-      loadDeployment({ ...one, ...(value === undefined ? {} : { AUTHCAP_CONFIRMATIONS: value }) }).networks[0]!.confirmations;
-    expect(confirmations(undefined)).toBe(1);
-    expect(confirmations('')).toBe(1);
-    expect(confirmations('3')).toBe(3);
-    expect(confirmations('safe')).toBe('safe');
-    expect(confirmations('finalized')).toBe('finalized');
-  });
-
-  for (const bad of ['0', '-2', '1.5', 'latest', 'Safe', '  ']) {
-    it(`AUTHCAP_CONFIRMATIONS "${bad}" is refused, naming the variable and the value`, () => {
-      const err = configError(() => loadDeployment({ ...one, AUTHCAP_CONFIRMATIONS: bad }));
-      expect(err.message).toContain('AUTHCAP_CONFIRMATIONS');
-      expect(err.message).toContain(`"${bad}"`);
-    });
-  }
-
-  // A wrong one-network variable is named as the variable, not as the configuration path it fills.
-  const wrongVariables: [string, Record<string, string>][] = [
-    ['RPC_URL', { RPC_URL: '127.0.0.1:8545' }],
-    ['TOKEN_ADDRESS', { TOKEN_ADDRESS: '0x1234' }],
-    ['AUTHCAP_WS_URL', { AUTHCAP_WS_URL: 'http://127.0.0.1:8545' }],
-    ['AUTHCAP_CONFIRMATIONS', { AUTHCAP_CONFIRMATIONS: '5000' }],
-  ];
-  for (const [name, wrong] of wrongVariables) {
-    it(`a wrong ${name} is a DeploymentConfigError naming ${name}`, () => {
-      const err = configError(() => loadDeployment({ ...one, ...wrong }));
-      expect(err.message).toContain(name);
-    });
-  }
 });
 
 describe('Catalog.select', () => {

@@ -1,4 +1,4 @@
-// npm start's settings for a chain of the operator's own: all three chain variables or none, demo
+// npm start's settings for a chain of the operator's own (their deployment file, AUTHCAP_CONFIG): demo
 // payer keys checked without ever echoing one, and a word for each setting that will be ignored.
 import { describe, expect, it } from 'vitest';
 import { privateKeyToAccount } from 'viem/accounts';
@@ -6,14 +6,14 @@ import { demoPayersFromEnv, startNotices, usesExternalChain } from '../../devsta
 
 const merchantKey = `0x${'22'.repeat(32)}` as const;
 const payerKey = `0x${'33'.repeat(32)}` as const;
-const chain = { RPC_URL: 'http://127.0.0.1:1', TOKEN_ADDRESS: `0x${'11'.repeat(20)}`, MERCHANT_PRIVATE_KEY: merchantKey };
+const chain = { AUTHCAP_CONFIG: '/etc/authcap/deployment.json', MERCHANT_PRIVATE_KEY: merchantKey };
 const merchant = privateKeyToAccount(merchantKey).address;
 
 describe('npm start on an external chain', () => {
-  it('takes the chain variables all together or not at all, naming what is missing', () => {
+  it('is on the chain of a deployment file when one is named, else on anvil', () => {
     expect(usesExternalChain({})).toBe(false);
+    expect(usesExternalChain({ AUTHCAP_CONFIG: ' ' })).toBe(false);
     expect(usesExternalChain(chain)).toBe(true);
-    expect(() => usesExternalChain({ RPC_URL: chain.RPC_URL })).toThrow(/RPC_URL set without TOKEN_ADDRESS and MERCHANT_PRIVATE_KEY/);
   });
 
   it('lists AUTHCAP_DEMO_PAYER_KEYS as payers, once each; refuses a malformed or merchant key without printing it', () => {
@@ -38,11 +38,16 @@ describe('npm start on an external chain', () => {
 
   it('says which settings are ignored, and that dev.json will have no payers without AUTHCAP_DEMO_PAYER_KEYS', () => {
     expect(startNotices({ ...chain, AUTHCAP_RPC_PORT: '9545' })).toEqual([
-      'AUTHCAP_RPC_PORT=9545 is ignored: RPC_URL names the chain, so no anvil is started',
+      'AUTHCAP_RPC_PORT=9545 is ignored: AUTHCAP_CONFIG names the chain, so no anvil is started',
       expect.stringMatching(/^dev\.json will list no payers: set AUTHCAP_DEMO_PAYER_KEYS/),
     ]);
     expect(startNotices({ ...chain, AUTHCAP_DEMO_PAYER_KEYS: payerKey })).toEqual([]);
     expect(startNotices({ AUTHCAP_RPC_PORT: '9545' })).toEqual([]);
     expect(startNotices({ AUTHCAP_DEMO_PAYER_KEYS: payerKey })).toEqual([expect.stringMatching(/ignored on anvil/)]);
+    // The dev chain's file settings mean nothing beside the operator's file, which says them per network.
+    expect(startNotices({ ...chain, AUTHCAP_DEMO_PAYER_KEYS: payerKey, AUTHCAP_CONFIRMATIONS: '3', AUTHCAP_WS_URL: '' })).toEqual([
+      'AUTHCAP_CONFIRMATIONS is ignored on your chain: your deployment file says it per network (confirmations)',
+      'AUTHCAP_WS_URL is ignored on your chain: your deployment file says it per network (wsUrl)',
+    ]);
   });
 });

@@ -87,7 +87,7 @@ describe('readSettings', () => {
     expect(api.AUTHCAP_PUBLIC_RATE_LIMIT).toBe(20);
     expect(api.AUTHCAP_REFUND_WINDOW_DAYS).toBe(30);
     expect(api.AUTHCAP_CAPTURE_WAIT_MS).toBeUndefined();
-    const worker = readSettings('worker', { RPC_URL: 'http://127.0.0.1:8545', TOKEN_ADDRESS: `0x${'11'.repeat(20)}`, MERCHANT_PRIVATE_KEY: KEY });
+    const worker = readSettings('worker', { AUTHCAP_CONFIG: '/etc/authcap/deployment.json', MERCHANT_PRIVATE_KEY: KEY });
     expect(worker).toMatchObject({
       AUTHCAP_ACTIVITY_SLOTS: 100,
       AUTHCAP_FOLLOWER_SLOTS: 2_000,
@@ -96,7 +96,6 @@ describe('readSettings', () => {
       AUTHCAP_MAX_VALIDITY_SECONDS: 7 * 24 * 3600,
       AUTHCAP_HISTORY_LIMIT: 2_000,
       AUTHCAP_REFUND_VALIDITY_SECONDS: 300,
-      AUTHCAP_CONFIRMATIONS: 1,
       AUTHCAP_WATCH: true,
       AUTHCAP_TASK_QUEUE: 'authcap',
       AUTHCAP_PROFILE_WORKFLOWS: false,
@@ -125,7 +124,7 @@ describe('readSettings', () => {
     expect(refusal('api', { AUTHCAP_RATE_LIMIT: 'fast' })).toMatch(/^AUTHCAP_RATE_LIMIT must be a positive number/);
     expect(refusal('api', { AUTHCAP_API_PORT: '70000' })).toBe('AUTHCAP_API_PORT must be a port number, got "70000"');
     expect(refusal('worker', { AUTHCAP_LOG_LEVEL: 'loud' })).toMatch(/^AUTHCAP_LOG_LEVEL must be one of .*got "loud"/);
-    expect(refusal('worker', { AUTHCAP_CONFIRMATIONS: 'soon' })).toMatch(/^AUTHCAP_CONFIRMATIONS must be .*"safe" or "finalized", got "soon"/);
+    expect(refusal('dev-stack', { AUTHCAP_CONFIRMATIONS: 'soon' })).toMatch(/^AUTHCAP_CONFIRMATIONS must be .*"safe" or "finalized", got "soon"/);
     expect(refusal('dev-stack', { AUTHCAP_TEMPORAL: 'cloud' })).toBe('AUTHCAP_TEMPORAL must be "dev" or "postgres", got "cloud"');
     expect(refusal('codec-server', { AUTHCAP_CODEC_PORT: 'x' })).toBe('AUTHCAP_CODEC_PORT must be a port number, got "x"');
   });

@@ -2,6 +2,7 @@
 // either, with a Retry-After that names when the soonest wait counted against it ends.
 import { describe, expect, it } from 'vitest';
 import { WaitLimits } from '../../api/waitLimits.js';
+import { readSettings } from '../../runtime/settings/read.js';
 
 describe('WaitLimits', () => {
   it("refuses a key's wait past its cap, with the seconds until its soonest open wait ends", () => {
@@ -32,10 +33,15 @@ describe('WaitLimits', () => {
     expect(limits.open('a')).toBe(0);
   });
 
-  it('reads its settings from the environment, with defaults, and refuses a malformed one', () => {
-    expect(WaitLimits.fromEnv({}).settings).toEqual({ perKey: 100, perProcess: 1_000 });
-    expect(WaitLimits.fromEnv({ AUTHCAP_MAX_WAITS_PER_KEY: '5', AUTHCAP_MAX_WAITS: '50' }).settings).toEqual({ perKey: 5, perProcess: 50 });
-    expect(() => WaitLimits.fromEnv({ AUTHCAP_MAX_WAITS: '0' })).toThrow(/AUTHCAP_MAX_WAITS must be a whole number/);
-    expect(() => WaitLimits.fromEnv({ AUTHCAP_MAX_WAITS_PER_KEY: 'lots' })).toThrow(/AUTHCAP_MAX_WAITS_PER_KEY/);
+  it("takes the API's settings (read at its start, with defaults), which refuse a malformed one", () => {
+    const fromSettings = (env: Record<string, string>) => {
+      const settings = readSettings('api', env);
+      return new WaitLimits({ perKey: settings.AUTHCAP_MAX_WAITS_PER_KEY, perProcess: settings.AUTHCAP_MAX_WAITS });
+    };
+    expect(new WaitLimits().settings).toEqual({ perKey: 100, perProcess: 1_000 });
+    expect(fromSettings({}).settings).toEqual({ perKey: 100, perProcess: 1_000 });
+    expect(fromSettings({ AUTHCAP_MAX_WAITS_PER_KEY: '5', AUTHCAP_MAX_WAITS: '50' }).settings).toEqual({ perKey: 5, perProcess: 50 });
+    expect(() => fromSettings({ AUTHCAP_MAX_WAITS: '0' })).toThrow(/AUTHCAP_MAX_WAITS must be a whole number/);
+    expect(() => fromSettings({ AUTHCAP_MAX_WAITS_PER_KEY: 'lots' })).toThrow(/AUTHCAP_MAX_WAITS_PER_KEY/);
   });
 });

@@ -1,10 +1,17 @@
 import { describe, expect, it } from 'vitest';
-import { chainConfigFromEnv } from '../../worker/config.js';
+import { chainConfigOf } from '../../worker/config.js';
 import { workflowCacheSize } from '../../worker/createWorker.js';
 import { readSettings } from '../../runtime/settings/read.js';
 import { deploymentVersionOf } from '../../runtime/workerDeployment.js';
 
-const base = { RPC_URL: 'http://127.0.0.1:1', TOKEN_ADDRESS: `0x${'11'.repeat(20)}`, MERCHANT_PRIVATE_KEY: `0x${'22'.repeat(32)}` };
+const base = { MERCHANT_PRIVATE_KEY: `0x${'22'.repeat(32)}` };
+const network = {
+  rpcUrls: ['http://127.0.0.1:1'],
+  tokens: [`0x${'11'.repeat(20)}`],
+  merchantPrivateKeys: [base.MERCHANT_PRIVATE_KEY as `0x${string}`],
+  confirmations: 1,
+};
+const chainConfigFromEnv = (env: Record<string, string>) => chainConfigOf(network, readSettings('worker', env));
 
 describe('worker settings', () => {
   it('periodic re-reads are off by default, on at 15 s when the watcher is off, and settable', () => {

@@ -23,6 +23,7 @@ export const sharedVariables = {
   AUTHCAP_CODEC_KEY_FILE: variable({
     processes: ['worker', 'api', 'cli', 'codec-server', 'dev-stack'],
     schema: text(),
+    defaultText: "— (the CLI beside `npm start`: the stack's, `<AUTHCAP_STATE_DIR>/codec-keys.json`)",
     description: 'A JSON key file (`{"active": id, "keys": {id: base64}}`) instead of AUTHCAP_CODEC_KEYS.',
   }),
   AUTHCAP_ACCEPT_UNBOUND_PAYLOADS: variable({

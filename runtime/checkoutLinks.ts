@@ -1,12 +1,13 @@
 // Checkout link tokens: stateless and scoped to one authorization, so nothing is stored per link and
-// every API process on a host that shares the secret accepts the same links.
+// every API process on a host that shares the secret accepts the same links. The API's checkout pages
+// check them (api/checkout/), and an order service makes them with the typed client (client/checkoutLink.ts).
 //   token = base64url(HMAC-SHA256(secret, "authcap-checkout:v1:" + resourceId))
 // The token only opens the payer's pages of that one authorization (view, sign while drafted,
 // cancel while stored); it never authenticates anything on /v1.
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { chmodSync, existsSync, linkSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { readVariable } from '../../runtime/settings/read.js';
+import { readVariable } from './settings/read.js';
 
 const CONTEXT = 'authcap-checkout:v1:';
 /** 32 bytes of HMAC in base64url, unpadded. */
