@@ -98,9 +98,8 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
     return new PostgresIdempotencyStore(pool);
   }
 
-  async claim(scope: string, key: string, fingerprint: string, legacyFingerprint?: string): Promise<IdempotencyClaim> {
+  async claim(scope: string, key: string, fingerprint: string): Promise<IdempotencyClaim> {
     this.sweepNowAndThen();
-    const same = (stored: string) => stored === fingerprint || (legacyFingerprint !== undefined && stored === legacyFingerprint);
     try {
       // A row can vanish (released, swept) or change hands between two statements: look again, a few times.
       for (let attempt = 0; attempt < 4; attempt += 1) {
@@ -123,7 +122,7 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
         const pending = row.status === null;
         const abandoned = pending && (row.stale || ownerGone(row.owner));
         if (!row.expired && !abandoned) {
-          if (!same(row.fingerprint)) return { kind: 'reused' };
+          if (row.fingerprint !== fingerprint) return { kind: 'reused' };
           if (pending) return { kind: 'in_progress' };
           return { kind: 'replay', response: { status: row.status!, body: row.response } };
         }

@@ -71,7 +71,7 @@ const idempotency = settings.AUTHCAP_IDEMPOTENCY_DATABASE_URL
 const client = await AuthcapClient.connect(loadTemporalSettings({}, process.env), { rpcUrl, deployment });
 const server = createApiServer({
   client,
-  keys: ApiKeyStore.open(ApiKeyStore.fileOf(settings), { apiKey: settings.AUTHCAP_API_KEY }),
+  keys: ApiKeyStore.open(ApiKeyStore.fileOf(settings)),
   idempotency,
   forbiddenPayers,
   rpcUrl,

@@ -34,20 +34,13 @@ export class ApiKeyStore {
   private loadedMtime = -1;
   private checkedAt = 0;
 
-  private constructor(
-    private readonly file: string | null,
-    private readonly extra: { key: string; caller: Caller }[] = [],
-  ) {
+  private constructor(private readonly file: string) {
     this.reload();
   }
 
-  /**
-   * Keys kept in `file` (created on the first `create`); `apiKey`, the process's AUTHCAP_API_KEY
-   * (one key given in the environment), works as an order-service key beside them.
-   */
-  static open(file: string, options: { apiKey?: string } = {}): ApiKeyStore {
-    const given = options.apiKey ? [{ key: options.apiKey, caller: { id: 'env', role: 'order-service' as const } }] : [];
-    return new ApiKeyStore(file, given);
+  /** Keys kept in `file` (created on the first `create`). */
+  static open(file: string): ApiKeyStore {
+    return new ApiKeyStore(file);
   }
 
   /** The key file of a process's settings: AUTHCAP_KEYS_FILE, else `api-keys.json` in its state dir. */
@@ -82,10 +75,6 @@ export class ApiKeyStore {
 
   authenticate(presented: string | undefined): Caller | undefined {
     if (!presented) return undefined;
-    for (const { key, caller } of this.extra) {
-      const a = sha256(presented);
-      if (timingSafeEqual(a, sha256(key))) return caller;
-    }
     const match = KEY_FORMAT.exec(presented);
     if (!match) return undefined;
     this.reload();
@@ -96,7 +85,6 @@ export class ApiKeyStore {
 
   /** Re-reads the file when it changed (at most once a second), so `authcap keys create` applies at once. */
   private reload(force = false): void {
-    if (!this.file) return;
     const now = Date.now();
     if (!force && now - this.checkedAt < 1_000) return;
     this.checkedAt = now;
@@ -112,7 +100,6 @@ export class ApiKeyStore {
   }
 
   private save(): void {
-    if (!this.file) return;
     mkdirSync(dirname(this.file), { recursive: true, mode: 0o700 });
     const staging = `${this.file}.${process.pid}.tmp`;
     writeFileSync(staging, `${JSON.stringify({ keys: this.keys }, null, 2)}\n`, { mode: 0o600 });

@@ -194,7 +194,7 @@ export async function startWorld(
   const retrying = deployment?.unavailable.length ? retryUnavailable(deployment, { intervalMs: 500, maxIntervalMs: 2_000 }) : undefined;
   const client = await AuthcapClient.connect(loadTemporalSettings({ address: temporal.address, namespace: temporal.namespace }), { deployment });
   const startApiAt = async (port: number, index = 0) => {
-    const keys = ApiKeyStore.open(join(stateDir, 'api-keys.json'), {});
+    const keys = ApiKeyStore.open(join(stateDir, 'api-keys.json'));
     world.apiKey ??= keys.create('order-service', 'faults').key;
     // A restarted API is the same host again: its state dir is kept.
     const own = hostEnv(`api-${index + 1}`, 'api');

@@ -24,7 +24,7 @@ export async function startOwnApi(
   taskQueue?: string,
 ): Promise<OwnApi> {
   const dir = mkdtempSync(join(tmpdir(), `authcap-${label}-`));
-  const keys = ApiKeyStore.open(join(dir, 'keys.json'), {});
+  const keys = ApiKeyStore.open(join(dir, 'keys.json'));
   const key = keys.create('order-service', label).key;
   const settings = loadTemporalSettings({ address: dev().temporalAddress, namespace: dev().temporalNamespace });
   // Signatures are checked against the API's chain, as the API process does (an isolated chain names its own).

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
-import { FileIdempotencyStore, canonicalJson, fingerprintOf, legacyFingerprintOf } from '../../api/idempotency.js';
+import { FileIdempotencyStore, canonicalJson, fingerprintOf } from '../../api/idempotency.js';
 
 const path = '/v1/authorizations';
 
@@ -71,23 +71,12 @@ describe('the idempotency store with canonical fingerprints', () => {
 
   it('replays the first answer to the same request with its keys reordered', () => {
     const store = new FileIdempotencyStore(dir);
-    const claim = store.claim('caller', 'k-reorder', fingerprintOf('POST', path, first), legacyFingerprintOf('POST', path, first));
+    const claim = store.claim('caller', 'k-reorder', fingerprintOf('POST', path, first));
     expect(claim.kind).toBe('new');
     if (claim.kind === 'new') claim.complete({ status: 201, body: { id: 'auth_1' } });
-    const again = store.claim('caller', 'k-reorder', fingerprintOf('POST', path, shuffled), legacyFingerprintOf('POST', path, shuffled));
+    const again = store.claim('caller', 'k-reorder', fingerprintOf('POST', path, shuffled));
     expect(again).toEqual({ kind: 'replay', response: { status: 201, body: { id: 'auth_1' } } });
     const other = { ...shuffled, amount: '3' };
-    expect(store.claim('caller', 'k-reorder', fingerprintOf('POST', path, other), legacyFingerprintOf('POST', path, other)).kind).toBe('reused');
-  });
-
-  it('an answer stored under the old fingerprint still replays to the same request, and only to it', () => {
-    const store = new FileIdempotencyStore(dir);
-    // What an API before this change stored: the hash of the body with its keys as sent.
-    const old = store.claim('caller', 'k-legacy', legacyFingerprintOf('POST', path, first));
-    expect(old.kind).toBe('new');
-    if (old.kind === 'new') old.complete({ status: 201, body: { id: 'auth_2' } });
-    expect(store.claim('caller', 'k-legacy', fingerprintOf('POST', path, first), legacyFingerprintOf('POST', path, first)).kind).toBe('replay');
-    const other = { ...first, amount: '3' };
-    expect(store.claim('caller', 'k-legacy', fingerprintOf('POST', path, other), legacyFingerprintOf('POST', path, other)).kind).toBe('reused');
+    expect(store.claim('caller', 'k-reorder', fingerprintOf('POST', path, other)).kind).toBe('reused');
   });
 });
