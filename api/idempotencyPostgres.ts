@@ -8,7 +8,7 @@
 // captured); and keeping fingerprints and answers in workflow histories would cost every merchant
 // history bytes.
 // Refunds already get their once-ness from Temporal too: the Idempotency-Key is passed down as the
-// refund's request key (api/server.ts, client/refunds.ts), so a retry after a 202, which is not
+// refund's request key (api/server.ts, client/refunds/create.ts), so a retry after a 202, which is not
 // kept here, still finds the same refund. This store adds the replayed answer on top.
 import pg from 'pg';
 import { AuthcapError } from '../domain/errors.js';

@@ -12,6 +12,7 @@
 import { join } from 'node:path';
 import { requireCodec } from '../runtime/codec.js';
 import { loadTemporalSettings } from '../runtime/temporal.js';
+import { tracingPluginFromEnv } from '../runtime/tracing.js';
 import { ApiKeyStore } from '../client/apiKeys.js';
 import { AuthcapClient } from '../client/authcapClient.js';
 import { createApiServer, listen } from './server.js';
@@ -68,7 +69,14 @@ const idempotency = settings.AUTHCAP_IDEMPOTENCY_DATABASE_URL
     })
   : { dir: settings.AUTHCAP_IDEMPOTENCY_DIR ?? join(stateDir, 'idempotency') };
 // With the chain at hand, a signature that is not the payer's own is judged before any workflow sees it.
-const client = await AuthcapClient.connect(loadTemporalSettings({}, process.env), { rpcUrl, deployment });
+const tracing = tracingPluginFromEnv('authcap-client');
+const client = await AuthcapClient.connect(loadTemporalSettings({}, process.env), {
+  rpcUrl,
+  deployment,
+  refundWindowDays: settings.AUTHCAP_REFUND_WINDOW_DAYS,
+  webhookAddressPolicy: { allowLoopback: settings.AUTHCAP_WEBHOOK_ALLOW_LOOPBACK, allowPrivate: settings.AUTHCAP_WEBHOOK_ALLOW_PRIVATE },
+  plugins: tracing ? [tracing] : [],
+});
 const server = createApiServer({
   client,
   keys: ApiKeyStore.open(ApiKeyStore.fileOf(settings)),

@@ -146,15 +146,15 @@ export function createApiRouter(options: ApiOptions, listenUrl: () => string | u
       if (b.signature !== undefined || b.authorization !== undefined) {
         const presigned = parseWith(schemas.presignedBody, body, 'the body');
         await requireNode(presigned, presigned.domain && ({ ...presigned.domain, chainId: Number(presigned.domain.chainId) } as TokenDomain));
-        return resource(201, await client.createPresignedAuthorization(presigned));
+        return resource(201, await client.authorizations.create(presigned));
       }
       const draft = parseWith(schemas.draftBody, body, 'the body');
       await requireNode(draft);
-      return resource(201, await client.createAuthorization(draft));
+      return resource(201, await client.authorizations.create(draft));
     })
     .on('GET', '/v1/authorizations', ANY_ROLE, async ({ target }) => {
       const q = parseWith(schemas.listQuery, Object.fromEntries(target.query), 'the query');
-      const page = await client.listPage({ ...q, limit: q.limit === undefined ? undefined : Number(q.limit) });
+      const page = await client.authorizations.list({ ...q, limit: q.limit === undefined ? undefined : Number(q.limit) });
       return ok(200, page);
     })
     .on('GET', '/v1/authorizations/:id', ANY_ROLE, async ({ params, target, caller }) => {
@@ -165,22 +165,22 @@ export function createApiRouter(options: ApiOptions, listenUrl: () => string | u
         // An open wait holds a slot of its key's and of this process's until it answers: past either cap, 429.
         const release = waitLimits.hold(caller!.id, Number(wait));
         try {
-          return resource(200, await client.waitForAuthorization(id, { waitSeconds: Number(wait), state }));
+          return resource(200, await client.authorizations.wait(id, { waitSeconds: Number(wait), state }));
         } finally {
           release();
         }
       }
-      return resource(200, await client.getAuthorization(idOf(params)));
+      return resource(200, await client.authorizations.get(idOf(params)));
     })
     .on('POST', '/v1/authorizations/:id/signature', ORDER_SERVICE, async ({ params, body, target }) => {
       noQuery(target.query);
       const { signature } = parseWith(schemas.signatureBody, body, 'the body');
-      return resource(200, await client.submitSignature(idOf(params), signature));
+      return resource(200, await client.authorizations.sign(idOf(params), signature));
     })
     .on('POST', '/v1/authorizations/:id/capture', ORDER_SERVICE, async ({ params, body, target }) => {
       noQuery(target.query);
       const { amount } = parseWith(schemas.captureBody, body, 'the body');
-      const outcome = await client.capture(idOf(params), { waitMs: options.captureWaitMs, amount });
+      const outcome = await client.authorizations.capture(idOf(params), { waitMs: options.captureWaitMs, amount });
       return resource(outcome.settled ? 200 : 202, outcome.authorization);
     })
     .on('POST', '/v1/authorizations/:id/refunds', ORDER_SERVICE, async ({ params, body, target, idempotencyKey }) => {
@@ -188,30 +188,30 @@ export function createApiRouter(options: ApiOptions, listenUrl: () => string | u
       const request = parseWith(schemas.refundBody, body, 'the body');
       // The Idempotency-Key is also the refund's own: a retry after a 202 (which the idempotency
       // store does not keep) finds the same refund instead of making a second one.
-      const outcome = await client.refund(idOf(params), request, { waitMs: options.captureWaitMs, idempotencyKey });
+      const outcome = await client.refunds.create(idOf(params), request, { waitMs: options.captureWaitMs, idempotencyKey });
       return ok(outcome.settled ? 201 : 202, outcome.refund);
     })
     .on('GET', '/v1/authorizations/:id/refunds', ANY_ROLE, async ({ params, target }) => {
       noQuery(target.query);
-      return ok(200, { data: await client.listRefunds(idOf(params)) });
+      return ok(200, { data: await client.refunds.list(idOf(params)) });
     })
     .on('GET', '/v1/refunds/:id', ANY_ROLE, async ({ params, target }) => {
       noQuery(target.query);
       const id = params.id!;
       if (id.length > 400) throw new AuthcapError('not_found', 'no refund with that id');
-      return ok(200, await client.getRefund(id));
+      return ok(200, await client.refunds.get(id));
     })
     .on('POST', '/v1/authorizations/:id/cancel', ORDER_SERVICE, async ({ params, body, target }) => {
       noQuery(target.query);
       const { signature } = parseWith(schemas.cancelBody, body, 'the body');
-      const outcome = await client.cancelWithOutcome(idOf(params), signature, { waitMs: options.captureWaitMs });
+      const outcome = await client.authorizations.cancel(idOf(params), signature, { waitMs: options.captureWaitMs });
       return resource(outcome.settled ? 200 : 202, outcome.authorization);
     })
     .on('POST', '/v1/authorizations/:id/void', ANY_ROLE, async ({ params, body, target, caller }) => {
       noQuery(target.query);
       const { reason, by } = parseWith(schemas.voidBody, body, 'the body');
       // Who voided is on the record: the name given, else the role of the key that did it.
-      return resource(200, await client.voidAuthorization(idOf(params), { reason, by: by ?? (caller?.role === 'operator' ? 'operator' : 'merchant') }));
+      return resource(200, await client.authorizations.void(idOf(params), { reason, by: by ?? (caller?.role === 'operator' ? 'operator' : 'merchant') }));
     });
   registerEventRoutes(router, client);
   checkout.register(router);

@@ -21,7 +21,8 @@ import { AuthcapError } from '../domain/errors.js';
 import type { AuthorizationResource } from '../domain/authorization.js';
 import { requireCodec } from '../runtime/codec.js';
 import { apiRoles, ApiKeyStore, type ApiRole } from './apiKeys.js';
-import { AuthcapClient, type AuthorizationSummary } from './authcapClient.js';
+import { AuthcapClient } from './authcapClient.js';
+import type { AuthorizationSummary } from './authorizations/types.js';
 import { eventsCommand, webhooksCommand } from './cliEvents.js';
 import { refundCommand, refundsCommand } from './cliRefunds.js';
 import { listAmounts, tokenUnits } from './cliAmounts.js';
@@ -32,6 +33,7 @@ import { doctorCommand } from './cliDoctor.js';
 import type { Settings } from '../runtime/settings/catalog.js';
 import { readSettings, SettingsError } from '../runtime/settings/read.js';
 import { loadTemporalSettings } from '../runtime/temporal.js';
+import { tracingPluginFromEnv } from '../runtime/tracing.js';
 import { devStackSettings, type DevStackSettings } from './cliDevStack.js';
 
 const usage = `usage:
@@ -213,7 +215,12 @@ export async function main(argv: string[], out: Out = console.log, err: Out = co
       return 2;
     }
     requireCodec(env);
-    const client = await AuthcapClient.connect(loadTemporalSettings({}, env));
+    const tracing = tracingPluginFromEnv('authcap-client', env);
+    const client = await AuthcapClient.connect(loadTemporalSettings({}, env), {
+      refundWindowDays: settings.AUTHCAP_REFUND_WINDOW_DAYS,
+      webhookAddressPolicy: { allowLoopback: settings.AUTHCAP_WEBHOOK_ALLOW_LOOPBACK, allowPrivate: settings.AUTHCAP_WEBHOOK_ALLOW_PRIVATE },
+      plugins: tracing ? [tracing] : [],
+    });
     try {
       if (command === 'events') {
         const stop = new AbortController();
@@ -223,7 +230,7 @@ export async function main(argv: string[], out: Out = console.log, err: Out = co
       if (command === 'webhooks') return await webhooksCommand(client, values, positionals, out);
       const id = async () => {
         if (idArg) return idArg;
-        if (values.order) return client.idForOrder(values.order);
+        if (values.order) return client.authorizations.idForOrder(values.order);
         throw new AuthcapError('validation_error', `${command} needs an authorization id or --order ID`);
       };
       const show = (a: AuthorizationResource, text: string) => out(values.json ? JSON.stringify(a, null, 2) : text);
@@ -232,18 +239,18 @@ export async function main(argv: string[], out: Out = console.log, err: Out = co
           // --wait N: answer as soon as the state changes (from --state, else from the state now), at most N s.
           const a =
             values.wait === undefined
-              ? await client.getAuthorization(await id())
-              : await client.waitForAuthorization(await id(), { waitSeconds: Number(values.wait), state: values.state });
+              ? await client.authorizations.get(await id())
+              : await client.authorizations.wait(await id(), { waitSeconds: Number(values.wait), state: values.state });
           show(a, resourceTable(a));
           return 0;
         }
         case 'history': {
-          const a = await client.getAuthorization(await id());
+          const a = await client.authorizations.get(await id());
           show(a, `${a.id} (order ${a.orderId}) is ${a.state}\n${historyTable(a)}`);
           return 0;
         }
         case 'list': {
-          const page = await client.listPage({
+          const page = await client.authorizations.list({
             orderId: values.order,
             state: values.state,
             payer: values.payer,
@@ -253,12 +260,15 @@ export async function main(argv: string[], out: Out = console.log, err: Out = co
             limit: values.limit === undefined ? undefined : Number(values.limit),
           });
           if (values.json) out(JSON.stringify(page, null, 2));
-          else out(`${listTable(page.data, await listAmounts(client, page.data))}${page.nextPageToken ? `\nmore: --page-token ${page.nextPageToken}` : ''}`);
+          else
+            out(
+              `${listTable(page.data, await listAmounts(client.authorizations, page.data))}${page.nextPageToken ? `\nmore: --page-token ${page.nextPageToken}` : ''}`,
+            );
           return 0;
         }
         case 'void': {
           if (!values.reason) throw new AuthcapError('validation_error', 'void needs --reason TEXT');
-          const voided = await client.voidAuthorization(await id(), { reason: values.reason, by: values.by ?? settings.USER ?? 'operator' });
+          const voided = await client.authorizations.void(await id(), { reason: values.reason, by: values.by ?? settings.USER ?? 'operator' });
           show(voided, `voided ${voided.id} (order ${voided.orderId}): ${voided.void?.reason}`);
           return 0;
         }
@@ -267,7 +277,7 @@ export async function main(argv: string[], out: Out = console.log, err: Out = co
         case 'refunds':
           return await refundsCommand(client, await id(), values, out);
         default: {
-          const outcome = await client.capture(await id(), { amount: values.amount });
+          const outcome = await client.authorizations.capture(await id(), { amount: values.amount });
           show(outcome.authorization, resourceTable(outcome.authorization));
           return outcome.settled ? 0 : 3;
         }

@@ -13,7 +13,9 @@ import { webhookChecks } from '../runtime/doctor/webhookChecks.js';
 import { loadTemporalSettings, type TemporalSettings } from '../runtime/temporal.js';
 import { webhookAddressPolicyFromEnv } from '../runtime/webhookAddressPolicy.js';
 import type { DevStackSettings } from './cliDevStack.js';
-import { WebhookEndpoints } from './webhookEndpoints.js';
+import type { WebhookEndpoint } from '../domain/events.js';
+import { TemporalTransport } from './transport/temporalTransport.js';
+import { list as listWebhookEndpoints } from './webhookEndpoints/list.js';
 
 type Out = (line: string) => void;
 
@@ -91,9 +93,9 @@ async function registeredWebhooks(connection: Connection, settings: TemporalSett
   // The registry's memo is sealed: without the keys it cannot be read.
   if (!settings.dataConverter) return [check('skip', 'webhook', 'endpoints', 'not checked: no payload keys to read the registry with')];
   const client = new Client({ connection, namespace: settings.namespace, dataConverter: settings.dataConverter });
-  let endpoints: Awaited<ReturnType<WebhookEndpoints['list']>>;
+  let endpoints: WebhookEndpoint[];
   try {
-    endpoints = await bounded(new WebhookEndpoints(client, settings.taskQueue, async () => undefined).list(), 'the webhook endpoints');
+    endpoints = await bounded(listWebhookEndpoints(new TemporalTransport(client, settings.taskQueue)), 'the webhook endpoints');
   } catch (err) {
     return [check('warn', 'webhook', 'endpoints', `could not be listed (${firstLine(err)})`)];
   }

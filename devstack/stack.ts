@@ -21,6 +21,8 @@ import { createAuthcapWorker, type AuthcapWorker } from '../worker/createWorker.
 import { watcherConfigOf } from '../worker/config.js';
 import type { Settings } from '../runtime/settings/catalog.js';
 import { readSettings } from '../runtime/settings/read.js';
+import { tracingPluginFromEnv } from '../runtime/tracing.js';
+import { webhookAddressPolicyFromEnv } from '../runtime/webhookAddressPolicy.js';
 import { devChainOptions, startDevChain, type DevNetwork, type DevNetworkCount } from './devNetworks.js';
 import { devJsonNetworks, devStackDeployment, givenDeploymentFile, operatorStackDeployment, servedTokens } from './deploymentFile.js';
 import { ensureDevWebhook, type DevWebhook } from './webhook.js';
@@ -264,7 +266,14 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     let workerMetricsUrl: string | null = null;
     let workerMetricsUrls: string[] = [];
     // The in-process API checks payers' signatures against the chain, as the API process does.
-    const client = await AuthcapClient.connect(temporal, { rpcUrl: chainConfig.rpcUrl, deployment });
+    // Its webhook address policy and tracing are this process's (the loopback allowance above), read here once.
+    const tracing = tracingPluginFromEnv('authcap-client');
+    const client = await AuthcapClient.connect(temporal, {
+      rpcUrl: chainConfig.rpcUrl,
+      deployment,
+      webhookAddressPolicy: webhookAddressPolicyFromEnv(),
+      plugins: tracing ? [tracing] : [],
+    });
     stops.push(() => client.close());
     // The production shape's certificates: each process presents its own (the operator's in dev.json).
     const temporalTls = temporalCluster?.tls;

@@ -84,17 +84,17 @@ export class Checkout {
       .on('GET', '/checkout/:id/cancel', 'public', (context) => this.page(context, 'cancel'))
       .on('GET', '/checkout/:id/session', 'public', async (context) => {
         const id = this.authorize(context);
-        return this.json(200, await client.getAuthorization(id));
+        return this.json(200, await client.authorizations.get(id));
       })
       .on('POST', '/checkout/:id/signature', 'public', async (context) => {
         const id = this.authorize(context);
         const { signature } = parseWith(schemas.signatureBody, context.body, 'the body');
-        return this.json(200, await client.submitSignature(id, signature));
+        return this.json(200, await client.authorizations.sign(id, signature));
       })
       .on('POST', '/checkout/:id/cancel', 'public', async (context) => {
         const id = this.authorize(context);
         const { signature } = parseWith(schemas.cancelBody, context.body, 'the body');
-        const outcome = await client.cancelWithOutcome(id, signature, { waitMs: CANCEL_WAIT_MS });
+        const outcome = await client.authorizations.cancel(id, signature, { waitMs: CANCEL_WAIT_MS });
         return this.json(outcome.settled ? 200 : 202, outcome.authorization);
       })
       .on('GET', '/checkout-assets/:file', 'public', async ({ params }) => {

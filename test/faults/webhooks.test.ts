@@ -3,7 +3,7 @@
 // no transition arrives under two different event ids (a repeated delivery of the same id is allowed:
 // that is what the id is for).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { verifyWebhook } from '../../client/authcapClient.js';
+import { verifyWebhook } from '../../runtime/webhookSignature.js';
 import { startReceiver, type Receiver } from '../support/webhookReceiver.js';
 import { audit } from './audit.js';
 import { FULL, eventually, startWorld, type World } from './harness.js';
@@ -53,7 +53,7 @@ describe('webhooks across worker kills', () => {
       expect(firsts.map((e) => Number(e.id.split('_').at(-1)))).toEqual(firsts.map((_, i) => i + 1));
       // The feed, read from the authorization's memo rather than from deliveries, agrees.
       const feed = await eventually(
-        () => world.client.listEvents({ orderId, limit: 100 }),
+        () => world.client.events.list({ orderId, limit: 100 }),
         (page) => page.data.length === firsts.length,
         10_000,
       );

@@ -191,7 +191,7 @@ describe('fuzzing the API with malformed requests', () => {
     }))
       started.push(execution.workflowId);
     expect(started).toEqual([]);
-    expect((await client.getAuthorization(existingId)).state).toBe('stored');
+    expect((await client.authorizations.get(existingId)).state).toBe('stored');
     expect(await tokenBalance(p.address)).toBe(balanceBefore);
     await expectNoMerchantTransactionFor(mark, p.address);
     await temporal.connection.close();

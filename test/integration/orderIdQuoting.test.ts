@@ -6,10 +6,11 @@
 // their authorization id; every id still accepted is found exactly, by list, feed and CLI.
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { AuthcapClient, type AuthorizationResource } from '../../client/authcapClient.js';
+import { AuthcapClient } from '../../client/authcapClient.js';
+import type { AuthorizationResource } from '../../domain/authorization.js';
 import type { AuthorizationWorkflowInput } from '../../domain/authorization.js';
 import { AuthcapError } from '../../domain/errors.js';
-import { workflowIdForOrder } from '../../client/ids.js';
+import { workflowIdForOrder } from '../../domain/ids.js';
 import { loadTemporalSettings } from '../../runtime/temporal.js';
 import { api, dev, payer } from '../support/api.js';
 import { runCli } from '../support/lifecycle.js';
@@ -57,7 +58,7 @@ describe('order ids visibility cannot search for exactly', () => {
     expect(res.status).toBe(400);
     expect(res.body.error).toMatchObject({ code: 'validation_error', details: { field: 'orderId' } });
     expect(res.body.error.message).toMatch(/^orderId must not contain quotes/);
-    const library = await client.createAuthorization({ orderId: fresh, payer: p.address, amount: '1' }).catch((err: unknown) => err);
+    const library = await client.authorizations.create({ orderId: fresh, payer: p.address, amount: '1' }).catch((err: unknown) => err);
     expect(library).toBeInstanceOf(AuthcapError);
     expect(library).toMatchObject({ code: 'validation_error', details: { field: 'orderId' } });
     const temporal = await connectTemporal();
@@ -74,8 +75,8 @@ describe('order ids visibility cannot search for exactly', () => {
       expect(res.status, `${path} → ${JSON.stringify(res.body)}`).toBe(400);
       expect(res.body.error).toMatchObject({ code: 'validation_error', details: { field: 'orderId' } });
     }
-    await expect(client.listPage({ orderId })).rejects.toMatchObject({ code: 'validation_error', details: { field: 'orderId' } });
-    await expect(client.listEvents({ orderId })).rejects.toMatchObject({ code: 'validation_error', details: { field: 'orderId' } });
+    await expect(client.authorizations.list({ orderId })).rejects.toMatchObject({ code: 'validation_error', details: { field: 'orderId' } });
+    await expect(client.events.list({ orderId })).rejects.toMatchObject({ code: 'validation_error', details: { field: 'orderId' } });
   });
 
   // Each CLI run starts Node and tsx: seconds apiece on a busy machine.
@@ -126,7 +127,7 @@ describe('every order id still accepted is found exactly, and only it', () => {
       created[orderId] = res.body;
     }
     // The HTTP API takes ASCII only; the library takes any well-formed text.
-    created[unicode] = await client.createAuthorization({ orderId: unicode, payer: p.address, amount: '1' });
+    created[unicode] = await client.authorizations.create({ orderId: unicode, payer: p.address, amount: '1' });
     expect(long).toHaveLength(200);
   });
 
@@ -152,11 +153,11 @@ describe('every order id still accepted is found exactly, and only it', () => {
   });
 
   it('non-ASCII text through the library: list and feed find it exactly', async () => {
-    const page = await client.listPage({ orderId: unicode });
+    const page = await client.authorizations.list({ orderId: unicode });
     expect(page.data.map((a) => [a.id, a.orderId])).toEqual([[created[unicode]!.id, unicode]]);
     await vi.waitFor(
       async () => {
-        const feed = await client.listEvents({ orderId: unicode });
+        const feed = await client.events.list({ orderId: unicode });
         expect(feed.data.map((e) => [e.type, e.orderId, e.data.object.id])).toEqual([['authorization.drafted', unicode, created[unicode]!.id]]);
       },
       { timeout: 15_000, interval: 500 },
@@ -167,7 +168,7 @@ describe('every order id still accepted is found exactly, and only it', () => {
     // The feed holds back its last 2 s: wait until every order's event is out.
     await vi.waitFor(
       async () => {
-        for (const orderId of [wild, punctuation, long, unicode]) expect((await client.listEvents({ orderId })).data).toHaveLength(1);
+        for (const orderId of [wild, punctuation, long, unicode]) expect((await client.events.list({ orderId })).data).toHaveLength(1);
       },
       { timeout: 15_000, interval: 500 },
     );

@@ -6,6 +6,7 @@ import { Client, Connection, defaultGrpcRetryOptions, makeGrpcRetryInterceptor }
 import { InterceptingCall, type Interceptor } from '@grpc/grpc-js';
 import proto from '@temporalio/proto';
 import { AuthcapClient } from '../../client/authcapClient.js';
+import { TemporalTransport } from '../../client/transport/temporalTransport.js';
 import { parseResourceId } from '../../domain/ids.js';
 import { eventsFromMemo } from '../../domain/events.js';
 import { sealedEntries } from '../../domain/sealed.js';
@@ -30,13 +31,14 @@ describe('the cost of one payment', () => {
       address: dev().temporalAddress,
       interceptors: [counting, makeGrpcRetryInterceptor(defaultGrpcRetryOptions())],
     });
-    client = new AuthcapClient(new Client({ connection, namespace: dev().temporalNamespace, dataConverter: dataConverterFromEnv() }), 'authcap');
+    const temporal = new Client({ connection, namespace: dev().temporalNamespace, dataConverter: dataConverterFromEnv() });
+    client = new AuthcapClient(new TemporalTransport(temporal, 'authcap'));
   });
   afterAll(() => client?.close());
 
   it('a create is one look for an earlier attempt and one update-with-start: the answer names the run', async () => {
     calls.clear();
-    const created = await client.createAuthorization({ orderId: newOrderId('cost'), payer: payer(9).address, amount: '0.01' });
+    const created = await client.authorizations.create({ orderId: newOrderId('cost'), payer: payer(9).address, amount: '0.01' });
     expect(created.state).toBe('drafted');
     expect(calls.get('ExecuteMultiOperation')).toBe(1);
     // The look for an earlier attempt on this order; none after the start to learn the run's id.
@@ -45,7 +47,7 @@ describe('the cost of one payment', () => {
 
   it('a first create asks nothing before it starts: one update-with-start, no describe', async () => {
     calls.clear();
-    const created = await client.createAuthorization({ orderId: newOrderId('cost-first'), payer: payer(9).address, amount: '0.01' });
+    const created = await client.authorizations.create({ orderId: newOrderId('cost-first'), payer: payer(9).address, amount: '0.01' });
     expect(created.state).toBe('drafted');
     expect(calls.get('ExecuteMultiOperation')).toBe(1);
     expect(calls.get('DescribeWorkflowExecution') ?? 0).toBe(0);

@@ -96,8 +96,8 @@ describe('Idempotency-Key across API processes on separate hosts', () => {
     expect(reused.status).toBe(409);
     expect(reused.body.error.code).toBe('idempotency_key_reused');
     // Read from Temporal itself (not visibility, which lags): no workflow for the other order.
-    await expect(world.client.idForOrder(other)).rejects.toMatchObject({ code: 'not_found' });
-    expect(await world.client.idForOrder(first)).toBe(created.body.id);
+    await expect(world.client.authorizations.idForOrder(other)).rejects.toMatchObject({ code: 'not_found' });
+    expect(await world.client.authorizations.idForOrder(first)).toBe(created.body.id);
   });
 
   it('20 concurrent retries of one create over both APIs: one authorization, every answer the same', async () => {
@@ -118,7 +118,7 @@ describe('Idempotency-Key across API processes on separate hosts', () => {
     expect(ids.size).toBe(1);
     expect(finals.filter((a) => a.headers.get(REPLAYED) !== 'true')).toHaveLength(1);
     const id = [...ids][0];
-    expect(await world.client.idForOrder(orderId)).toBe(id);
+    expect(await world.client.authorizations.idForOrder(orderId)).toBe(id);
     const listed = await eventually(
       () => call(world, 'GET', `/v1/authorizations?orderId=${encodeURIComponent(orderId)}`),
       (r) => r.body.data?.length >= 1,

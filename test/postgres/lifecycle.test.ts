@@ -6,7 +6,7 @@ import { promisify } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Hex } from 'viem';
-import { verifyWebhook } from '../../client/authcapClient.js';
+import { verifyWebhook } from '../../runtime/webhookSignature.js';
 import { clientTlsEnv, connectionTls, issueClientCertificate, tlsEnvFor, type TemporalTls } from '../../devstack/temporalTls.js';
 import { startReceiver, type Receiver } from '../support/webhookReceiver.js';
 import { audit } from '../faults/audit.js';

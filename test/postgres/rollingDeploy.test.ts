@@ -130,13 +130,13 @@ describe('a rolling deploy: the old build and the new side by side, then the old
       const payer = world.payers[i]!;
       drafts.push({
         payer,
-        draft: await world.client.createAuthorization({ orderId: `rolling-draft-${Date.now()}-${i}`, payer: payer.address, amount: '0.01' }),
+        draft: await world.client.authorizations.create({ orderId: `rolling-draft-${Date.now()}-${i}`, payer: payer.address, amount: '0.01' }),
       });
     }
     const stored: string[] = [];
     for (let i = 3; i < 11; i += 1) stored.push(await createStored(world, i));
     const [capturedEarly, inFlight, capturedLate, voidedLate] = [stored.slice(0, 2), stored.slice(2, 6), stored[6]!, stored[7]!];
-    for (const id of capturedEarly) expect((await world.client.capture(id, { waitMs: 60_000 })).authorization.state).toBe('captured');
+    for (const id of capturedEarly) expect((await world.client.authorizations.capture(id, { waitMs: 60_000 })).authorization.state).toBe('captured');
 
     // The new build beside it: two workers of version NEW_BUILD, polling but given nothing yet.
     const newEnv = { ...world.workerEnv, AUTHCAP_BUILD_ID: NEW_BUILD };
@@ -169,9 +169,9 @@ describe('a rolling deploy: the old build and the new side by side, then the old
     // After the switch, all on the new build: the drafts signed (one voided instead), the rest captured or voided.
     const signedLate: string[] = [];
     for (const { payer, draft } of drafts.slice(0, 2))
-      signedLate.push((await world.client.submitSignature(draft.id, sign(draft.typedData, payer.privateKey as Hex))).id);
-    await world.client.voidAuthorization(drafts[2]!.draft.id, { reason: 'order cancelled mid-rollout' });
-    await world.client.voidAuthorization(voidedLate, { reason: 'order cancelled mid-rollout' });
+      signedLate.push((await world.client.authorizations.sign(draft.id, sign(draft.typedData, payer.privateKey as Hex))).id);
+    await world.client.authorizations.void(drafts[2]!.draft.id, { reason: 'order cancelled mid-rollout' });
+    await world.client.authorizations.void(voidedLate, { reason: 'order cancelled mid-rollout' });
     const moreCaptures = [capturedLate, ...signedLate].map((id) => captureInBackground(world, id));
 
     // Drained: the old worker holds no activity any more; then it is stopped as a deploy stops it (SIGTERM).
@@ -193,7 +193,7 @@ describe('a rolling deploy: the old build and the new side by side, then the old
     const finals = await Promise.all(
       [...expected.keys()].map((id) =>
         eventually(
-          () => world.client.getAuthorization(id),
+          () => world.client.authorizations.get(id),
           (a) => a.state === expected.get(id),
           180_000,
         ),

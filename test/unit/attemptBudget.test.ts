@@ -16,8 +16,8 @@ import {
   signatureAttemptKind,
   type AttemptBudgetState,
 } from '../../workflows/attemptBudget.js';
-import { RefusalCache } from '../../client/refusalCache.js';
-import { SignatureChecker } from '../../client/signatureCheck.js';
+import { RefusalCache } from '../../client/authorizations/refusalCache.js';
+import { SignatureChecker } from '../../client/authorizations/signatureCheck.js';
 import { freePort } from '../../devstack/process.js';
 import { TaskFailureTracker } from '../../worker/taskFailures.js';
 

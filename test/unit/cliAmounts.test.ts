@@ -1,7 +1,7 @@
 // The CLI's tables show amounts as people read them, in the token's units.
 import { describe, expect, it } from 'vitest';
 import { listAmounts, minorToTokenUnits, tokenUnits } from '../../client/cliAmounts.js';
-import type { AuthorizationSummary } from '../../client/authcapClient.js';
+import type { AuthorizationSummary } from '../../client/authorizations/types.js';
 
 const usdc = { symbol: 'USDC', decimals: 6 };
 const deur = { symbol: 'DEUR18', decimals: 18 };
@@ -41,15 +41,15 @@ describe('amounts in token units', () => {
       token,
     });
     const reads: string[] = [];
-    const client = {
-      getAuthorization: async (id: string) => {
+    const authorizations = {
+      get: async (id: string) => {
         reads.push(id);
         if (id === 'c') throw new Error('gone');
         return { token: id === 'a' ? usdc : deur } as never;
       },
     };
     const rows = [row('a', '0xa', '1500000'), row('a2', '0xa', '2000000'), row('b', '0xb', '5'), row('c', '0xc', '7'), row('d', '0xd', null)];
-    const amounts = await listAmounts(client, rows);
+    const amounts = await listAmounts(authorizations, rows);
     expect(Object.fromEntries(amounts)).toEqual({
       a: '1.50 USDC',
       a2: '2.00 USDC',

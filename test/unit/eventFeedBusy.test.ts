@@ -3,7 +3,8 @@
 // CI once saw one 503 among 100 parallel feed reads while Temporal was up and only slow.
 import { describe, expect, it } from 'vitest';
 import type { Client } from '@temporalio/client';
-import { listEvents } from '../../client/eventFeed.js';
+import { list as listEvents } from '../../client/events/list.js';
+import { TemporalTransport } from '../../client/transport/temporalTransport.js';
 
 const deadline = () => Promise.reject(Object.assign(new Error('4 DEADLINE_EXCEEDED'), { code: 4 }));
 
@@ -31,7 +32,7 @@ function temporalWith(systemInfo: () => Promise<unknown>): { client: Client; cal
 describe('a feed scan whose visibility call times out', () => {
   it('is rate_limited with Retry-After when the server still answers', async () => {
     const { client, calls } = temporalWith(() => Promise.resolve({}));
-    const refused = await listEvents(client, { limit: 3 }).catch((err) => err);
+    const refused = await listEvents(new TemporalTransport(client, 'authcap'), { limit: 3 }).catch((err) => err);
     expect(refused.code).toBe('rate_limited');
     expect(refused.details.retryAfterSeconds).toBeGreaterThanOrEqual(1);
     expect(calls).toContain('systemInfo');
@@ -39,7 +40,7 @@ describe('a feed scan whose visibility call times out', () => {
 
   it('is temporal_unavailable when the server answers nothing', async () => {
     const { client, calls } = temporalWith(deadline);
-    const refused = await listEvents(client, { limit: 4 }).catch((err) => err);
+    const refused = await listEvents(new TemporalTransport(client, 'authcap'), { limit: 4 }).catch((err) => err);
     expect(refused.code).toBe('temporal_unavailable');
     expect(calls).toContain('systemInfo');
   });

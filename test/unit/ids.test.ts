@@ -1,6 +1,6 @@
-// client/ids.ts: resource ids carry the order id and the run id; anything else is not ours.
+// domain/ids.ts: resource ids carry the order id and the run id; anything else is not ours.
 import { describe, it, expect } from 'vitest';
-import { parseResourceId, resourceId, workflowIdForOrder } from '../../client/ids.js';
+import { parseResourceId, resourceId, workflowIdForOrder } from '../../domain/ids.js';
 
 const RUN_ID = '0195f2a4-7c3e-7d61-9a4b-2f1e8c0d5b77';
 

@@ -1,7 +1,7 @@
-// client/scanGate.ts: what keeps a burst of feed requests from turning into a false outage.
+// client/events/scanGate.ts: what keeps a burst of feed requests from turning into a false outage.
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { AuthcapError } from '../../domain/errors.js';
-import { ScanGate, type ScanGateOptions } from '../../client/scanGate.js';
+import { ScanGate, type ScanGateOptions } from '../../client/events/scanGate.js';
 
 const options: ScanGateOptions = { concurrency: 2, maxQueued: 3, maxWaitMs: 5_000, reuseMs: 1_000, maxEntries: 100 };
 

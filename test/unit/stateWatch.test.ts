@@ -1,10 +1,10 @@
-// What a watch learns from Temporal's history long poll (client/stateWatch.ts), against scripted
+// What a watch learns from Temporal's history long poll (client/transport/historyLongPoll.ts), against scripted
 // answers of GetWorkflowExecutionHistory: each call resumes from the last page token, the memo is
 // worth reading only after events that can change it, continue-as-new is followed to the next run,
 // and a run closed for good (or a later attempt in the workflow id's place) ends the watch.
 import { describe, expect, it } from 'vitest';
 import type { Client } from '@temporalio/client';
-import { historyChanges } from '../../client/stateWatch.js';
+import { historyChanges } from '../../client/transport/historyLongPoll.js';
 import { resourceId } from '../../domain/ids.js';
 
 const FIRST_RUN = '0190f0a0-0000-7000-8000-000000000001';

@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Client } from '@temporalio/client';
 import { AuthcapError } from '../../domain/errors.js';
-import { isDeadlineOrUnavailable, serverCall } from '../../client/temporalCalls.js';
+import { isDeadlineOrUnavailable, serverCall } from '../../client/transport/deadlines.js';
 
 // Only the connection's deadline wrapper is used by serverCall: the call itself is the fault.
 const temporal = { connection: { withDeadline: <T>(_deadline: number, fn: () => Promise<T>) => fn() } } as unknown as Client;

@@ -3,7 +3,7 @@
 // on which order ids those are. (test/integration/orderIdQuoting.test.ts runs them against the server.)
 import { describe, expect, it } from 'vitest';
 import { AuthcapError } from '../../domain/errors.js';
-import { parseOrderId, parseStoredOrderId } from '../../client/requests.js';
+import { parseOrderId } from '../../client/requests.js';
 import { orderIdSchema } from '../../api/schemas.js';
 import { quote, unsearchable } from '../../client/visibilityQuery.js';
 
@@ -73,11 +73,5 @@ describe('order ids: library and HTTP schema', () => {
       expect(http, id).toBe(!`'"\\`.includes(c));
       expect(http, id).toBe(unsearchable(id) === undefined);
     }
-  });
-
-  it('an order created before quotes were refused can still be named to reach it by workflow id', () => {
-    expect(parseStoredOrderId('q"1-X')).toBe('q"1-X');
-    expect(() => parseStoredOrderId('x'.repeat(201))).toThrow(/longer than 200/);
-    expect(() => parseStoredOrderId('  ')).toThrow(/required/);
   });
 });

@@ -1,10 +1,10 @@
-// The watch hub (client/watchHub.ts) with a fake Temporal: every wait on one authorization shares one
+// The watch hub (client/authorizations/watchHub.ts) with a fake Temporal: every wait on one authorization shares one
 // watch, the watch stops when its last wait leaves, one change wakes every wait, and reads the hub
 // makes on the waits' behalf never turn into errors for them while Temporal answers at all.
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { AuthorizationResource } from '../../domain/authorization.js';
 import { AuthcapError } from '../../domain/errors.js';
-import { type RecordChange, WatchHub, type WatchSource } from '../../client/watchHub.js';
+import { type RecordChange, WatchHub, type WatchSource } from '../../client/authorizations/watchHub.js';
 
 const ID = 'auth_b3JkZXI.0190f0a0-0000-7000-8000-000000000001';
 

@@ -1,6 +1,6 @@
 // verifyWebhook is what every receiver trusts: each way a delivery can be forged or replayed must fail.
 import { describe, expect, it } from 'vitest';
-import { signWebhook, verifyWebhook, WebhookVerificationError } from '../../client/authcapClient.js';
+import { signWebhook, verifyWebhook, WebhookVerificationError } from '../../runtime/webhookSignature.js';
 
 const secret = 'whsec_test_secret_0123456789';
 const body = JSON.stringify({ id: 'evt_x', type: 'authorization.captured', data: { object: { id: 'auth_x', amount: '12.5' } } });

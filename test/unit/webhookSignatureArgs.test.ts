@@ -2,7 +2,7 @@
 // secret accepted a forgery signed with "", and an undefined secret threw a bare TypeError. Each must
 // be refused with WebhookVerificationError('webhook_arguments_invalid'), before any signature check.
 import { describe, expect, it } from 'vitest';
-import { signWebhook, verifyWebhook, WebhookVerificationError } from '../../client/authcapClient.js';
+import { signWebhook, verifyWebhook, WebhookVerificationError } from '../../runtime/webhookSignature.js';
 
 const secret = 'whsec_test_secret_0123456789';
 const body = JSON.stringify({ id: 'evt_x', type: 'authorization.captured', data: { object: { id: 'auth_x' } } });

@@ -5,7 +5,7 @@ import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AuthcapError } from '../../domain/errors.js';
-import { assertWebhookUrlAllowed } from '../../client/webhookEndpoints.js';
+import { assertWebhookUrlAllowed } from '../../client/webhookEndpoints/endpointRequest.js';
 import {
   AddressNotAllowedError,
   classifyAddress,

@@ -1,4 +1,4 @@
-// The events feed: every authorization's events, oldest first, after a cursor, so an order service
+// `events.list`, the events feed: every authorization's events, oldest first, after a cursor, so an order service
 // that was down catches up without webhooks. Events live in the memo of their authorization's (or
 // refunds ledger's) workflow; the feed finds those workflows through visibility, by the Events*
 // search attributes they stamp. Visibility cannot sort, so the feed walks forward in windows of the
@@ -6,16 +6,17 @@
 // moment is read, every event recorded before that moment is known, and those are returned in order.
 import type { Client } from '@temporalio/client';
 import { decodeMapFromPayloads } from '@temporalio/common/lib/internal-non-workflow/codec-helpers.js';
-import { AuthcapError } from '../domain/errors.js';
-import { isEventMemoKey, eventsFromMemo, eventTypes, parseEventId, publicEvent, type AuthcapEvent, type RecordedEvent } from '../domain/events.js';
-import { parseOrderId } from './requests.js';
-import { serverCall } from './temporalCalls.js';
+import { AuthcapError } from '../../domain/errors.js';
+import { isEventMemoKey, eventsFromMemo, eventTypes, parseEventId, publicEvent, type AuthcapEvent, type RecordedEvent } from '../../domain/events.js';
+import { parseOrderId } from '../requests.js';
+import { serverCall } from '../transport/deadlines.js';
+import type { TemporalTransport } from '../transport/temporalTransport.js';
 import { feedBusy, ScanGate } from './scanGate.js';
-import { quote } from './visibilityQuery.js';
-import { sealedEntries } from '../domain/sealed.js';
-import { REFUNDS_WORKFLOW_TYPE } from '../domain/refunds.js';
-import { EventsKeyAttribute } from '../domain/searchAttributes.js';
-import { WORKFLOW_TYPE } from '../workflows/messages.js';
+import { quote } from '../visibilityQuery.js';
+import { sealedEntries } from '../../domain/sealed.js';
+import { REFUNDS_WORKFLOW_TYPE } from '../../domain/refunds.js';
+import { EventsKeyAttribute } from '../../domain/searchAttributes.js';
+import { WORKFLOW_TYPE } from '../../workflows/messages.js';
 
 export interface ListEventsRequest {
   /** An event id: only events after it. Without one, the feed starts RETENTION_DAYS back. */
@@ -63,7 +64,8 @@ interface FeedRequest {
   limit: number;
 }
 
-export async function listEvents(temporal: Client, request: ListEventsRequest = {}): Promise<EventPage> {
+export async function list(transport: TemporalTransport, request: ListEventsRequest = {}): Promise<EventPage> {
+  const { temporal } = transport;
   const limit = request.limit ?? 20;
   if (!Number.isSafeInteger(limit) || limit < 1 || limit > 100)
     throw new AuthcapError('validation_error', 'limit must be a whole number from 1 to 100', { field: 'limit' });

@@ -1,4 +1,4 @@
-// What a watch (client/watchHub.ts) learns from Temporal: its own long poll on the history of the
+// What a watch (client/authorizations/watchHub.ts) learns from Temporal: its own long poll on the history of the
 // attempt's current run (GetWorkflowExecutionHistory with waitNewEvent). The server holds the call
 // until a new event is written, so an authorization where nothing happens costs one open call and no
 // reads; when events arrive, the memo is worth reading again only if one of them could have changed
@@ -7,10 +7,12 @@
 // attempt will never change again.
 import type { Client } from '@temporalio/client';
 import type { temporal as proto } from '@temporalio/proto';
-import { AuthcapError } from '../domain/errors.js';
-import { parseResourceId } from './ids.js';
-import { withDeadline } from './temporalCalls.js';
-import type { RecordChange } from './watchHub.js';
+import { AuthcapError } from '../../domain/errors.js';
+import { parseResourceId } from '../../domain/ids.js';
+import { withDeadline } from './deadlines.js';
+
+/** What one answer of the history long poll tells a watch: read the record again, or nothing new. */
+export type RecordChange = 'changed' | 'quiet';
 
 /**
  * How long one long poll may stay open. The server answers a poll with nothing new shortly before its

@@ -3,7 +3,7 @@
 // down" while it is only busy. So: identical requests share one scan, and its answer for a moment
 // after; a few scans run at a time; a bounded number wait their turn, for a bounded time; past that
 // the caller hears "busy, retry in a second" (429), never a false outage.
-import { AuthcapError } from '../domain/errors.js';
+import { AuthcapError } from '../../domain/errors.js';
 
 export interface ScanGateOptions {
   /** Scans running at once (each makes one visibility call at a time). */

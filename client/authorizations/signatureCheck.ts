@@ -13,11 +13,11 @@ import {
   type AuthorizationMessage,
   type AuthorizationPrimaryType,
   type TokenDomain,
-} from '../domain/eip3009.js';
-import { AuthcapError } from '../domain/errors.js';
-import { isSignatureFormatError } from '../domain/signature.js';
-import { ChainUnreachableError, chainAcceptsSignature } from '../runtime/payerSignature.js';
-import { authorizationDigest, cancelDigest, isEcdsaSignatureOf } from '../domain/signatureRecovery.js';
+} from '../../domain/eip3009.js';
+import { AuthcapError } from '../../domain/errors.js';
+import { isSignatureFormatError } from '../../domain/signature.js';
+import { ChainUnreachableError, chainAcceptsSignature } from '../../runtime/payerSignature.js';
+import { authorizationDigest, cancelDigest, isEcdsaSignatureOf } from '../../domain/signatureRecovery.js';
 
 export type SignatureKind = 'signature' | 'cancel';
 

@@ -3,9 +3,8 @@
 // need), and a capture's progress from its follower's heartbeat.
 import type { Client } from '@temporalio/client';
 import { decodeArrayFromPayloads, decodeMapFromPayloads } from '@temporalio/common/lib/internal-non-workflow/codec-helpers.js';
-import type { CaptureOnchainProgress } from '../domain/activityContract.js';
-import type { AuthorizationResource } from '../domain/authorization.js';
-import { sealedEntries } from '../domain/sealed.js';
+import type { CaptureOnchainProgress } from '../../domain/activityContract.js';
+import { sealedEntries } from '../../domain/sealed.js';
 
 /** WorkflowExecutionStatus CONTINUED_AS_NEW (the proto package is CommonJS: no named ESM enums). */
 const CONTINUED_AS_NEW = 4;
@@ -44,24 +43,6 @@ export async function describeRun(temporal: Client, workflowId: string, runId?: 
       });
       // Only what authcap's worker sealed counts.
       return sealedEntries({ details })?.details as CaptureOnchainProgress | undefined;
-    },
-  };
-}
-
-/** The capture as its follower has seen it so far (the memo records it when the follower ends). */
-export function withCaptureProgress(resource: AuthorizationResource, progress: CaptureOnchainProgress): AuthorizationResource {
-  if (!progress.transactionHash) return resource;
-  return {
-    ...resource,
-    capture: {
-      transactionHash: progress.transactionHash,
-      blockNumber: progress.blockNumber ?? null,
-      blockHash: progress.blockHash ?? null,
-      submittedAt: progress.submittedAt,
-      preconfirmedAt: progress.preconfirmedAt ?? null,
-      confirmedAt: null,
-      by: 'authcap',
-      amount: resource.amountCapturing ?? resource.amount,
     },
   };
 }

@@ -1,7 +1,7 @@
 // Temporal's errors, translated into authcap's stable codes.
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
-import { AuthcapError, isErrorCode } from '../domain/errors.js';
+import { AuthcapError, isErrorCode } from '../../domain/errors.js';
 
 export function toAuthcapError(err: unknown): AuthcapError {
   if (err instanceof AuthcapError) return err;

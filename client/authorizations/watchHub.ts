@@ -4,15 +4,15 @@
 // cost no call at all; the watch stops when its last wait leaves. So what Temporal sees grows with
 // the authorizations being waited on, not with the requests, and an idle one costs an open long poll
 // and nothing else: the memo is read again only when the history says it may have changed.
-import type { AuthorizationResource } from '../domain/authorization.js';
-import { finalStates } from '../domain/authorization.js';
-import { AuthcapError } from '../domain/errors.js';
+import type { AuthorizationResource } from '../../domain/authorization.js';
+import { finalStates } from '../../domain/authorization.js';
+import { AuthcapError } from '../../domain/errors.js';
+import type { RecordChange } from '../transport/historyLongPoll.js';
+
+export type { RecordChange };
 
 /** Longest wait a request may ask for: under common proxy and load-balancer idle timeouts. */
 export const MAX_WAIT_SECONDS = 30;
-
-/** What one answer of the history long poll tells a watch: read the record again, or nothing new. */
-export type RecordChange = 'changed' | 'quiet';
 
 export interface WatchSource {
   /** The authorization as it stands (its memo). */

@@ -3,8 +3,8 @@
 // here answers a flood from memory, so it never reaches Temporal or a worker: a checkout link's
 // holder cannot slow other orders down. The payer's own ECDSA signature is never refused here.
 import type { Address, Hex } from 'viem';
-import { AuthcapError } from '../domain/errors.js';
-import { isEcdsaSignatureOf } from '../domain/signatureRecovery.js';
+import { AuthcapError } from '../../domain/errors.js';
+import { isEcdsaSignatureOf } from '../../domain/signatureRecovery.js';
 
 export type RefusedKind = 'signature' | 'cancel' | 'capture';
 

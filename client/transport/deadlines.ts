@@ -1,8 +1,8 @@
 // Bounds on every call the client library makes to Temporal, and what a missed bound means. A caller
 // must hear "Temporal is down" or "no worker is answering" within seconds, not hang behind a retry loop.
 import type { Client } from '@temporalio/client';
-import { AuthcapError } from '../domain/errors.js';
-import { toAuthcapError } from './temporalErrors.js';
+import { AuthcapError } from '../../domain/errors.js';
+import { toAuthcapError } from './errors.js';
 
 /** Short server calls (describe, start, list, signal): under the 5 s a caller is promised. */
 export const SERVER_CALL_MS = 3_000;
