@@ -56,6 +56,7 @@ export {
 export { loadTemporalSettings, type TemporalSettings } from '../runtime/temporal.js';
 export { loadDeployment } from '../runtime/deployment/load.js';
 export { resolveDeployment, type ResolvedDeployment } from '../runtime/deployment/resolve.js';
+export { webhookAddressPolicyFromEnv, type WebhookAddressPolicy } from '../runtime/webhookAddressPolicy.js';
 
 // The payer's link, signed with the API's checkout secret.
 export { checkoutLink, type CheckoutLinkOptions } from './checkoutLink.js';

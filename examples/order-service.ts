@@ -9,7 +9,8 @@
 // TEMPORAL_ADDRESS / TEMPORAL_NAMESPACE (and TLS or an API key for a cluster, read by Temporal's own
 // envconfig), AUTHCAP_CODEC_KEYS or AUTHCAP_CODEC_KEY_FILE (the payload keys the worker uses),
 // AUTHCAP_CONFIG when the deployment serves several networks, and AUTHCAP_PUBLIC_URL with
-// AUTHCAP_CHECKOUT_SECRET (or AUTHCAP_STATE_DIR) to sign the payer's link as the API does.
+// AUTHCAP_CHECKOUT_SECRET (or AUTHCAP_STATE_DIR) to sign the payer's link as the API does, and
+// AUTHCAP_WEBHOOK_ALLOW_LOOPBACK for webhook endpoints on this machine. They are read once, here.
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import {
@@ -19,6 +20,7 @@ import {
   loadDeployment,
   loadTemporalSettings,
   resolveDeployment,
+  webhookAddressPolicyFromEnv,
   type AuthorizationResource,
   type Refund,
 } from 'authcap';
@@ -31,7 +33,7 @@ export async function connect(env: NodeJS.ProcessEnv = process.env): Promise<Aut
   // without it, requests name no network and the worker's one applies.
   const deployment = env.AUTHCAP_CONFIG ? await resolveDeployment(loadDeployment(env, { keys: false })) : undefined;
   // The settings are read here, at the service's entry, and handed to the client.
-  return AuthcapClient.connect(loadTemporalSettings({}, env), { deployment });
+  return AuthcapClient.connect(loadTemporalSettings({}, env), { deployment, webhookAddressPolicy: webhookAddressPolicyFromEnv(env) });
 }
 
 export interface PlacedOrder {

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { createPublicClient, createTestClient, createWalletClient, defineChain, http, type Address, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { ApiKeyStore } from '../../client/apiKeys.js';
+import { webhookAddressPolicyFromEnv } from '../../runtime/webhookAddressPolicy.js';
 import { AuthcapClient } from '../../client/authcapClient.js';
 import { startAnvil, type Anvil } from '../../devstack/anvil.js';
 import { apiHostFiles, prepareHost, startApiProcess, startWorkerProcess, type Host } from '../../devstack/appProcesses.js';
@@ -192,7 +193,11 @@ export async function startWorld(
   // As the API resolves it: a network whose node is down waits, and is brought in once it answers.
   const deployment = second ? await resolveDeployment(loadDeployment({ AUTHCAP_CONFIG: configFile }, { keys: false }), { degraded: true }) : undefined;
   const retrying = deployment?.unavailable.length ? retryUnavailable(deployment, { intervalMs: 500, maxIntervalMs: 2_000 }) : undefined;
-  const client = await AuthcapClient.connect(loadTemporalSettings({ address: temporal.address, namespace: temporal.namespace }), { deployment });
+  // The harness's receivers are on this machine (AUTHCAP_WEBHOOK_ALLOW_LOOPBACK above), as under npm start.
+  const client = await AuthcapClient.connect(loadTemporalSettings({ address: temporal.address, namespace: temporal.namespace }), {
+    deployment,
+    webhookAddressPolicy: webhookAddressPolicyFromEnv(),
+  });
   const startApiAt = async (port: number, index = 0) => {
     const keys = ApiKeyStore.open(join(stateDir, 'api-keys.json'));
     world.apiKey ??= keys.create('order-service', 'faults').key;
