@@ -16,13 +16,11 @@ import { tokenAbi } from '../../domain/tokenAbi.js';
 import { createTransferBaseline, type BareTransferBaseline } from './baselines/bareTransfer.js';
 import { phase } from './progress.js';
 import type { AuditedRefund } from './refundAudit.js';
-import { REFUND_AMOUNT, audited, refundRow, withCost, type RefundContext, type RefundRow } from './refundRow.js';
-import type { RpcCost } from './results.js';
-import { distribution, perUnit, pool, ratio, total, type Distribution } from './stats.js';
+import { REFUND_AMOUNT, audited, refundRow, withCost, type RefundContext } from './refundRow.js';
+import type { RefundResults } from './results.js';
+import { distribution, perUnit, pool, ratio, total } from './stats.js';
 import { scrapeServerCounters, serverCallsPerLifecycle } from './temporalServerCalls.js';
 import { rpcCallsByMethod } from './workerCounters.js';
-
-export type { RefundContext, RefundRow } from './refundRow.js';
 
 /** A partial capture keeps this much of 0.01; the rest goes back as its release. */
 const PARTIAL_KEEP = '0.006';
@@ -32,19 +30,6 @@ export interface RefundPlan {
   partial: number;
   /** [concurrency, refunds] */
   concurrent: [number, number];
-}
-
-export interface RefundResults {
-  amount: string;
-  floor: { included: Distribution; settled: Distribution; rpc: RpcCost };
-  rows: RefundRow[];
-  /** Node calls per refund one at a time, by method (the worker's /metrics; its idle background included). */
-  rpcPerRefund: RpcCost;
-  /** Mean gas of each transaction kind, from receipts. */
-  gasUsed: { transfer: number; transferWithAuthorization: number; receiveWithAuthorization: number };
-  partialCapture: { n: number; kept: string; captured: Distribution; floor: Distribution; ratio: { p50: number | null; p95: number | null } };
-  /** GET /v1/authorizations/{id} one at a time on the same authorizations: ms, and Temporal describes per read. */
-  reads: Record<'stored' | 'captured' | 'refunded', { latency: Distribution; describesPerRead: number }>;
 }
 
 const round = (v: number) => Math.round(v * 10) / 10;

@@ -3,7 +3,7 @@
 // refund, and the refunds' audit line.
 import { markdownTable } from 'markdown-table';
 import type { RefundAuditFindings } from './refundAudit.js';
-import type { RefundResults } from './refundFlows.js';
+import type { RefundResults } from './results.js';
 import type { TemporalFigures } from './lifecycleCost.js';
 
 const d = (x: { p50: number; p95: number; p99: number }) => `${x.p50} / ${x.p95} / ${x.p99}`;

@@ -14,28 +14,13 @@ import { spread, temporalPerUnit } from './lifecycleCost.js';
 import type { UsageSampler } from './processUsage.js';
 import { phase } from './progress.js';
 import type { AuditedRefund } from './refundAudit.js';
-import type { LifecycleCost } from './results.js';
-import { distribution, pool, ratio, type Distribution } from './stats.js';
-import { scrapeServerCounters, serverCallsPerLifecycle, type ServerCallsPerLifecycle } from './temporalServerCalls.js';
+import type { RefundRow } from './results.js';
+import { distribution, pool, ratio } from './stats.js';
+import { scrapeServerCounters, serverCallsPerLifecycle } from './temporalServerCalls.js';
 
 /** Every authorization is for 0.01 (test/bench/authcapFlows.ts); by default each refund gives all of it back. */
 export const REFUND_AMOUNT = process.env.BENCH_REFUND_AMOUNT ?? '0.01';
 const POLL_AFTER_202_MS = 250;
-
-export interface RefundRow {
-  concurrency: number;
-  n: number;
-  /** Request → succeeded (the POST's 201, or the GET that first saw it after a 202). */
-  succeeded: Distribution;
-  /** Request → the refund's succeededAt as its workflow recorded it (before the API saw it). */
-  recorded: Distribution;
-  answers: Record<string, number>;
-  refundsPerSecond: number;
-  floor: { transfersPerSecond: number; settled: Distribution };
-  ratioToFloor: { p50: number | null; p95: number | null; p99: number | null; throughput: number | null };
-  cost: LifecycleCost;
-  serverCalls: ServerCallsPerLifecycle;
-}
 
 export interface RefundContext {
   dev: Stack['devJson'];

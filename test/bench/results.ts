@@ -1,15 +1,14 @@
+// The shape of one bench run, as written to test/bench/results/*.json.
 import type { TwoNetworksRow } from './twoNetworks.js';
 import type { WatchingRow } from './watcherCalls.js';
 import type { ServerCallsPerLifecycle } from './temporalServerCalls.js';
 import type { ProfileSummary } from './cpuProfile.js';
-// The shape of one bench run, as written to test/bench/results/*.json.
 import type { TemporalCost } from './temporalCost.js';
 import type { TemporalPerLifecycle } from './lifecycleCost.js';
 import type { Distribution } from './stats.js';
 import type { UsageByProcess } from './processUsage.js';
 import type { ExactlyOnceFindings } from './exactlyOnce.js';
 import type { KeysRun } from './keysComparison.js';
-import type { RefundResults } from './refundFlows.js';
 import type { WebhookFigures } from './webhookReceiver.js';
 
 export interface RpcCost {
@@ -60,6 +59,36 @@ export interface CostTarget {
   got: string;
   target: string;
   met: boolean | null;
+}
+
+/** The refund rows against their floor (test/bench/refundFlows.ts). */
+export interface RefundResults {
+  amount: string;
+  floor: { included: Distribution; settled: Distribution; rpc: RpcCost };
+  rows: RefundRow[];
+  /** Node calls per refund one at a time, by method (the worker's /metrics; its idle background included). */
+  rpcPerRefund: RpcCost;
+  /** Mean gas of each transaction kind, from receipts. */
+  gasUsed: { transfer: number; transferWithAuthorization: number; receiveWithAuthorization: number };
+  partialCapture: { n: number; kept: string; captured: Distribution; floor: Distribution; ratio: { p50: number | null; p95: number | null } };
+  /** GET /v1/authorizations/{id} one at a time on the same authorizations: ms, and Temporal describes per read. */
+  reads: Record<'stored' | 'captured' | 'refunded', { latency: Distribution; describesPerRead: number }>;
+}
+
+/** One row of refunds through the HTTP API (test/bench/refundRow.ts). */
+export interface RefundRow {
+  concurrency: number;
+  n: number;
+  /** Request → succeeded (the POST's 201, or the GET that first saw it after a 202). */
+  succeeded: Distribution;
+  /** Request → the refund's succeededAt as its workflow recorded it (before the API saw it). */
+  recorded: Distribution;
+  answers: Record<string, number>;
+  refundsPerSecond: number;
+  floor: { transfersPerSecond: number; settled: Distribution };
+  ratioToFloor: { p50: number | null; p95: number | null; p99: number | null; throughput: number | null };
+  cost: LifecycleCost;
+  serverCalls: ServerCallsPerLifecycle;
 }
 
 export interface BenchResults {
