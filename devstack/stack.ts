@@ -303,7 +303,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
         },
         deployment,
         workflowBundle: options.workflowBundle,
-        watcher: watcherConfigOf(chainConfig, options.stateDir, workerSettings),
+        watcher: watcherConfigOf(chainConfig, workerSettings),
         settings: workerSettings,
       });
       const running = worker.run();

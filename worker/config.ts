@@ -74,14 +74,6 @@ function reconcileInterval(settings: Pick<ChainPolicySettings, 'AUTHCAP_RECONCIL
 }
 
 /** The watcher's settings: on unless AUTHCAP_WATCH=0; its WebSocket is the network's (`wsUrl` in the deployment file). */
-export function watcherConfigOf(
-  chain: Pick<ChainConfig, 'wsUrl'>,
-  stateDir: string,
-  settings: Pick<Settings<'worker'>, 'AUTHCAP_WATCH' | 'AUTHCAP_WATCHER_CURSOR'>,
-) {
-  if (!settings.AUTHCAP_WATCH) return undefined;
-  return {
-    cursorFile: settings.AUTHCAP_WATCHER_CURSOR ?? `${stateDir}/watcher-cursor.json`,
-    wsUrl: chain.wsUrl,
-  };
+export function watcherConfigOf(chain: Pick<ChainConfig, 'wsUrl'>, settings: Pick<Settings<'worker'>, 'AUTHCAP_WATCH'>) {
+  return settings.AUTHCAP_WATCH ? { wsUrl: chain.wsUrl } : undefined;
 }

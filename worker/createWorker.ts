@@ -1,7 +1,6 @@
 // Builds the authcap worker: workflows bundled from workflows/, activities bound to the chain.
 import { retryUnavailable, type ResolvedDeployment } from '../runtime/deployment/resolve.js';
 import { createHash } from 'node:crypto';
-import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { EncryptionCodec } from '../runtime/codec.js';
 import { Client } from '@temporalio/client';
@@ -53,10 +52,9 @@ export interface AuthcapWorkerOptions {
   workflowBundle?: WorkflowBundleOption;
   /**
    * Make sure each network's log watcher runs: one per network and task queue, on whichever worker
-   * Temporal gives it to (workflows/chainWatcher.ts). `cursorFile`: where a worker from before kept
-   * its place, read once when a watcher starts without one.
+   * Temporal gives it to (workflows/chainWatcher.ts).
    */
-  watcher?: { cursorFile: string; wsUrl?: string; pollIntervalMs?: number };
+  watcher?: { wsUrl?: string; pollIntervalMs?: number };
   /** Serve Prometheus metrics at http://127.0.0.1:<port>/metrics (0: a free port). */
   metricsPort?: number;
   /** Failed workflow tasks seen by the runtime logger (worker/main.ts installs it): listed at /readyz. */
@@ -134,7 +132,6 @@ export async function createAuthcapWorker(options: AuthcapWorkerOptions): Promis
       client,
       contexts,
       wsUrlOf: (network) => networkWsUrl(options, contexts.get({ network })),
-      legacyCursorFile: (network) => options.watcher && watcherCursorFile(options.watcher.cursorFile, contexts.get({ network })),
       pollIntervalMs: options.watcher?.pollIntervalMs,
     }),
   };
@@ -246,11 +243,6 @@ async function chainContextsOf(options: AuthcapWorkerOptions): Promise<ChainCont
     ),
   );
   return perNetwork.flat();
-}
-
-/** Where a worker from before kept a network's place: the one-network shape's file, every other network's beside it. */
-function watcherCursorFile(cursorFile: string, ctx: ChainContext): string {
-  return ctx.singleNetworkIds ? cursorFile : join(dirname(cursorFile), `watcher-cursor-${ctx.network.replace(':', '-')}.json`);
 }
 
 function networkWsUrl(options: AuthcapWorkerOptions, ctx: ChainContext): string | undefined {

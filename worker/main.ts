@@ -32,7 +32,6 @@ const { chain, deployment } = await workerDeployment(settings, process.env).catc
   console.error(`authcap worker: ${err.message}`);
   process.exit(1);
 });
-const stateDir = settings.AUTHCAP_STATE_DIR;
 // AUTHCAP_BUILD_ID: Temporal's worker versioning on (README: "Upgrading workflow code"); unset, unversioned.
 const version = (() => {
   try {
@@ -46,7 +45,7 @@ const worker = await createAuthcapWorker({
   temporal,
   chain,
   deployment,
-  watcher: watcherConfigOf(chain, stateDir, settings),
+  watcher: watcherConfigOf(chain, settings),
   metricsPort: settings.AUTHCAP_WORKER_METRICS_PORT,
   taskFailures,
   settings,

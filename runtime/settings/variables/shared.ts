@@ -5,9 +5,9 @@ import { variable, TEMPORAL_CLIENTS, LOG_LEVELS, logLevel, commaList } from '../
 export const sharedVariables = {
   // ── Shared by the processes ─────────────────────────────────────────────────────────────────────────
   AUTHCAP_STATE_DIR: variable({
-    processes: ['worker', 'api', 'cli', 'dev-stack'],
+    processes: ['api', 'cli', 'dev-stack'],
     schema: text('.authcap'),
-    description: 'Where local state lives: API keys, idempotency answers, the checkout secret, the watcher cursor, the dev stack.',
+    description: 'Where local state lives: API keys, idempotency answers, the checkout secret, the dev stack.',
   }),
   AUTHCAP_TASK_QUEUE: variable({
     processes: TEMPORAL_CLIENTS,
