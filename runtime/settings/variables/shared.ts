@@ -26,14 +26,6 @@ export const sharedVariables = {
     defaultText: "— (the CLI beside `npm start`: the stack's, `<AUTHCAP_STATE_DIR>/codec-keys.json`)",
     description: 'A JSON key file (`{"active": id, "keys": {id: base64}}`) instead of AUTHCAP_CODEC_KEYS.',
   }),
-  AUTHCAP_ACCEPT_UNBOUND_PAYLOADS: variable({
-    processes: ['worker', 'api', 'cli'],
-    schema: offUnlessOn(),
-    description:
-      'During a rollout from a build that sealed payloads for no place (before payloads were bound to their workflow or activity): "1" lets new ' +
-      'workers and clients act on those payloads as the old build did. Turn it off once the old build is drained: from then on a payload ' +
-      'sealed for no place is refused like a plain one.',
-  }),
   AUTHCAP_CODEC: variable({
     processes: ['worker', 'api', 'cli', 'dev-stack'],
     schema: text(),
