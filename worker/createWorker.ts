@@ -116,7 +116,7 @@ export async function createAuthcapWorker(options: AuthcapWorkerOptions): Promis
   const requestRelay = async (request: RelayRequest, ctx: ChainContext) => {
     await client.workflow.signalWithStart<typeof RelayerWorkflow, [RelayRequest]>('merchantRelayerWorkflow', {
       // Each merchant key has its own relayer on each network: the one the transaction must be sent by.
-      workflowId: relayerWorkflowId(ctx.senderFor(request.sender), ctx.singleNetworkIds ? undefined : ctx.network),
+      workflowId: relayerWorkflowId(ctx.senderFor(request.sender), ctx.network),
       taskQueue,
       args: [{ accountNonce: null, inflight: [], answered: [] }],
       signal: relayRequestSignal,
@@ -235,7 +235,6 @@ async function chainContextsOf(options: AuthcapWorkerOptions): Promise<ChainCont
           confirmations: network.confirmations,
           logSpan: network.logSpan,
           merchantPrivateKeys: network.merchantPrivateKeys,
-          singleNetworkIds: network.singleNetworkIds,
           tokens,
         },
         options.chain,
