@@ -61,8 +61,8 @@ export function writeDeploymentFile(stateDir: string, config: DeploymentFile): s
 }
 
 /** The operator's deployment file (AUTHCAP_CONFIG): their chain instead of anvil. */
-export function givenDeploymentFile(env: NodeJS.ProcessEnv = process.env): string | undefined {
-  const given = env.AUTHCAP_CONFIG?.trim();
+export function givenDeploymentFile(settings: { AUTHCAP_CONFIG?: string }): string | undefined {
+  const given = settings.AUTHCAP_CONFIG?.trim();
   return given ? resolve(given) : undefined;
 }
 

@@ -16,7 +16,7 @@ import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { freePort } from '../../devstack/process.js';
 import type { Stack } from '../../devstack/stack.js';
 import { stackPids, startBenchStack } from './benchStack.js';
-import { sqlitePragmas } from '../../devstack/temporalServer.js';
+import { readVariable } from '../../runtime/settings/read.js';
 import { HISTORY_SHARDS, TEMPORAL_SERVER_VERSION } from '../../devstack/temporalOnPostgres.js';
 import { processCommand } from '../../devstack/build.js';
 import { tokenAbi } from '../../domain/tokenAbi.js';
@@ -431,7 +431,7 @@ async function run(stack: Stack, temporalMetricsUrl: string, receiver: WebhookRe
     configuration: `npm start defaults${
       dev.temporalTopology === 'postgres'
         ? ` on the production shape (AUTHCAP_TEMPORAL=postgres): the Temporal server ${TEMPORAL_SERVER_VERSION} on PostgreSQL, ${HISTORY_SHARDS} history shards, SQL visibility, ${stack.processes.workers?.length} worker and ${stack.processes.apis?.length} API processes (calls spread over the APIs)`
-        : `: Temporal dev server on its SQLite file (pragmas: ${sqlitePragmas().join(', ') || 'SQLite defaults'}), worker and API processes`
+        : `: Temporal dev server on its SQLite file (pragmas: ${readVariable('AUTHCAP_SQLITE_PRAGMAS').join(', ') || 'SQLite defaults'}), worker and API processes`
     }, worker and API ${processCommand('worker/main.ts').built ? 'from the compiled build (dist/)' : 'from source (tsx): the build was stale'}, anvil 0.2 s blocks, 1 confirmation, watcher on (periodic per-authorization checks off), API capture wait 15 s, payload codec on, callers waiting with GET ?wait=30 after a 202, one webhook endpoint registered and answering (${webhookRun.deliveries} deliveries received)`,
     latency: {
       baselineA: aLatency,
