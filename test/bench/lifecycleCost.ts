@@ -1,7 +1,6 @@
 // What one whole lifecycle (create → sign → store → capture → captured) costs Temporal, summed over
 // every workflow it causes: its own authorization workflow (every run), the children it starts, if
-// any (in the older shape the nonce claim `nonce-<key>` and the event stream `events-<firstRunId>`,
-// every run of each), and its share of the workflows that serve every lifecycle at once: the merchant
+// any (a pre-signed authorization's nonce claim `nonce-<key>`, every run), and its share of the workflows that serve every lifecycle at once: the merchant
 // relayer and each webhook endpoint's dispatcher (their events recorded in the phase's window ÷ the
 // phase's lifecycles, every run of theirs that overlaps it). Read from the recorded histories.
 import { Client } from '@temporalio/client';

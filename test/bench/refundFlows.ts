@@ -7,7 +7,7 @@
 //   partial    POST …/capture {amount} (less than authorized) → captured, against baseline A's
 //              capture then the floor's transfer, back to back
 // Cost per refund follows test/bench/lifecycleCost.ts: CPU from /proc over the phase ÷ refunds, Temporal
-// summed over the refunds workflow, its event stream and its share of the merchant relayer. Reads of
+// summed over the refunds workflow and its share of the merchant relayer. Reads of
 // the same authorizations stored, captured and refunded say what a merchant who never refunds pays.
 import { createWalletClient, http, parseUnits, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';

@@ -15,7 +15,6 @@ const round = (v: number) => Math.round(v * 10) / 10;
 const PROCESSES = ['worker', 'api', 'temporal', 'anvil'] as const;
 const NAMES: Record<string, string> = {
   refundsWorkflow: 'refunds (ledger)',
-  authorizationEventsWorkflow: 'its event stream',
   merchantRelayerWorkflow: 'relayer (share)',
   webhookDispatchWorkflow: 'webhook dispatcher (share)',
 };
@@ -83,7 +82,7 @@ export function refundsMarkdown(r: RefundResults): string {
       ['authcap ÷ floor', `${r.partialCapture.ratio.p50}× / ${r.partialCapture.ratio.p95}×`],
     ]),
     '',
-    `**Cost per refund** (CPU: each process's CPU time over the refund phase ÷ refunds, from /proc, the bench itself not counted. Temporal: every workflow a refund causes, the authorization's refunds workflow \`refunds-<its first run id>\` and its event stream \`events-<the refunds workflow's first run id>\`, read from up to 30 sampled refunds after a 6 s pause, plus its share of the merchant relayer and of the webhook dispatcher when an endpoint is registered: their events in the phase ÷ refunds. Each refund is its authorization's first, so it starts the ledger; ${
+    `**Cost per refund** (CPU: each process's CPU time over the refund phase ÷ refunds, from /proc, the bench itself not counted. Temporal: every workflow a refund causes, the authorization's refunds workflow \`refunds-<its first run id>\`, read from up to 30 sampled refunds after a 6 s pause, plus its share of the merchant relayer and of the webhook dispatcher when an endpoint is registered: their events in the phase ÷ refunds. Each refund is its authorization's first, so it starts the ledger; ${
       r.amount === '0.01'
         ? 'giving back everything captured, it also closes the ledger and ends its stream, so all it costs is counted'
         : 'giving back part, it leaves the ledger open until the refund window ends (30 days): that close is not counted'

@@ -102,8 +102,7 @@ export async function refundRow(ctx: RefundContext, ids: string[], concurrency: 
 }
 
 /**
- * Temporal per refund: the sampled refunds' workflows (`refunds-<authorization first run id>` and the
- * event stream it starts) after a pause, so what the phase set going (the relayer's look at in-flight
+ * Temporal per refund: the sampled refunds' workflows (`refunds-<authorization first run id>`) after a pause, so what the phase set going (the relayer's look at in-flight
  * transactions every 5 s, the ledger closing) is in, plus the relayer's and the webhook dispatcher's
  * events in the window ÷ refunds.
  */

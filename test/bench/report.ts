@@ -258,7 +258,6 @@ const PROCESSES = ['worker', 'api', 'temporal', 'anvil'] as const;
 const WORKFLOW_NAMES: Record<string, string> = {
   authorizationWorkflow: 'authorization',
   nonceClaimWorkflow: 'nonce claim',
-  authorizationEventsWorkflow: 'event stream',
   merchantRelayerWorkflow: 'relayer (share)',
   webhookDispatchWorkflow: 'webhook dispatcher (share)',
 };
@@ -275,7 +274,7 @@ export function costMarkdown(r: Pick<BenchResults, 'concurrency'>): string {
   const focus = rows.find((c) => c.concurrency === 50) ?? rows.at(-1)!;
   const temporal = focus.costPerLifecycle!.temporal;
   const lines = [
-    "**Cost per lifecycle** (create → sign → store → capture → captured through the API. CPU: each process's CPU time over the whole phase ÷ lifecycles, from /proc, the bench itself not counted. Temporal: every workflow a lifecycle causes (its authorization workflow, every run, and every workflow it starts: in the older shape its nonce claim and its event stream) read from the histories of up to 30 sampled lifecycles, plus its share of the merchant relayer and of the webhook dispatcher when an endpoint is registered: their events in the phase ÷ lifecycles)",
+    "**Cost per lifecycle** (create → sign → store → capture → captured through the API. CPU: each process's CPU time over the whole phase ÷ lifecycles, from /proc, the bench itself not counted. Temporal: every workflow a lifecycle causes (its authorization workflow, every run, and every workflow it starts: a pre-signed one's nonce claim) read from the histories of up to 30 sampled lifecycles, plus its share of the merchant relayer and of the webhook dispatcher when an endpoint is registered: their events in the phase ÷ lifecycles)",
     '',
     markdownTable([
       ['concurrency', 'n', 'sampled', 'CPU ms worker / API / Temporal / anvil', 'CPU ms total', ...head],
