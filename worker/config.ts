@@ -1,4 +1,4 @@
-// The worker's chain settings: the deployment file (AUTHCAP_CONFIG) and the policy from the environment.
+// The worker's chain settings: the deployment file (AUTHCAP_CONFIG) and the policy from its settings.
 // The merchant keys live only here.
 import type { Address } from 'viem';
 import type { ChainConfig, ChainPolicy } from '../activities/index.js';
