@@ -7,7 +7,8 @@ import type { CaptureConfirmation, CaptureInclusion, CaptureRequest } from '../d
 import { tokenAbi } from '../domain/tokenAbi.js';
 import type { ChainContext } from './chainContext.js';
 import { authorizationUsedTopic, nonceTopics } from './nonceState.js';
-import { captureFailureFromRevert, isRevert } from './revert.js';
+import { isRevert } from '../runtime/chain/revert.js';
+import { captureFailureFromRevert } from './revert.js';
 import { untilNextBlock, waitForDepth, waitForReceipt } from './heartbeat.js';
 import { captureCall } from './tokenCalls.js';
 import { pendingNonceLog } from './pendingNonceLog.js';

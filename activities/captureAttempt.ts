@@ -5,7 +5,8 @@ import type { CaptureAttempt, CaptureRequest, PrepareResult } from '../domain/ac
 import type { ChainContext } from './chainContext.js';
 import { createNonceStateActivity } from './nonceState.js';
 import { createPrecheckActivity } from './precheck.js';
-import { captureFailureFromRevert, isRevert } from './revert.js';
+import { isRevert } from '../runtime/chain/revert.js';
+import { captureFailureFromRevert } from './revert.js';
 import { captureCall } from './tokenCalls.js';
 
 /** The head feed may be a few blocks behind the node. */

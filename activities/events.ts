@@ -15,7 +15,6 @@ import {
   guardedLookup,
   refusalForAddress,
   systemResolver,
-  webhookAddressPolicyFromEnv,
   type Resolver,
   type WebhookAddressPolicy,
 } from '../runtime/webhookAddressPolicy.js';
@@ -31,8 +30,8 @@ export interface EventDependencies {
   eventsOf(workflowId: string): Promise<RecordedEvent[]>;
   /** How long one delivery attempt may take. */
   deliveryTimeoutMs?: number;
-  /** Which addresses a delivery may reach (default: AUTHCAP_WEBHOOK_ALLOW_* read at each attempt). */
-  addressPolicy?: () => WebhookAddressPolicy;
+  /** Which addresses a delivery may reach (the worker's AUTHCAP_WEBHOOK_ALLOW_* settings), asked at each attempt. */
+  addressPolicy: () => WebhookAddressPolicy;
   /** Name resolution for deliveries (default: the system resolver, as a socket would use). */
   resolve?: Resolver;
 }
@@ -69,11 +68,11 @@ export function createEventActivities(deps: EventDependencies): EventActivities 
 export async function postWebhookEvent(
   endpoint: WebhookEndpointRecord,
   event: AuthcapEvent | RecordedEvent,
-  deps: Pick<EventDependencies, 'addressPolicy' | 'resolve' | 'deliveryTimeoutMs'> = {},
+  deps: Pick<EventDependencies, 'addressPolicy' | 'resolve' | 'deliveryTimeoutMs'>,
 ): Promise<number> {
   // The body a receiver verifies is exactly these bytes.
   const body = JSON.stringify(publicEvent(event));
-  const policy = (deps.addressPolicy ?? webhookAddressPolicyFromEnv)();
+  const policy = deps.addressPolicy();
   const url = new URL(endpoint.url);
   // Registration checked it once; DNS and the policy may have changed since. Retryable: each
   // attempt re-checks.

@@ -19,7 +19,7 @@ import { draftNonce, type DraftNonceKeys } from './draftNonce.js';
 import { createCaptureOnchainActivity } from './captureOnchain.js';
 import { createCaptureAttemptActivity } from './captureAttempt.js';
 
-export { createChainContext, createNetworkContexts, type ChainConfig, type ChainContext } from './chainContext.js';
+export { createChainContext, createNetworkContexts, type ChainConfig, type ChainContext, type ChainPolicy } from './chainContext.js';
 export { ChainContexts } from './chainRouting.js';
 import { ChainContexts, routedActivities } from './chainRouting.js';
 

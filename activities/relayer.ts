@@ -16,8 +16,10 @@ import {
 import { tokenAbi } from '../domain/tokenAbi.js';
 import type { ChainContext } from './chainContext.js';
 import { heartbeat, lastHeartbeat } from './heartbeat.js';
-import { cancelFailureFromRevert, captureFailureFromRevert, isRevert, revertReasonOf } from './revert.js';
-import { authorizationCanceledTopic, logPairKey, nonceTopics, pairKey } from './nonceState.js';
+import { isRevert, revertReasonOf } from '../runtime/chain/revert.js';
+import { cancelFailureFromRevert, captureFailureFromRevert } from './revert.js';
+import { authorizationCanceledTopic, logPairKey, nonceTopics } from './nonceState.js';
+import { pairKey } from '../domain/eip3009.js';
 import type { CaptureFailure } from '../domain/facts.js';
 import { classifyRpcError } from './rpc/rpcErrors.js';
 import { buildRelayTransaction, refundBackingCheck, type BuiltTransaction, type RefundBackingCheck } from './relayCalls.js';

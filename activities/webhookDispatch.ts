@@ -213,7 +213,7 @@ export class WebhookDispatcher {
     if (this.cursor.refusalsInARow >= DOWN_AFTER) this.cursor.pausedUntil = this.later(this.cursor.refusalsInARow - DOWN_AFTER + 1);
   }
 
-  /** Exponential backoff from 1 s, at most an hour apart (Temporal's schedule for the event streams). */
+  /** Exponential backoff from 1 s, doubling each time, at most an hour apart. */
   private later(attempt: number): string {
     return new Date(this.now() + Math.min(1_000 * 2 ** (attempt - 1), LONGEST_BACKOFF_MS)).toISOString();
   }

@@ -2,7 +2,7 @@
 // fail, be killed or be restarted alone (npm start, the fault suites), with their logs in the state dir.
 // On the production shape each process is a host of its own (prepareHost): a state dir and HOME
 // that no other process shares, so they meet only in Temporal and PostgreSQL, as on separate machines.
-import { chmodSync, copyFileSync, createWriteStream, existsSync, mkdirSync, renameSync, statSync } from 'node:fs';
+import { chmodSync, copyFileSync, createWriteStream, mkdirSync, renameSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { checkoutSecret } from '../runtime/checkoutLinks.js';
@@ -60,8 +60,6 @@ export interface HostFile {
   as: string;
   /** Copied again whenever it changes (the API key file: `authcap keys create` reaches every host, as a deploy would). */
   keepInSync?: boolean;
-  /** Copied only when the host has none yet (a watcher cursor carried over from before hosts). */
-  onlyIfMissing?: boolean;
 }
 
 export interface HostOptions {
@@ -112,7 +110,6 @@ export function prepareHost(options: HostOptions): Host {
   }
   const watched: (() => void)[] = [];
   for (const file of options.files ?? []) {
-    if (file.onlyIfMissing && existsSync(join(dir, file.as))) continue;
     // The version is read before the copy: a change made during it is seen (and copied) next tick.
     let copied = version(file.from);
     if (copied !== undefined) place(file.from, file.as);
@@ -270,8 +267,7 @@ export async function startAppProcesses(options: AppProcessesOptions): Promise<A
     const workerMetricsPorts: string[] = [];
     for (let i = 0; i < options.counts.workers; i++) {
       const suffix = i === 0 ? '' : `-${i + 1}`;
-      const sharedCursor = join(options.stateDir, `watcher-cursor${suffix}.json`);
-      const hostEnv = host(`worker-${i + 1}`, 'worker', [{ from: sharedCursor, as: 'watcher-cursor.json', onlyIfMissing: true }]);
+      const hostEnv = host(`worker-${i + 1}`, 'worker', []);
       // Each worker's /metrics and /readyz (failing workflow tasks, head feed): an API's /readyz reports them.
       const metricsPort = String(i === 0 && options.workerMetricsPort ? options.workerMetricsPort : await freePort());
       workerMetricsPorts.push(metricsPort);
@@ -285,8 +281,6 @@ export async function startAppProcesses(options: AppProcessesOptions): Promise<A
             AUTHCAP_IDEMPOTENCY_DATABASE_URL: '',
             AUTHCAP_WORKER_METRICS_PORT: metricsPort,
             ...(options.validitySeconds ? { AUTHCAP_VALIDITY_SECONDS: String(options.validitySeconds) } : {}),
-            // Where a worker from before the watcher moved into Temporal kept its place: read once on upgrade.
-            AUTHCAP_WATCHER_CURSOR: separateHosts ? join(hostEnv.AUTHCAP_STATE_DIR!, 'watcher-cursor.json') : sharedCursor,
           },
           logFile(`worker${suffix}`),
         ),

@@ -32,13 +32,10 @@ export interface DevDeploymentOptions {
   moreMerchantKeys: boolean;
 }
 
-/**
- * The dev chain's networks. The first keeps the relayer ids and watcher cursor of a state dir
- * from before there were two (singleNetworkIds), so it carries on where it was.
- */
+/** The dev chain's networks, each with its tokens; the first network's first token is the default. */
 export function devDeploymentConfig(networks: DevNetwork[], options: DevDeploymentOptions): DeploymentFile {
   return {
-    networks: networks.map((network, i) => ({
+    networks: networks.map((network) => ({
       id: network.network,
       name: network.name,
       rpcUrls: [network.rpcUrl],
@@ -49,7 +46,6 @@ export function devDeploymentConfig(networks: DevNetwork[], options: DevDeployme
       confirmations: options.confirmations,
       tokens: network.tokens.map((token) => token.address),
       merchantKeys: merchantKeyVariables(options.moreMerchantKeys),
-      ...(i === 0 ? { singleNetworkIds: true } : {}),
     })),
   };
 }
@@ -65,8 +61,8 @@ export function writeDeploymentFile(stateDir: string, config: DeploymentFile): s
 }
 
 /** The operator's deployment file (AUTHCAP_CONFIG): their chain instead of anvil. */
-export function givenDeploymentFile(env: NodeJS.ProcessEnv = process.env): string | undefined {
-  const given = env.AUTHCAP_CONFIG?.trim();
+export function givenDeploymentFile(settings: { AUTHCAP_CONFIG?: string }): string | undefined {
+  const given = settings.AUTHCAP_CONFIG?.trim();
   return given ? resolve(given) : undefined;
 }
 

@@ -19,6 +19,9 @@ export interface EmbeddedTemporalOptions {
   persistent: boolean;
   headless?: boolean;
   metricsPort?: number;
+  /** The dev server's SQLite pragmas and dynamic config (AUTHCAP_SQLITE_PRAGMAS, AUTHCAP_TEMPORAL_DYNAMIC_CONFIG). */
+  sqlitePragmas?: string[];
+  dynamicConfig?: string[];
   uiCodecEndpoint?: string;
   log: (line: string) => void;
 }
@@ -84,6 +87,8 @@ export async function startEmbeddedTemporal(options: EmbeddedTemporalOptions): P
     dbFile,
     headless: options.headless,
     metricsPort: options.metricsPort,
+    sqlitePragmas: options.sqlitePragmas,
+    dynamicConfig: options.dynamicConfig,
     uiCodecEndpoint: options.uiCodecEndpoint,
     log: options.log,
   });

@@ -12,11 +12,14 @@ import { readSettings } from '../runtime/settings/read.js';
 installSafetyNet();
 
 let settings: Settings<'dev-stack'>;
+let workerSettings: Settings<'worker'>;
 let externalChain: boolean;
 let networks: DevNetworkCount;
 try {
   // Every variable the dev stack reads, validated now (runtime/settings/catalog.ts): each wrong one named.
   settings = readSettings('dev-stack');
+  // And the worker's, which the stack's chain policy (validity, reconcile, watcher) is made of.
+  workerSettings = readSettings('worker');
   externalChain = usesExternalChain();
   networks = externalChain ? 1 : settings.AUTHCAP_DEV_NETWORKS;
   // Settings that mean nothing on this chain are said to be ignored, never dropped in silence.
@@ -50,6 +53,7 @@ const stack = await startStack({
   // the supervisor below then stops the rest instead of leaving a half-working stack behind.
   separateProcesses: true,
   settings,
+  workerSettings,
 }).catch((err: Error) => {
   safeLog(`authcap: could not start: ${err.message}`);
   process.exit(1);

@@ -11,14 +11,14 @@ import { DefaultLogger, Runtime, type WorkflowBundleOption } from '@temporalio/w
 import { ApiKeyStore, createDevKeys } from '../client/apiKeys.js';
 import { AuthcapClient } from '../client/authcapClient.js';
 import { createApiServer, listen } from '../api/server.js';
-import { codecFromEnv, ensureDevCodecKeys } from '../runtime/codec.js';
+import { codecOf, ensureDevCodecKeys } from '../runtime/codec.js';
 import { startCodecServer } from '../runtime/codecServer.js';
 import { sameLocalUser } from './localPeer.js';
 import { processCounts, startAppProcesses } from './appProcesses.js';
 import { freePort, type ManagedProcess } from './process.js';
 import { loadTemporalSettings, type TemporalSettings } from '../runtime/temporal.js';
 import { createAuthcapWorker, type AuthcapWorker } from '../worker/createWorker.js';
-import { watcherConfigOf } from '../worker/config.js';
+import { chainPolicyOf } from '../worker/config.js';
 import type { Settings } from '../runtime/settings/catalog.js';
 import { readSettings } from '../runtime/settings/read.js';
 import { tracingPluginFromEnv } from '../runtime/tracing.js';
@@ -120,6 +120,11 @@ export interface StackOptions {
    * read here from this process's environment (an embedded stack: the test suites, the bench).
    */
   settings?: Settings<'dev-stack'>;
+  /**
+   * The worker settings the stack's chain policy is made of (and its in-process worker's), read with
+   * `settings`; default: read here, after the dev stack's own default for AUTHCAP_WEBHOOK_ALLOW_LOOPBACK (on).
+   */
+  workerSettings?: Settings<'worker'>;
   /** Ports of the second and later API processes (default apiPort + 1, + 2…). */
   moreApiPorts?: number[];
   /**
@@ -165,17 +170,17 @@ let runtimeInstalled = false;
 export async function startStack(options: StackOptions): Promise<Stack> {
   const log = options.log ?? ((line: string) => console.log(line));
   const settings = options.settings ?? readSettings('dev-stack');
-  // The in-process worker's policy and the operator's chain config take the worker's own settings.
-  const workerSettings = readSettings('worker');
   // A local receiver (AUTHCAP_WEBHOOK_URL=http://127.0.0.1:…) is the dev stack's usual webhook: allow
-  // loopback here, never private or metadata addresses. AUTHCAP_WEBHOOK_ALLOW_LOOPBACK=0 refuses it too.
+  // loopback for its processes, never private or metadata addresses. AUTHCAP_WEBHOOK_ALLOW_LOOPBACK=0 refuses it too.
   process.env.AUTHCAP_WEBHOOK_ALLOW_LOOPBACK ??= '1';
+  // The in-process worker's policy and the operator's chain config take the worker's own settings.
+  const workerSettings = options.workerSettings ?? readSettings('worker');
   // Everything in the state dir is private to this user: keys, the chain, Temporal's database.
   const previousUmask = process.umask(0o077);
   mkdirSync(options.stateDir, { recursive: true, mode: 0o700 });
   chmodSync(options.stateDir, 0o700);
   if (!runtimeInstalled) {
-    Runtime.install({ logger: new DefaultLogger((process.env.AUTHCAP_LOG_LEVEL as 'INFO' | undefined) ?? 'WARN') });
+    Runtime.install({ logger: new DefaultLogger(temporalLogLevel(settings.AUTHCAP_LOG_LEVEL)) });
     runtimeInstalled = true;
   }
   const stops: (() => Promise<void>)[] = [() => Promise.resolve(void process.umask(previousUmask))];
@@ -184,11 +189,12 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     stops.length = 0;
   };
   try {
-    // Payload encryption: the operator's keys, else the dev stack's own (kept in the state dir).
-    if (!process.env.AUTHCAP_CODEC_KEYS && !process.env.AUTHCAP_CODEC_KEY_FILE && process.env.AUTHCAP_CODEC !== 'off') {
-      process.env.AUTHCAP_CODEC_KEYS = ensureDevCodecKeys(options.stateDir);
-    }
-    const codec = codecFromEnv(process.env);
+    // Payload encryption: the operator's keys, else the dev stack's own (kept in the state dir), put in
+    // this process's environment for the processes it starts and the clients it makes.
+    const devKeys =
+      !settings.AUTHCAP_CODEC_KEYS && !settings.AUTHCAP_CODEC_KEY_FILE && settings.AUTHCAP_CODEC !== 'off' ? ensureDevCodecKeys(options.stateDir) : undefined;
+    if (devKeys) process.env.AUTHCAP_CODEC_KEYS = devKeys;
+    const codec = codecOf(devKeys ? { AUTHCAP_CODEC_KEYS: devKeys } : settings);
     const codecToken = devSecret(options.stateDir, 'codec-token');
     // Only the UI's own origin: it listens on 127.0.0.1 alone, so http://localhost:<port> could be
     // another user's server on ::1, whose pages the operator's browser would send here.
@@ -228,6 +234,8 @@ export async function startStack(options: StackOptions): Promise<Stack> {
         persistent: options.persistent,
         headless: options.headless,
         metricsPort: options.temporalMetricsPort,
+        sqlitePragmas: settings.AUTHCAP_SQLITE_PRAGMAS,
+        dynamicConfig: settings.AUTHCAP_TEMPORAL_DYNAMIC_CONFIG,
         uiCodecEndpoint: codecEndpoint || undefined,
         log,
       });
@@ -243,7 +251,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     // Chain: the operator's deployment file (AUTHCAP_CONFIG) names theirs, else anvil with our token
     // and a deployment.json of the stack's own. Checked against the chains before anything serves: a
     // wrong id or token stops the start, with why.
-    const givenFile = givenDeploymentFile();
+    const givenFile = givenDeploymentFile(settings);
     const external = givenFile !== undefined;
     const devChain = external ? undefined : await startDevChain(devChainOptions(options, settings, workerSettings), stops);
     if (devChain) Object.assign(processes, { anvil: devChain.anvils[0]!.process, anvils: devChain.anvils.map((a) => a.process) });
@@ -305,14 +313,11 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     } else {
       worker = await createAuthcapWorker({
         temporal,
-        chain: {
-          ...chainConfig,
-          validitySeconds: options.validitySeconds ?? chainConfig.validitySeconds,
-          confirmations: options.confirmations ?? chainConfig.confirmations,
-        },
+        // The networks' confirmations are in the deployment file the stack wrote (options.confirmations included).
+        policy: { ...chainPolicyOf(workerSettings), validitySeconds: options.validitySeconds ?? chainConfig.validitySeconds },
         deployment,
         workflowBundle: options.workflowBundle,
-        watcher: watcherConfigOf(chainConfig, options.stateDir, workerSettings),
+        watch: workerSettings.AUTHCAP_WATCH,
         settings: workerSettings,
       });
       const running = worker.run();
@@ -390,4 +395,21 @@ function devSecret(stateDir: string, name: string): string {
   const file = join(stateDir, name);
   if (!existsSync(file)) writeFileSync(file, randomBytes(24).toString('base64url'), { mode: 0o600 });
   return readFileSync(file, 'utf8').trim();
+}
+
+/** The Temporal core's log level from AUTHCAP_LOG_LEVEL (the dev stack's: warnings unless asked). */
+function temporalLogLevel(level: Settings<'dev-stack'>['AUTHCAP_LOG_LEVEL']): 'TRACE' | 'DEBUG' | 'INFO' | 'WARN' | 'ERROR' {
+  switch (level) {
+    case 'trace':
+    case 'debug':
+    case 'info':
+    case 'warn':
+    case 'error':
+      return level.toUpperCase() as 'TRACE' | 'DEBUG' | 'INFO' | 'WARN' | 'ERROR';
+    case 'fatal':
+    case 'silent':
+      return 'ERROR';
+    default:
+      return 'WARN';
+  }
 }

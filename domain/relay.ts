@@ -143,7 +143,7 @@ export interface InflightReport {
   checked?: { requestId: string; failure?: CaptureFailure }[];
 }
 
-/** Every relayer activity names the merchant key it works for (absent: the first key, as recorded before several keys). */
+/** Every relayer activity names the merchant key it works for (absent: the network's first key). */
 export interface RelayerActivities {
   relayerAccountNonce(request?: { sender?: Address }): Promise<number>;
   /** Builds each item's call (refusing any it cannot check), signs the rest with consecutive nonces, broadcasts them in order. */
@@ -151,22 +151,19 @@ export interface RelayerActivities {
   inspectInflight(request: { inflight: InflightTransaction[]; now: number; stuckAfterMs: number; sender?: Address }): Promise<InflightReport>;
 }
 
-/**
- * One relayer per merchant key and network: `relayer-<network>-<key>`, or `relayer-<key>` on the
- * network that keeps the one-network shape's ids (its open relayers keep their nonce sequences).
- */
-export function relayerWorkflowId(merchant: Address, network?: string): string {
-  return network ? `relayer-${network}-${merchant.toLowerCase()}` : `relayer-${merchant.toLowerCase()}`;
+/** One relayer per merchant key and network: `relayer-<network>-<key>`. */
+export function relayerWorkflowId(merchant: Address, network: string): string {
+  return `relayer-${network}-${merchant.toLowerCase()}`;
 }
 
-const RELAYER_ID = /^relayer-(?:(eip155:\d+)-)?(0x[0-9a-f]{40})$/;
+const RELAYER_ID = /^relayer-(eip155:\d+)-(0x[0-9a-f]{40})$/;
 
 /** The merchant key a relayer works for, from its workflow id. */
 export function relayerSender(workflowId: string): Address | undefined {
   return (RELAYER_ID.exec(workflowId)?.[2] as Address | undefined) ?? undefined;
 }
 
-/** The network a relayer works on, from its workflow id (absent: the one-network shape's). */
+/** The network a relayer works on, from its workflow id (undefined: not a relayer's id). */
 export function relayerNetwork(workflowId: string): string | undefined {
   return RELAYER_ID.exec(workflowId)?.[1];
 }

@@ -12,7 +12,6 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'n
 import { join } from 'node:path';
 import type { Payload, PayloadCodec, SerializationContext } from '@temporalio/common';
 import { SEAL_MARKER, unsealedInput, type UnsealedReason } from '../domain/sealed.js';
-import { readVariable } from './settings/read.js';
 
 export const ENCRYPTED_ENCODING = 'binary/encrypted';
 const ENCODING_KEY = 'encoding';
@@ -210,20 +209,27 @@ export function readCodecKeyFile(file: string): CodecKeys {
 }
 
 /**
- * The codec from the environment: AUTHCAP_CODEC_KEYS or AUTHCAP_CODEC_KEY_FILE. Without keys a
- * process refuses to start unless AUTHCAP_CODEC=off says plain payloads are wanted (never in production).
+ * The variables a codec is made of, as a process's entry read them (its settings; a raw environment
+ * has the same shape, and these variables' rules take the text as it is).
  */
-export function codecFromEnv(env: NodeJS.ProcessEnv = process.env): EncryptionCodec | undefined {
-  const keys = readVariable('AUTHCAP_CODEC_KEYS', env);
-  if (keys) return new EncryptionCodec(parseCodecKeys(keys));
-  const file = readVariable('AUTHCAP_CODEC_KEY_FILE', env);
-  if (file) return new EncryptionCodec(readCodecKeyFile(file));
+export interface CodecSettings {
+  AUTHCAP_CODEC_KEYS?: string;
+  AUTHCAP_CODEC_KEY_FILE?: string;
+  /** "off": plain payloads (tests only). */
+  AUTHCAP_CODEC?: string;
+}
+
+/** The codec of AUTHCAP_CODEC_KEYS, else of AUTHCAP_CODEC_KEY_FILE; undefined without either. */
+export function codecOf(settings: CodecSettings): EncryptionCodec | undefined {
+  if (settings.AUTHCAP_CODEC_KEYS) return new EncryptionCodec(parseCodecKeys(settings.AUTHCAP_CODEC_KEYS));
+  if (settings.AUTHCAP_CODEC_KEY_FILE) return new EncryptionCodec(readCodecKeyFile(settings.AUTHCAP_CODEC_KEY_FILE));
   return undefined;
 }
 
-export function requireCodec(env: NodeJS.ProcessEnv = process.env): EncryptionCodec | undefined {
-  const codec = codecFromEnv(env);
-  if (!codec && readVariable('AUTHCAP_CODEC', env) !== 'off') {
+/** codecOf, for a process's start: without keys it refuses unless AUTHCAP_CODEC=off says plain payloads are wanted (never in production). */
+export function requireCodec(settings: CodecSettings): EncryptionCodec | undefined {
+  const codec = codecOf(settings);
+  if (!codec && settings.AUTHCAP_CODEC !== 'off') {
     throw new Error(
       'authcap: no payload encryption key. Set AUTHCAP_CODEC_KEYS (or AUTHCAP_CODEC_KEY_FILE); AUTHCAP_CODEC=off runs without encryption (tests only).',
     );

@@ -6,7 +6,7 @@
 import { createRemoteJWKSet, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from 'jose';
 import type { CodecServerOptions, VerifiedBearer } from './codecServer.js';
 import type { Settings } from './settings/catalog.js';
-import { readVariable } from './settings/read.js';
+import { defaultOf } from './settings/read.js';
 
 export interface JwtVerifierOptions {
   /** The identity provider's JWKS (RS256, PS256, ES256, EdDSA keys); or: */
@@ -58,8 +58,8 @@ export function jwtBearerVerifier(options: JwtVerifierOptions): (bearer: string)
   if (!options.issuer || !options.audience) throw new Error('codec server: a JWT verifier needs an issuer and an audience');
   if (options.secret !== undefined && Buffer.byteLength(options.secret) < 32) throw new Error('codec server: the JWT secret must be at least 32 bytes');
   // The catalog's defaults, so an embedder that names neither gets the same rule as the server.
-  const claim = options.operatorClaim ?? readVariable('AUTHCAP_CODEC_JWT_OPERATOR_CLAIM', {});
-  const role = options.operatorRole ?? readVariable('AUTHCAP_CODEC_JWT_OPERATOR_ROLE', {});
+  const claim = options.operatorClaim ?? defaultOf('AUTHCAP_CODEC_JWT_OPERATOR_CLAIM');
+  const role = options.operatorRole ?? defaultOf('AUTHCAP_CODEC_JWT_OPERATOR_ROLE');
   if (!claim || !role) throw new Error('codec server: the operator claim and role must not be empty');
   const key: Uint8Array | JWTVerifyGetKey =
     options.secret !== undefined ? new TextEncoder().encode(options.secret) : createRemoteJWKSet(new URL(options.jwksUrl!), { timeoutDuration: 5_000 });

@@ -4,11 +4,11 @@
 import { loadClientConnectConfig } from '@temporalio/envconfig';
 import type { ClientConnectConfig } from '@temporalio/envconfig';
 import type { DataConverter } from '@temporalio/common';
-import { codecFromEnv } from './codec.js';
-import { readVariable } from './settings/read.js';
+import { codecOf } from './codec.js';
+import { defaultOf, readVariable } from './settings/read.js';
 
 /** AUTHCAP_TASK_QUEUE's default (runtime/settings/catalog.ts). */
-export const DEFAULT_TASK_QUEUE = readVariable('AUTHCAP_TASK_QUEUE', {});
+export const DEFAULT_TASK_QUEUE = defaultOf('AUTHCAP_TASK_QUEUE');
 
 export interface TemporalSettings {
   connectionOptions: ClientConnectConfig['connectionOptions'];
@@ -38,6 +38,6 @@ export function loadTemporalSettings(overrides: { address?: string; namespace?: 
 
 /** Payloads sealed by the codec when keys are configured (AUTHCAP_CODEC_KEYS / AUTHCAP_CODEC_KEY_FILE). */
 export function dataConverterFromEnv(env: NodeJS.ProcessEnv = process.env): DataConverter | undefined {
-  const codec = codecFromEnv(env);
+  const codec = codecOf(env);
   return codec ? { payloadCodecs: [codec] } : undefined;
 }

@@ -17,9 +17,14 @@ export interface WebhookAddressPolicy {
   allowPrivate: boolean;
 }
 
-/** Read at each use, so a worker and an API started with the same environment agree. */
+/** The policy of a process's settings (the worker's: its deliveries; the API's and CLI's: registration). */
+export function webhookAddressPolicyOf(settings: { [ALLOW_LOOPBACK_ENV]: boolean; [ALLOW_PRIVATE_ENV]: boolean }): WebhookAddressPolicy {
+  return { allowLoopback: settings[ALLOW_LOOPBACK_ENV], allowPrivate: settings[ALLOW_PRIVATE_ENV] };
+}
+
+/** webhookAddressPolicyOf from `env` through the catalog's rules, so a worker and an API started with the same environment agree. */
 export function webhookAddressPolicyFromEnv(env: NodeJS.ProcessEnv = process.env): WebhookAddressPolicy {
-  return { allowLoopback: readVariable(ALLOW_LOOPBACK_ENV, env), allowPrivate: readVariable(ALLOW_PRIVATE_ENV, env) };
+  return webhookAddressPolicyOf({ [ALLOW_LOOPBACK_ENV]: readVariable(ALLOW_LOOPBACK_ENV, env), [ALLOW_PRIVATE_ENV]: readVariable(ALLOW_PRIVATE_ENV, env) });
 }
 
 export type AddressClass = 'public' | 'metadata' | 'link-local' | 'loopback' | 'unspecified' | 'private' | 'multicast' | 'reserved';

@@ -1,7 +1,7 @@
-// The worker's chain settings: the deployment file (AUTHCAP_CONFIG) and the policy from the environment.
+// The worker's chain settings: the deployment file (AUTHCAP_CONFIG) and the policy from its settings.
 // The merchant keys live only here.
 import type { Address } from 'viem';
-import type { ChainConfig } from '../activities/index.js';
+import type { ChainConfig, ChainPolicy } from '../activities/index.js';
 import { loadDeployment, type LoadedNetwork } from '../runtime/deployment/load.js';
 import { resolveDeployment, type ResolvedDeployment } from '../runtime/deployment/resolve.js';
 import type { Settings } from '../runtime/settings/catalog.js';
@@ -20,17 +20,16 @@ export type ChainPolicySettings = Pick<
 /**
  * The worker's deployment (its settings' AUTHCAP_CONFIG): its networks and tokens, checked against
  * their chains, with the merchant keys from the variables the file names in `env` (names of the
- * operator's choosing, which no catalog lists), and the policy every network shares. `chain` names
- * the first network's first token and key, for what still reads one (metrics, tests).
+ * operator's choosing, which no catalog lists), and the policy every network shares.
  */
 export async function workerDeployment(
   settings: ChainPolicySettings & Pick<Settings<'worker'>, 'AUTHCAP_CONFIG'>,
   env: NodeJS.ProcessEnv,
-): Promise<{ chain: ChainConfig; deployment: ResolvedDeployment }> {
+): Promise<{ policy: ChainPolicy; deployment: ResolvedDeployment }> {
   const loaded = loadDeployment({ ...env, AUTHCAP_CONFIG: settings.AUTHCAP_CONFIG });
   // Each network is its own failure domain: one whose node does not answer now is served once it does.
   const deployment = await resolveDeployment(loaded, { degraded: true });
-  return { deployment, chain: chainConfigOf(loaded.networks[0]!, settings) };
+  return { deployment, policy: chainPolicyOf(settings) };
 }
 
 /**
@@ -42,7 +41,7 @@ export function chainConfigOf(
   settings: ChainPolicySettings,
 ): ChainConfig {
   return {
-    ...chainPolicy(settings),
+    ...chainPolicyOf(settings),
     rpcUrl: first.rpcUrls[0]!,
     wsUrl: first.wsUrl,
     tokenAddress: first.tokens[0]! as Address,
@@ -53,7 +52,7 @@ export function chainConfigOf(
 }
 
 /** The policy every network shares: validity windows, history and reconcile settings. */
-function chainPolicy(settings: ChainPolicySettings) {
+export function chainPolicyOf(settings: ChainPolicySettings): ChainPolicy {
   return {
     validitySeconds: settings.AUTHCAP_VALIDITY_SECONDS,
     reconcileIntervalSeconds: reconcileInterval(settings),
@@ -71,17 +70,4 @@ function chainPolicy(settings: ChainPolicySettings) {
  */
 function reconcileInterval(settings: Pick<ChainPolicySettings, 'AUTHCAP_RECONCILE_SECONDS' | 'AUTHCAP_WATCH'>): number {
   return settings.AUTHCAP_RECONCILE_SECONDS ?? (settings.AUTHCAP_WATCH ? 0 : 15);
-}
-
-/** The watcher's settings: on unless AUTHCAP_WATCH=0; its WebSocket is the network's (`wsUrl` in the deployment file). */
-export function watcherConfigOf(
-  chain: Pick<ChainConfig, 'wsUrl'>,
-  stateDir: string,
-  settings: Pick<Settings<'worker'>, 'AUTHCAP_WATCH' | 'AUTHCAP_WATCHER_CURSOR'>,
-) {
-  if (!settings.AUTHCAP_WATCH) return undefined;
-  return {
-    cursorFile: settings.AUTHCAP_WATCHER_CURSOR ?? `${stateDir}/watcher-cursor.json`,
-    wsUrl: chain.wsUrl,
-  };
 }

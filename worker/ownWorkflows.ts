@@ -55,7 +55,7 @@ export function startOwnWorkflows(client: Client, options: OwnWorkflowsOptions):
 
 const WATCHERS_CHECKED_EVERY_MS = 60_000;
 
-/** Endpoints registered before dispatchers existed, or whose dispatcher ended: each has one. */
+/** Every endpoint has its dispatcher, even one whose start failed after the endpoint was made, or that was terminated. */
 async function ensureDispatchers(client: Client, taskQueue: string, log: (line: string) => void): Promise<void> {
   try {
     for (const endpoint of await eventBridges(client).listEndpoints()) await ensureWebhookDispatcher(client, taskQueue, endpoint.id);

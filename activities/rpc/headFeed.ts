@@ -1,8 +1,8 @@
 // New blocks as the node announces them (a `newHeads` subscription over WebSocket), shared by every
 // wait in the worker process: a capture waiting for its block or its confirmation depth wakes when
 // the block arrives, instead of each one polling the node on its own timer. Without a WebSocket (or
-// when it drops) the waits simply time out and read the node themselves, as before: captures still
-// work, only slower. So the feed also says how it is doing (`status()`), for the worker's /readyz
+// when it drops) the waits simply time out and read the node themselves: captures still work, only
+// slower. So the feed also says how it is doing (`status()`), for the worker's /readyz
 // and the API's, since nothing else would show that captures have quietly become slower.
 import { createPublicClient, hexToBigInt, webSocket, type Chain, type Hex } from 'viem';
 

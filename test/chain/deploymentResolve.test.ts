@@ -170,7 +170,6 @@ describe('resolveDeployment', () => {
       tokens: [ourToken],
       confirmations: 1,
       logSpan: 1999,
-      singleNetworkIds: false,
       merchantPrivateKeys: [],
     };
     const err = await refusal({

@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { audit } from './audit.js';
 import { FULL, eventually, kill, sleep, startWorld, type World } from './harness.js';
-import { pool } from '../../bench/stats.js';
+import { pool } from '../bench/stats.js';
 import { createStored, sign } from './drive.js';
 
 const MINUTES = Number(process.env.AUTHCAP_SOAK_MINUTES ?? 30);

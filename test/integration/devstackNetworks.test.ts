@@ -56,10 +56,10 @@ describe('the dev stack with two networks', () => {
     expect(statSync(file).mode & 0o777).toBe(0o600);
     const text = readFileSync(file, 'utf8');
     expect(text).not.toContain(devAccounts().merchant.privateKey.slice(2));
-    const raw = JSON.parse(text) as { networks: { id: string; singleNetworkIds?: boolean; merchantKeys: string[] }[] };
-    expect(raw.networks.map((n) => [n.id, n.singleNetworkIds ?? false, n.merchantKeys])).toEqual([
-      ['eip155:31337', true, ['MERCHANT_PRIVATE_KEY']],
-      ['eip155:31338', false, ['MERCHANT_PRIVATE_KEY']],
+    const raw = JSON.parse(text) as { networks: { id: string; merchantKeys: string[] }[] };
+    expect(raw.networks.map((n) => [n.id, n.merchantKeys])).toEqual([
+      ['eip155:31337', ['MERCHANT_PRIVATE_KEY']],
+      ['eip155:31338', ['MERCHANT_PRIVATE_KEY']],
     ]);
     // What the chains say, not what the file says: resolveDeployment reads each token.
     const tokens = resolved.networks.map((n) => [n.network, n.chainId, n.tokens.map((t) => [t.name, t.symbol, t.decimals, t.version, t.form])]);

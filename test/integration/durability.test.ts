@@ -87,7 +87,7 @@ describe('the relayer and the capture path', () => {
     // The state continue-as-new carries: one request not yet broadcast.
     await temporal.workflow.start('merchantRelayerWorkflow', {
       taskQueue: chain.taskQueue,
-      workflowId: relayerWorkflowId(chain.merchant.address),
+      workflowId: relayerWorkflowId(chain.merchant.address, chain.network),
       args: [
         {
           accountNonce: null,

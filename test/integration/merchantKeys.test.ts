@@ -52,7 +52,7 @@ describe('several merchant keys', () => {
     // One relayer per key.
     const temporal = await connectTemporal();
     try {
-      for (const key of keys) expect((await temporal.workflow.getHandle(relayerWorkflowId(key)).describe()).status.name).toBe('RUNNING');
+      for (const key of keys) expect((await temporal.workflow.getHandle(relayerWorkflowId(key, chain.network)).describe()).status.name).toBe('RUNNING');
     } finally {
       await temporal.connection.close();
     }

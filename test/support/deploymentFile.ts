@@ -15,8 +15,7 @@ export interface TestNetwork {
 }
 
 /**
- * `<dir>/deployment.json` (0600) for one network, its first token the default, with the ids of a
- * deployment's first network (singleNetworkIds) as the dev stack's own file gives its first.
+ * `<dir>/deployment.json` (0600) for one network, its first token the default.
  * AUTHCAP_WS_URL: unset, the node's own WebSocket; empty, none (new blocks polled); else that URL.
  */
 export function writeTestDeployment(dir: string, network: TestNetwork, env: Record<string, string | undefined> = {}): string {
@@ -31,7 +30,6 @@ export function writeTestDeployment(dir: string, network: TestNetwork, env: Reco
         tokens: [network.tokenAddress],
         // More keys when the case gives them (the loader refuses a named variable that is empty).
         merchantKeys: ['MERCHANT_PRIVATE_KEY', ...(env.MERCHANT_PRIVATE_KEYS?.trim() ? ['MERCHANT_PRIVATE_KEYS'] : [])],
-        singleNetworkIds: true,
       },
     ],
   });

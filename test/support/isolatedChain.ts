@@ -16,6 +16,7 @@ import { freePort, startProcess, type ManagedProcess } from '../../devstack/proc
 import { processCommand } from '../../devstack/build.js';
 import { deployDevToken, devAccounts } from '../../devstack/token.js';
 import { tokenAbi } from '../../domain/tokenAbi.js';
+import { networkOfChainId } from '../../runtime/deployment/schema.js';
 import { loadTemporalSettings } from '../../runtime/temporal.js';
 import { startRpcProxy, type ProxyOptions } from '../chain/support/rpcProxy.js';
 import { dev } from './api.js';
@@ -33,6 +34,8 @@ function keyAt(addressIndex: number): { address: Address; privateKey: Hex } {
 
 export interface IsolatedChain {
   anvil: Anvil;
+  /** The anvil's CAIP-2 id, as the worker serves it (relayer ids name it). */
+  network: string;
   /** What the worker talks to: the proxy when one was asked for, else anvil. */
   workerRpcUrl: string;
   tokenAddress: Address;
@@ -65,7 +68,7 @@ export async function startIsolatedChain(
   const publicClient = createPublicClient({ chain, transport, pollingInterval: 100 });
   const testClient = createTestClient({ chain, transport, mode: 'anvil' });
   // A key of its own, never one another test process could pick: the relayer's workflow id is the
-  // key's (relayer-<address>), and Temporal is the suite's, so two chains sharing a key would share
+  // network's and key's (relayer-<network>-<address>; every anvil is eip155:31337), and Temporal is the suite's, so two chains sharing a key would share
   // a relayer, and one chain's captures would be sent on the other's.
   const merchant = newKey();
   await testClient.setBalance({ address: merchant.address, value: parseEther('100') });
@@ -122,6 +125,7 @@ export async function startIsolatedChain(
   const ownerWallet = createWalletClient({ chain, transport, account: mnemonicToAccount(ANVIL_MNEMONIC, { addressIndex: 0 }) });
   const isolated: IsolatedChain = {
     anvil,
+    network: networkOfChainId(anvil.chainId),
     workerRpcUrl,
     tokenAddress,
     merchant,

@@ -1,6 +1,6 @@
 // A simulated host of the production shape (devstack/appProcesses.ts prepareHost): its own state dir
 // and HOME, every file its process reads copied in (0600) and named by an absolute path, the API key
-// file kept in sync, a file it already has left alone.
+// file kept in sync.
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -45,15 +45,5 @@ describe('prepareHost', () => {
       host.stop();
       other.stop();
     }
-  });
-
-  it('carries a file over only once: what the host wrote since is kept', () => {
-    writeFileSync(join(stateDir, 'watcher-cursor.json'), '{"lastBlock":"5"}');
-    const spec = { stateDir, name: 'worker-1', files: [{ from: join(stateDir, 'watcher-cursor.json'), as: 'watcher-cursor.json', onlyIfMissing: true }] };
-    const first = prepareHost(spec);
-    expect(readFileSync(join(first.dir, 'watcher-cursor.json'), 'utf8')).toBe('{"lastBlock":"5"}');
-    writeFileSync(join(first.dir, 'watcher-cursor.json'), '{"lastBlock":"9"}');
-    const again = prepareHost(spec);
-    expect(readFileSync(join(again.dir, 'watcher-cursor.json'), 'utf8')).toBe('{"lastBlock":"9"}');
   });
 });

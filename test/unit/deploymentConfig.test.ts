@@ -57,7 +57,6 @@ describe('parseDeployment: valid configurations', () => {
       confirmations: 1,
       logSpan: 1999,
       tokens: [TOKEN_A],
-      singleNetworkIds: false,
       merchantPrivateKeys: [KEY_1],
     });
     // merchantKeys (names of variables) never leave the loader: only the keys they hold.
@@ -74,7 +73,6 @@ describe('parseDeployment: valid configurations', () => {
           tokens: [TOKEN_A, TOKEN_B],
           confirmations: 12,
           merchantKeys: ['ETH_KEY'],
-          singleNetworkIds: true,
         }),
       ]),
       'two.json',
@@ -87,7 +85,6 @@ describe('parseDeployment: valid configurations', () => {
       logSpan: 500,
       wsUrl: 'wss://base.example/ws',
       publicRpcUrls: ['https://mainnet.base.org'],
-      singleNetworkIds: false,
       merchantPrivateKeys: [KEY_1],
     });
     expect(loaded.networks[1]).toMatchObject({
@@ -95,7 +92,6 @@ describe('parseDeployment: valid configurations', () => {
       tokens: [TOKEN_A, TOKEN_B],
       confirmations: 12,
       logSpan: 1999,
-      singleNetworkIds: true,
       merchantPrivateKeys: [KEY_2],
     });
   });
@@ -132,12 +128,6 @@ describe('parseDeployment: each wrong entry is refused with its path', () => {
       config: text([network({ tokens: [TOKEN_A, TOKEN_B, TOKEN_A.toUpperCase().replace('0X', '0x')] })]),
       path: 'networks[0].tokens[2]',
       says: /listed twice/,
-    },
-    {
-      what: 'singleNetworkIds on two networks',
-      config: text([network({ singleNetworkIds: true }), network({ id: 'eip155:1', singleNetworkIds: true })]),
-      path: 'networks',
-      says: /singleNetworkIds may be set on one network only/,
     },
     {
       what: 'an unknown field in a network',
@@ -388,7 +378,7 @@ describe('Catalog.select', () => {
     expect(catalog.select({ network: 'eip155:84532', token: TOKEN_A }).network).toBe('eip155:84532');
   });
 
-  it('tokenOf: undefined (records from before networks) is the default token; otherwise the token named', () => {
+  it('tokenOf: what a reference leaves out is the default token; otherwise the token named', () => {
     const catalog = new Catalog([served('eip155:8453', [usdcBase, eurc]), served('eip155:1', [usdcEth])]);
     expect(catalog.tokenOf(undefined)).toBe(usdcBase);
     expect(catalog.tokenOf({})).toBe(usdcBase);

@@ -32,12 +32,12 @@ const networks: DevNetwork[] = [
 const key = (byte: string) => `0x${byte.repeat(32)}`;
 
 describe("the dev stack's deployment.json", () => {
-  it("lists both networks with their tokens, keeps the first network's ids (singleNetworkIds) on the first only, and loads", () => {
+  it('lists both networks with their tokens, and loads', () => {
     const config = devDeploymentConfig(networks, { confirmations: 2, headFeed: true, moreMerchantKeys: false });
     const loaded = parseDeployment(JSON.stringify(config), 'deployment.json', { MERCHANT_PRIVATE_KEY: key('11') });
-    expect(loaded.networks.map((n) => [n.id, n.name, n.tokens, n.singleNetworkIds])).toEqual([
-      ['eip155:31337', 'Dev chain', [usdc], true],
-      ['eip155:31338', 'Dev chain 2', [usdc, euro], false],
+    expect(loaded.networks.map((n) => [n.id, n.name, n.tokens])).toEqual([
+      ['eip155:31337', 'Dev chain', [usdc]],
+      ['eip155:31338', 'Dev chain 2', [usdc, euro]],
     ]);
     expect(loaded.networks[1]).toMatchObject({
       rpcUrls: ['http://127.0.0.1:8546'],
@@ -64,7 +64,6 @@ describe("the dev stack's deployment.json", () => {
   it('leaves the WebSocket out when the head feed is off (AUTHCAP_WS_URL set empty)', () => {
     const config = devDeploymentConfig(networks.slice(0, 1), { confirmations: 1, headFeed: false, moreMerchantKeys: false });
     expect(config.networks[0]).not.toHaveProperty('wsUrl');
-    expect(config.networks[0]).toMatchObject({ singleNetworkIds: true });
   });
 
   it('writes the file 0600 and refuses one the processes would refuse', () => {

@@ -113,7 +113,7 @@ describe('asActivityError', () => {
     expect(failure(rpc(3, 'execution reverted')).type).toBe('capture_reverted');
   });
 
-  // BUG (activities/revert.ts revertReasonOf, reached through asActivityError): viem's message puts
+  // BUG (runtime/chain/revert.ts revertReasonOf, reached through asActivityError): viem's message puts
   // "Details: execution reverted\nVersion: viem@2.x" on consecutive lines and /execution reverted:?\s*(.+)/
   // lets \s* cross the newline, so the "reason" becomes "Version: viem@2.57.20". The same happens for
   // CallExecutionError ("for an unknown reason.").

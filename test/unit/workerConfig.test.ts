@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
 import { chainConfigOf } from '../../worker/config.js';
-import { workflowCacheSize } from '../../worker/createWorker.js';
 import { readSettings } from '../../runtime/settings/read.js';
 import { deploymentVersionOf } from '../../runtime/workerDeployment.js';
 
@@ -23,6 +22,7 @@ describe('worker settings', () => {
   });
 
   it('bounds the workflow cache', () => {
+    const workflowCacheSize = (env: Record<string, string>) => readSettings('worker', { ...base, ...env }).AUTHCAP_WORKFLOW_CACHE_SIZE;
     expect(workflowCacheSize({})).toBe(250);
     expect(workflowCacheSize({ AUTHCAP_WORKFLOW_CACHE_SIZE: '40' })).toBe(40);
     expect(() => workflowCacheSize({ AUTHCAP_WORKFLOW_CACHE_SIZE: '-1' })).toThrow(/AUTHCAP_WORKFLOW_CACHE_SIZE/);

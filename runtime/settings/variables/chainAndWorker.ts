@@ -70,13 +70,6 @@ export const chainAndWorkerVariables = {
     description:
       'The log watcher that nudges authorizations whose nonce moved: one per network and task queue, a Temporal workflow whose activity runs on whichever worker is alive. A worker with it on starts it if it is not running; "0" or "false" leaves that to other workers.',
   }),
-  AUTHCAP_WATCHER_CURSOR: variable({
-    processes: ['worker'],
-    schema: text(),
-    defaultText: '`<AUTHCAP_STATE_DIR>/watcher-cursor.json`',
-    description:
-      "Where a worker from before the watcher moved into Temporal kept its place in the chain: read once, when a network's watcher starts without a cursor of its own, so an upgrade misses no block. The cursor now lives in Temporal.",
-  }),
   AUTHCAP_ACTIVITY_SLOTS: variable({
     processes: ['worker'],
     schema: positiveWhole(100),
