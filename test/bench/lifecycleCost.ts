@@ -6,7 +6,7 @@
 import { Client } from '@temporalio/client';
 import { connectTemporal } from './temporalConnection.js';
 import proto, { type temporal } from '@temporalio/proto';
-import { parseResourceId } from '../../client/ids.js';
+import { parseResourceId } from '../../domain/ids.js';
 import { WEBHOOK_DISPATCH_WORKFLOW_TYPE } from '../../domain/webhookDispatch.js';
 import { pool } from './stats.js';
 

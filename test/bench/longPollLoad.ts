@@ -206,7 +206,7 @@ try {
   const api = new AuthcapApi(dev.apiUrl, dev.apiKey);
   const payer = (i: number) => dev.payers[i % dev.payers.length]!;
   // The long polls come from read-only operator keys of their own: reading is all it takes to hold one.
-  const store = ApiKeyStore.open(join(stateDir, 'api-keys.json'), {});
+  const store = ApiKeyStore.open(join(stateDir, 'api-keys.json'));
   const pollKeys = Array.from({ length: settings.keys }, (_, i) => store.create('operator', `long poll ${i + 1}`).key);
   const sampler = new UsageSampler(stackPids(stack));
 

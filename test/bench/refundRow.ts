@@ -4,7 +4,7 @@
 // what the refunds cost Temporal, read from their workflows' histories (test/bench/lifecycleCost.ts).
 import { randomUUID } from 'node:crypto';
 import type { Address, Hex, PublicClient } from 'viem';
-import { parseResourceId } from '../../client/ids.js';
+import { parseResourceId } from '../../domain/ids.js';
 import { parseAmount } from '../../domain/amount.js';
 import { refundsWorkflowId } from '../../domain/refunds.js';
 import type { Stack } from '../../devstack/stack.js';

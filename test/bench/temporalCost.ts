@@ -3,7 +3,7 @@
 import { Client } from '@temporalio/client';
 import { connectTemporal } from './temporalConnection.js';
 import proto from '@temporalio/proto';
-import { parseResourceId } from '../../client/ids.js';
+import { parseResourceId } from '../../domain/ids.js';
 import { averageSteps, captureSteps } from './captureProfile.js';
 
 const EventType = proto.temporal.api.enums.v1.EventType;
