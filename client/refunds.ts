@@ -192,7 +192,8 @@ export class Refunds {
         ],
       });
     const closed = 'closed' as const;
-    const answer: RefundRecord | typeof closed = await askAgainIfDropped(() =>
+    const squatter = 'squatter' as const;
+    const answer: RefundRecord | typeof closed | typeof squatter = await askAgainIfDropped(() =>
       workerCall<RefundRecord | typeof closed>(
         temporal,
         () => this.ctx.ping(),
@@ -207,7 +208,14 @@ export class Refunds {
           }),
         30_000,
       ),
-    );
+    ).catch(async (err: unknown) => {
+      // A start nobody authenticated held the id as we asked: its run refuses its start at its first
+      // task and rejects the update it was handed as unhandled (no code of ours). Once it failed, it
+      // holds nothing, and a real ledger takes its place.
+      if (round < 3 && err instanceof AuthcapError && err.code === 'internal_error' && (await this.squatted(runId))) return squatter;
+      throw err;
+    });
+    if (answer === squatter) return this.ask(runId, input, command, round + 1, true);
     if (answer !== closed) return answer;
     // "Already started" while the ledger is open: it was rolling over (continue-as-new) as we asked.
     if ((await this.ledger(runId))?.open && round < 3) return this.ask(runId, input, command, round + 1);
