@@ -112,7 +112,8 @@ async function ask(
       ],
     });
   const closed = 'closed' as const;
-  const answer: RefundRecord | typeof closed = await askAgainIfDropped(() =>
+  const squatter = 'squatter' as const;
+  const answer: RefundRecord | typeof closed | typeof squatter = await askAgainIfDropped(() =>
     transport.worker<RefundRecord | typeof closed>(
       // Told apart before the call's errors are translated: here "already started" means closed.
       () =>
@@ -125,7 +126,14 @@ async function ask(
         }),
       30_000,
     ),
-  );
+  ).catch(async (err: unknown) => {
+    // A start nobody authenticated held the id as we asked: its run refuses its start at its first
+    // task and rejects the update it was handed as unhandled (no code of ours). Once it failed, it
+    // holds nothing, and a real ledger takes its place.
+    if (round < 3 && err instanceof AuthcapError && err.code === 'internal_error' && (await squatted(transport, runId))) return squatter;
+    throw err;
+  });
+  if (answer === squatter) return ask(transport, runId, input, command, round + 1, true);
   if (answer !== closed) return answer;
   // "Already started" while the ledger is open: it was rolling over (continue-as-new) as we asked.
   if ((await readLedger(transport, runId))?.open && round < 3) return ask(transport, runId, input, command, round + 1);

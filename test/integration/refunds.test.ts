@@ -372,28 +372,27 @@ describe('the refund limit (isolated chain: 100 refunds keep its merchant key bu
     try {
       // Every one is accepted (the limit is not reached yet, 1.00 leaves room for all): no 5xx under the burst.
       expect(answers.filter((a) => a.status !== 201 && a.status !== 202).map((a) => `${a.status} ${JSON.stringify(a.body)}`)).toEqual([]);
-    } catch (failure) {
-      // The tests after this one share the isolated chain's merchant key: let what was accepted finish first.
+      const finals = await Promise.all(answers.map((a) => refundOutcome(world, a)));
+      // Whatever became of each, the chain and authcap agree (a refund recorded failed moved nothing).
+      await expectChainAgreesWithRefunds(world, afterCapture, finals);
+      expect(finals.filter((r) => r.state !== 'succeeded').map((r) => JSON.stringify(r))).toEqual([]);
+      expect(new Set(finals.map((r) => r.id)).size).toBe(100);
+      expect(new Set(finals.map((r) => r.transactionHash)).size).toBe(100);
+
+      await expectNothingSent(world, p.address, merchant, async () => {
+        expectApiError(await postRefund(world, captured.id, { amount: '0.000001' }), 422, 'refund_limit_reached');
+        expectApiError(await postRefund(world, captured.id, {}), 422, 'refund_limit_reached');
+      });
+      expect(await listRefundsIn(world, captured.id)).toHaveLength(100);
+      expect(await amounts(world, captured.id)).toEqual({ state: 'captured', amountCaptured: '1', amountRefunded: '0.0001' });
+      await expectMoneyMoved(world, afterCapture, { payer: 100n, merchant: -100n });
+    } finally {
+      // The tests after this one share the isolated chain's merchant key: what was accepted finishes first, pass or fail.
       await vi.waitFor(async () => expect((await listRefundsIn(world, captured.id)).filter((r) => r.state === 'pending')).toEqual([]), {
         timeout: 180_000,
         interval: 1_000,
       });
-      throw failure;
     }
-    const finals = await Promise.all(answers.map((a) => refundOutcome(world, a)));
-    // Whatever became of each, the chain and authcap agree (a refund recorded failed moved nothing).
-    await expectChainAgreesWithRefunds(world, afterCapture, finals);
-    expect(finals.filter((r) => r.state !== 'succeeded').map((r) => JSON.stringify(r))).toEqual([]);
-    expect(new Set(finals.map((r) => r.id)).size).toBe(100);
-    expect(new Set(finals.map((r) => r.transactionHash)).size).toBe(100);
-
-    await expectNothingSent(world, p.address, merchant, async () => {
-      expectApiError(await postRefund(world, captured.id, { amount: '0.000001' }), 422, 'refund_limit_reached');
-      expectApiError(await postRefund(world, captured.id, {}), 422, 'refund_limit_reached');
-    });
-    expect(await listRefundsIn(world, captured.id)).toHaveLength(100);
-    expect(await amounts(world, captured.id)).toEqual({ state: 'captured', amountCaptured: '1', amountRefunded: '0.0001' });
-    await expectMoneyMoved(world, afterCapture, { payer: 100n, merchant: -100n });
   }, 300_000);
 });
 

@@ -256,7 +256,14 @@ export async function listRefundsIn(world: World, authorizationId: string): Prom
 export async function awaitRefund(world: World, refundId: string, timeoutMs = 90_000): Promise<Refund> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const refund = await getRefundIn(world, refundId);
+    const res = await call(world, 'GET', `/v1/refunds/${refundId}`);
+    // Told "retry shortly" (Temporal slow to answer under a burst), it retries, as the API asks.
+    if (res.status === 503 && res.body?.error?.code === 'temporal_unavailable' && Date.now() < deadline) {
+      await sleep(1_000);
+      continue;
+    }
+    expect(res.status, `GET /v1/refunds/${refundId}: ${JSON.stringify(res.body)}`).toBe(200);
+    const refund: Refund = res.body;
     if (refund.state !== 'pending') return refund;
     if (Date.now() > deadline) throw new Error(`refund ${refundId} still pending after ${timeoutMs} ms`);
     await sleep(250);
