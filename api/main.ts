@@ -79,7 +79,7 @@ const client = await AuthcapClient.connect(loadTemporalSettings({}, process.env)
 });
 const server = createApiServer({
   client,
-  keys: ApiKeyStore.open(ApiKeyStore.fileOf(settings)),
+  keys: ApiKeyStore.open(ApiKeyStore.fileOf(settings), { apiKey: settings.AUTHCAP_API_KEY }),
   idempotency,
   forbiddenPayers,
   rpcUrl,

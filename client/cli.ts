@@ -108,10 +108,10 @@ function listTable(rows: AuthorizationSummary[], amounts: Map<string, string>): 
 function keysCommand(
   values: Record<string, string | boolean | undefined>,
   positionals: string[],
-  settings: Pick<Settings<'cli'>, 'AUTHCAP_KEYS_FILE' | 'AUTHCAP_STATE_DIR'>,
+  settings: Pick<Settings<'cli'>, 'AUTHCAP_KEYS_FILE' | 'AUTHCAP_STATE_DIR' | 'AUTHCAP_API_KEY'>,
   out: Out,
 ): number {
-  const store = ApiKeyStore.open(ApiKeyStore.fileOf(settings));
+  const store = ApiKeyStore.open(ApiKeyStore.fileOf(settings), { apiKey: settings.AUTHCAP_API_KEY });
   const json = values.json === true;
   switch (positionals[1]) {
     case 'create': {
