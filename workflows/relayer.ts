@@ -4,6 +4,7 @@
 import { useChain } from './chainHeader.js';
 import {
   ActivityFailure,
+  ApplicationFailure,
   condition,
   continueAsNew,
   getExternalWorkflowHandle,
@@ -75,10 +76,12 @@ function staleness(request: RelayRequest): string | undefined {
 
 export async function merchantRelayerWorkflow(state: RelayerState = { accountNonce: null, inflight: [], answered: [] }): Promise<void> {
   // One relayer per merchant key and network: its id names the key it sends with, and the network
-  // (none: the one-network shape's, whose activities carry no header and run on the default chain).
+  // every one of its activities runs on.
   const sender = relayerSender(workflowInfo().workflowId);
   const network = relayerNetwork(workflowInfo().workflowId);
-  useChain(network ? { network } : undefined);
+  if (!sender || !network)
+    throw ApplicationFailure.create({ type: 'validation_error', nonRetryable: true, message: 'not a relayer id: relayer-<network>-<merchant key>' });
+  useChain({ network });
   let accountNonce = state.accountNonce;
   let inflight = state.inflight;
   const answered = new Map(state.answered);
