@@ -11,7 +11,7 @@ import { createWriteStream } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { type Client, type Connection } from '@temporalio/client';
+import type { Client, Connection } from '@temporalio/client';
 import { tsToMs } from '@temporalio/common/lib/time.js';
 import type { Hex } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
