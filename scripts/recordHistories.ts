@@ -1,4 +1,4 @@
-// Records workflow histories for the replay tests (test/unit/replay.test.ts): closed authorizations of
+// Records workflow histories for the replay tests (test/unit/workflows/replay.test.ts): closed authorizations of
 // every final state, runs that continued as new, relayer and nonce-claim runs. The payloads stay
 // encrypted as recorded; the test-only key that sealed them (AUTHCAP_CODEC_KEYS of the recording run,
 // a throwaway key of the test suite, never a production one) is kept beside them so they replay.
