@@ -6,7 +6,13 @@ import { describe, expect, it } from 'vitest';
 import { hashTypedData, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { AuthcapError } from '../../../domain/errors.js';
-import { authorizationTypes, cancelAuthorizationTypes, authorizationMessageValues, type AuthorizationMessage, type TokenDomain } from '../../../domain/eip3009.js';
+import {
+  authorizationTypes,
+  cancelAuthorizationTypes,
+  authorizationMessageValues,
+  type AuthorizationMessage,
+  type TokenDomain,
+} from '../../../domain/eip3009.js';
 import { authorizationDigest, cancelDigest, isEcdsaSignatureOf, recoverSigner } from '../../../domain/signatureRecovery.js';
 import {
   COOL_DOWN_SECONDS,
