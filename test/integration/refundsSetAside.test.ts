@@ -58,7 +58,6 @@ afterAll(async () => {
   await world?.stop();
 });
 
-
 async function amounts(id: string) {
   const a = await getAuthorizationIn(world, id);
   return { state: a.state, amountCaptured: a.amountCaptured, amountRefunded: a.amountRefunded };
