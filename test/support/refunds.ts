@@ -238,10 +238,18 @@ export function postRefund(world: World, authorizationId: string, body?: unknown
   return call(world, 'POST', `/v1/authorizations/${authorizationId}/refunds`, body, options);
 }
 
-export async function getRefundIn(world: World, refundId: string): Promise<Refund> {
-  const res = await call(world, 'GET', `/v1/refunds/${refundId}`);
-  expect(res.status, `GET /v1/refunds/${refundId}: ${JSON.stringify(res.body)}`).toBe(200);
-  return res.body;
+/** GET /v1/refunds/{id}; told "retry shortly" (503, or 429 while a burst holds its refunds workflow), it retries for a while, as the API asks callers to. */
+export async function getRefundIn(world: World, refundId: string, retryForMs = 30_000): Promise<Refund> {
+  const until = Date.now() + retryForMs;
+  for (;;) {
+    const res = await call(world, 'GET', `/v1/refunds/${refundId}`);
+    if ((res.status === 503 || res.status === 429) && Date.now() < until) {
+      await sleep(1_000);
+      continue;
+    }
+    expect(res.status, `GET /v1/refunds/${refundId}: ${JSON.stringify(res.body)}`).toBe(200);
+    return res.body;
+  }
 }
 
 export async function listRefundsIn(world: World, authorizationId: string): Promise<Refund[]> {
@@ -256,14 +264,7 @@ export async function listRefundsIn(world: World, authorizationId: string): Prom
 export async function awaitRefund(world: World, refundId: string, timeoutMs = 90_000): Promise<Refund> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const res = await call(world, 'GET', `/v1/refunds/${refundId}`);
-    // Told "retry shortly" (Temporal slow to answer under a burst), it retries, as the API asks.
-    if (res.status === 503 && res.body?.error?.code === 'temporal_unavailable' && Date.now() < deadline) {
-      await sleep(1_000);
-      continue;
-    }
-    expect(res.status, `GET /v1/refunds/${refundId}: ${JSON.stringify(res.body)}`).toBe(200);
-    const refund: Refund = res.body;
+    const refund = await getRefundIn(world, refundId, Math.max(0, deadline - Date.now()));
     if (refund.state !== 'pending') return refund;
     if (Date.now() > deadline) throw new Error(`refund ${refundId} still pending after ${timeoutMs} ms`);
     await sleep(250);
