@@ -185,7 +185,8 @@ describe('a rolling deploy: the old build and the new side by side, then the old
       120_000,
     );
     expect(held, 'activities the old worker still holds').toEqual([]);
-    await oldWorker.stop();
+    // With a deploy's grace (Kubernetes gives 30 s): a worker shutting down finishes its polls first.
+    await oldWorker.stop(30_000);
     expect(await oldWorker.exited, 'the old worker exits cleanly').toBe(0);
 
     await Promise.all([...captures, ...moreCaptures]);
