@@ -22,3 +22,7 @@ export const authcapToken: ContractArtifact = load(new URL('./build/AuthcapToken
 export const mockErc1271Wallet: ContractArtifact = load(new URL('./build/MockERC1271Wallet.json', import.meta.url));
 /** A token with FiatToken v2.1's EIP-3009 surface (no ERC-1271, no bytes overloads): tests only. */
 export const fiatTokenV21Like: ContractArtifact = load(new URL('./build/FiatTokenV21Like.json', import.meta.url));
+/** authcap's escrow with Commerce Payments' `AuthCaptureEscrow` interface, and its two collectors. */
+export const authCaptureEscrow: ContractArtifact = load(new URL('./build/AuthCaptureEscrow.json', import.meta.url));
+export const erc3009PaymentCollector: ContractArtifact = load(new URL('./build/ERC3009PaymentCollector.json', import.meta.url));
+export const operatorRefundCollector: ContractArtifact = load(new URL('./build/OperatorRefundCollector.json', import.meta.url));
