@@ -9,6 +9,8 @@ import { networkOfChainId } from '../runtime/deployment/schema.js';
 import type { Settings } from '../runtime/settings/catalog.js';
 import { chainConfigOf, type ChainPolicySettings } from '../worker/config.js';
 import { startAnvil, type Anvil } from './anvil.js';
+import type { EscrowAddresses } from '../domain/escrow.js';
+import { deployDevEscrow } from './escrow.js';
 import { deployDevTokens, devAccounts, extraMerchantKeys, type DevTokenSpec } from './token.js';
 
 export type DevNetworkCount = 1 | 2;
@@ -37,6 +39,8 @@ export interface DevNetwork {
   name: string;
   rpcUrl: string;
   tokens: { address: Address; symbol: string; decimals: number }[];
+  /** The escrow and collectors holds go through: authcap's own on the dev chain (devstack/escrow.ts); absent: none. */
+  escrow?: EscrowAddresses;
 }
 
 export interface DevChain {
@@ -122,6 +126,7 @@ export async function startDevChain(options: DevChainOptions, stops: (() => Prom
       rpcUrls: { default: { http: [anvil.rpcUrl] } },
     });
     const addresses = await deployDevTokens({ rpcUrl: anvil.rpcUrl, chain, accounts, tokens: spec.tokens });
+    const escrow = await deployDevEscrow({ rpcUrl: anvil.rpcUrl, chain });
     // Merchant keys beyond anvil's funded accounts get gas money directly, on every network they serve.
     const funding = createTestClient({ mode: 'anvil', chain, transport: http(anvil.rpcUrl) });
     for (const key of extra) await funding.setBalance({ address: key.address, value: parseEther('1000') });
@@ -131,6 +136,7 @@ export async function startDevChain(options: DevChainOptions, stops: (() => Prom
       name: spec.name,
       rpcUrl: anvil.rpcUrl,
       tokens: spec.tokens.map((token, j) => ({ address: addresses[j]!, symbol: token.symbol, decimals: token.decimals })),
+      escrow,
     });
   }
   const first = networks[0]!;

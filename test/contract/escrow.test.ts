@@ -8,6 +8,8 @@ import { erc3009PaymentCollector } from '../../contracts/artifacts.js';
 import { holdNonce, PAYMENT_INFO_TYPEHASH, paymentInfoHash, type PaymentInfo } from '../../domain/escrow.js';
 import { escrowAbi, tokenCollectorAbi, CollectorType } from '../../domain/escrowAbi.js';
 import { startHarness, type Harness } from './harness.js';
+import { checkEscrow } from '../../runtime/deployment/escrowCheck.js';
+import type { ServedToken } from '../../runtime/deployment/catalog.js';
 import { deployEscrow, type EscrowHarness } from './escrowHarness.js';
 
 const USDC = 1_000_000n;
@@ -224,5 +226,51 @@ describe('AuthCaptureEscrow (authcap’s, on the reference interface) on anvil',
     const capturable = await Promise.all(open.map(async (info) => (await e.state(info)).capturableAmount));
     expect(await balanceOf(store)).toBe(capturable.reduce((a, b) => a + b, 0n));
     expect(capturable).toEqual([750_000n, 3n * USDC]);
+  });
+});
+
+describe('the start check of a configured escrow', () => {
+  let h: Harness;
+  let e: EscrowHarness;
+  let tokens: ServedToken[];
+  const check = (config: Partial<Parameters<typeof checkEscrow>[1]>) =>
+    checkEscrow(
+      h.publicClient as never,
+      { address: e.escrow, paymentCollector: e.paymentCollector, refundCollector: e.refundCollector, holdsByDefault: false, ...config },
+      tokens,
+      'deployment.json: eip155:31337',
+    );
+
+  beforeAll(async () => {
+    h = await startHarness();
+    e = await deployEscrow(h);
+    tokens = [{ address: getAddress(h.token), name: 'x', version: '2', symbol: 'x', decimals: 6, form: 'bytes' }];
+  }, 60_000);
+  afterAll(async () => {
+    await h?.stop();
+  });
+
+  it('takes the escrow and its collectors, and the tokens that hold by default', async () => {
+    expect(await check({})).toEqual({
+      address: getAddress(e.escrow),
+      paymentCollector: getAddress(e.paymentCollector),
+      refundCollector: getAddress(e.refundCollector),
+      holdsByDefault: [],
+    });
+    expect((await check({ holdsByDefault: true })).holdsByDefault).toEqual([getAddress(h.token)]);
+    expect((await check({ holdsByDefault: [h.token.toLowerCase()] })).holdsByDefault).toEqual([getAddress(h.token)]);
+  });
+
+  it.each([
+    [
+      'collectors in each other’s place',
+      () => ({ paymentCollector: e.refundCollector, refundCollector: e.paymentCollector }),
+      /paymentCollector .*a refund collector in the other's place/,
+    ],
+    ['a token as the escrow', () => ({ address: h.token }), /is not an AuthCaptureEscrow/],
+    ['an account with no code', () => ({ refundCollector: h.accounts.stranger.address }), /refundCollector .*: no contract at this address/],
+    ['the escrow as a collector', () => ({ paymentCollector: e.escrow }), /paymentCollector .*: not a token collector/],
+  ])('stops the start on %s, saying which', async (_, config, message) => {
+    await expect(check(config() as never)).rejects.toThrow(message);
   });
 });
