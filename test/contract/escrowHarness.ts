@@ -1,7 +1,9 @@
 // The escrow and its two collectors deployed beside the harness's token, driven through authcap's own
 // `as const` escrow ABI (domain/escrowAbi.ts) exactly as product code drives Commerce Payments' contracts.
 import { BaseError, ContractFunctionRevertedError, parseEventLogs, zeroAddress, type Account, type Address, type Hex, type TransactionReceipt } from 'viem';
-import { authCaptureEscrow, erc3009PaymentCollector, operatorRefundCollector } from '../../contracts/artifacts.js';
+import { authCaptureEscrow, erc3009PaymentCollector, operatorRefundCollector, type ContractArtifact } from '../../contracts/artifacts.js';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { escrowAbi } from '../../domain/escrowAbi.js';
 import { holdAuthorizationMessage, type EscrowAddresses, type PaymentInfo } from '../../domain/escrow.js';
 import { authorizationTypes } from '../../domain/eip3009.js';
@@ -19,11 +21,25 @@ export function escrowRevertOf(err: unknown): string {
   return reverted.data?.errorName === 'Error' ? String(reverted.reason) : (reverted.data?.errorName ?? String(reverted.reason));
 }
 
+/**
+ * The contracts to deploy: ours, or with AUTHCAP_ESCROW_ARTIFACTS=<dir> others of the same interface
+ * (Commerce Payments' own, built from their repository: docs/contributing.md) to prove the same client
+ * code drives them.
+ */
+function artifacts(): Record<'escrow' | 'payment' | 'refund', ContractArtifact> {
+  const dir = process.env.AUTHCAP_ESCROW_ARTIFACTS;
+  const load = (name: string) => JSON.parse(readFileSync(join(dir!, `${name}.json`), 'utf8')) as ContractArtifact;
+  return dir
+    ? { escrow: load('AuthCaptureEscrow'), payment: load('ERC3009PaymentCollector'), refund: load('OperatorRefundCollector') }
+    : { escrow: authCaptureEscrow, payment: erc3009PaymentCollector, refund: operatorRefundCollector };
+}
+
 export async function deployEscrow(h: Harness) {
-  const escrow = await h.deploy(authCaptureEscrow, []);
+  const built = artifacts();
+  const escrow = await h.deploy(built.escrow, []);
   // No Multicall3 on a bare anvil: wrapped (ERC-6492) signatures are unwrapped, their wallets not deployed.
-  const paymentCollector = await h.deploy(erc3009PaymentCollector, [escrow, zeroAddress]);
-  const refundCollector = await h.deploy(operatorRefundCollector, [escrow]);
+  const paymentCollector = await h.deploy(built.payment, [escrow, zeroAddress]);
+  const refundCollector = await h.deploy(built.refund, [escrow]);
   const addresses: EscrowAddresses = { escrow, paymentCollector, refundCollector };
 
   /** Terms for one payment of up to `maxAmount`, expiring relative to the chain's latest block. */
