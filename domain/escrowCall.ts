@@ -1,0 +1,84 @@
+// What a held payment asks of the merchant's relayer: one of the escrow's operator calls on its terms.
+// Wire form (JSON-safe: amounts and expiries as decimal strings), like the token calls in relay.ts; the
+// relayer builds the calldata itself, for its network's configured escrow only, after the checks in
+// `escrowCallRefusal` (activities/relayCalls.ts).
+import { encodeFunctionData, zeroAddress, type Address, type Hex } from 'viem';
+import type { EscrowAddresses, PaymentInfo } from './escrow.js';
+import { escrowAbi } from './escrowAbi.js';
+
+/** `PaymentInfo` with every number a decimal string. */
+export type WirePaymentInfo = { [K in keyof PaymentInfo]: PaymentInfo[K] extends bigint | number ? string : PaymentInfo[K] };
+
+export type EscrowAction = 'authorize' | 'capture' | 'void' | 'refund';
+
+export interface EscrowCall {
+  kind: 'escrow';
+  action: EscrowAction;
+  paymentInfo: WirePaymentInfo;
+  /** Minor units: what to authorize, capture or refund (a void returns all that is held). */
+  amount?: string;
+  /** `authorize`: the payer's signature of the collector's ReceiveWithAuthorization. */
+  signature?: Hex;
+}
+
+export function toWire(info: PaymentInfo): WirePaymentInfo {
+  return Object.fromEntries(Object.entries(info).map(([k, v]) => [k, typeof v === 'bigint' || typeof v === 'number' ? v.toString() : v])) as WirePaymentInfo;
+}
+
+export function fromWire(info: WirePaymentInfo): PaymentInfo {
+  return {
+    ...info,
+    maxAmount: BigInt(info.maxAmount),
+    preApprovalExpiry: Number(info.preApprovalExpiry),
+    authorizationExpiry: Number(info.authorizationExpiry),
+    refundExpiry: Number(info.refundExpiry),
+    minFeeBps: Number(info.minFeeBps),
+    maxFeeBps: Number(info.maxFeeBps),
+    salt: BigInt(info.salt),
+  };
+}
+
+const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
+const UINT = /^(0|[1-9][0-9]{0,77})$/;
+const SIGNATURE = /^0x(?:[0-9a-fA-F]{2})+$/;
+const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
+
+/**
+ * Why the relayer of `sender` will not send this escrow call, or undefined. The merchant key is the
+ * payment's operator and its receiver (a capture pays the key that sends it, as a token capture does),
+ * the token is the relayer's, no fee goes anywhere, and amounts are whole positive numbers.
+ */
+export function escrowCallRefusal(call: EscrowCall, sender: Address, token: Address): string | undefined {
+  const info = call.paymentInfo;
+  if (typeof info !== 'object' || info === null) return 'an escrow call carries its payment terms';
+  for (const key of ['operator', 'payer', 'receiver', 'token', 'feeReceiver'] as const)
+    if (typeof info[key] !== 'string' || !ADDRESS.test(info[key])) return `a payment's ${key} is an address`;
+  for (const key of ['maxAmount', 'preApprovalExpiry', 'authorizationExpiry', 'refundExpiry', 'minFeeBps', 'maxFeeBps', 'salt'] as const)
+    if (typeof info[key] !== 'string' || !UINT.test(info[key])) return `a payment's ${key} is a whole number`;
+  if (!['authorize', 'capture', 'void', 'refund'].includes(call.action))
+    return `the escrow's operator calls are authorize, capture, void and refund, not ${String(call.action)}`;
+  if (!same(info.operator, sender)) return `an escrow call is sent by the payment's operator (${info.operator}), not ${sender}`;
+  if (!same(info.receiver, sender)) return `a held payment pays the merchant key that operates it (${sender}), not ${info.receiver}`;
+  if (!same(info.token, token)) return `the payment is in ${info.token}, not this relayer's token ${token}`;
+  if (info.maxFeeBps !== '0' || !same(info.feeReceiver, zeroAddress)) return 'a held payment takes no fee';
+  if (call.action !== 'void' && (typeof call.amount !== 'string' || !UINT.test(call.amount) || call.amount === '0'))
+    return `an escrow ${call.action} names a positive whole amount`;
+  if (call.action === 'authorize' && (typeof call.signature !== 'string' || !SIGNATURE.test(call.signature)))
+    return "an authorize carries the payer's signature";
+  return undefined;
+}
+
+/** The escrow transaction's calldata for a call `escrowCallRefusal` accepted. */
+export function escrowCalldata(call: EscrowCall, addresses: EscrowAddresses): Hex {
+  const info = fromWire(call.paymentInfo);
+  switch (call.action) {
+    case 'authorize':
+      return encodeFunctionData({ abi: escrowAbi, functionName: 'authorize', args: [info, BigInt(call.amount!), addresses.paymentCollector, call.signature!] });
+    case 'capture':
+      return encodeFunctionData({ abi: escrowAbi, functionName: 'capture', args: [info, BigInt(call.amount!), 0, zeroAddress] });
+    case 'void':
+      return encodeFunctionData({ abi: escrowAbi, functionName: 'void', args: [info] });
+    case 'refund':
+      return encodeFunctionData({ abi: escrowAbi, functionName: 'refund', args: [info, BigInt(call.amount!), addresses.refundCollector, '0x'] });
+  }
+}
