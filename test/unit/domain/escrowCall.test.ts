@@ -61,7 +61,7 @@ describe('an escrow call for the relayer', () => {
     expect(escrowCallRefusal(call({ action: 'authorize', amount: '1' }), merchant, token)).toMatch(/payer's signature/);
     expect(escrowCallRefusal(call({ action: 'reclaim' as never }), merchant, token)).toMatch(/not reclaim/);
     expect(escrowCallRefusal(call({}, { salt: '0x01' }), merchant, token)).toMatch(/salt is a whole number/);
-    expect(escrowCallRefusal(call({}, { payer: 'nobody' }), merchant, token)).toMatch(/payer is an address/);
+    expect(escrowCallRefusal(call({}, { payer: 'nobody' as never }), merchant, token)).toMatch(/payer is an address/);
     expect(escrowCallRefusal(call({ paymentInfo: null as never }), merchant, token)).toMatch(/carries its payment terms/);
   });
 });
