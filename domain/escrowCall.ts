@@ -19,6 +19,14 @@ export interface EscrowCall {
   amount?: string;
   /** `authorize`: the payer's signature of the collector's ReceiveWithAuthorization. */
   signature?: Hex;
+  /** `authorize`: the hold's EIP-3009 nonce (the terms' payer-agnostic hash; the relayer checks it). */
+  nonce?: Hex;
+  /**
+   * The hold as the requester last knew it onchain: the relayer sends the call only while the escrow
+   * says exactly this (at the pending block), so a capture or refund already landed (or in the pool)
+   * is never sent twice, whatever either side forgot. Amounts in minor units.
+   */
+  expect?: { capturable?: string; refundable?: string };
 }
 
 export function toWire(info: PaymentInfo): WirePaymentInfo {
