@@ -1,0 +1,66 @@
+// A held payment as the authorization workflow keeps it: the escrow's terms, what was authorized into
+// escrow, each capture (a part, exactly once), and what went back to the payer. JSON-safe (no bigint):
+// it crosses Temporal payloads, the memo and the HTTP API unchanged.
+import type { Hex } from 'viem';
+import type { RecordedError } from './errors.js';
+import type { WirePaymentInfo } from './escrowCall.js';
+
+/** The most captures one hold takes (any state): nobody can grow one authorization's cost without bound. */
+export const MAX_CAPTURES_PER_HOLD = 50;
+
+/**
+ * Where a part is: `pending` (asked for, waiting its turn: parts go to the chain one at a time, each
+ * expecting what the one before left), `submitted` (sent; waiting for its block at depth), or done.
+ */
+export const holdCaptureStages = ['pending', 'submitted', 'succeeded', 'failed'] as const;
+export type HoldCaptureStage = (typeof holdCaptureStages)[number];
+
+export interface HoldCapture {
+  /** 1 on, in the order asked. */
+  sequence: number;
+  amountMinor: string;
+  /** The last capture: what is left goes back to the payer once it succeeded. */
+  final: boolean;
+  /** The caller's Idempotency-Key and what it asked with: the same key again is this capture. */
+  requestKey: string;
+  requestFingerprint: string;
+  stage: HoldCaptureStage;
+  transactionHash: Hex | null;
+  blockNumber: string | null;
+  failure: RecordedError | null;
+  requestedAt: string;
+  succeededAt: string | null;
+}
+
+/** What went back to the payer of what was held: authcap's void, or the payer's own reclaim after the capture window. */
+export interface HoldRelease {
+  kind: 'void' | 'reclaim';
+  amountMinor: string;
+  transactionHash: Hex | null;
+  at: string;
+}
+
+export interface HoldRecord {
+  terms: WirePaymentInfo;
+  /** What the escrow holds for this authorization (0 until the authorize is at depth). */
+  heldMinor: string;
+  authorizeTransactionHash: Hex | null;
+  captures: HoldCapture[];
+  release: HoldRelease | null;
+}
+
+export function capturedMinor(hold: Pick<HoldRecord, 'captures'>): bigint {
+  return hold.captures.filter((c) => c.stage === 'succeeded').reduce((sum, c) => sum + BigInt(c.amountMinor), 0n);
+}
+
+/** What the escrow should say is capturable now: held, less what captures moved and what went back. */
+export function capturableOnchainMinor(hold: HoldRecord): bigint {
+  return BigInt(hold.heldMinor) - capturedMinor(hold) - BigInt(hold.release?.amountMinor ?? '0');
+}
+
+/** What a new capture may still take: what is capturable, less the parts asked for and not yet done. */
+export function capturableMinor(hold: HoldRecord): bigint {
+  if (hold.release) return 0n;
+  const open = hold.captures.filter((c) => c.stage === 'pending' || c.stage === 'submitted').reduce((sum, c) => sum + BigInt(c.amountMinor), 0n);
+  return capturableOnchainMinor(hold) - open;
+}
