@@ -19,6 +19,7 @@ import { createApiServer, listen } from './server.js';
 import { PostgresIdempotencyStore } from './idempotencyPostgres.js';
 import { WaitLimits } from './waitLimits.js';
 import { RateLimiter } from './rateLimit.js';
+import { setLogLevel } from '../runtime/logger.js';
 import { settingsOrExit } from '../runtime/settings/read.js';
 import { cpuProfileOnSignal } from '../runtime/cpuProfiler.js';
 import { deploymentConfigured, loadDeployment } from '../runtime/deployment/load.js';
@@ -27,6 +28,7 @@ import { resolveDeployment, retryUnavailable } from '../runtime/deployment/resol
 // Every variable the API reads, validated now (runtime/settings/catalog.ts): a wrong one stops the
 // start with its name, and every wrong one is named at once.
 const settings = settingsOrExit('api', 'authcap API');
+setLogLevel(settings.AUTHCAP_LOG_LEVEL ?? 'info');
 cpuProfileOnSignal('api', settings.AUTHCAP_CPU_PROFILE_DIR);
 
 requireCodec(process.env);

@@ -26,7 +26,7 @@ export function checkoutLink(id: string, options: CheckoutLinkOptions): string {
       "no checkout secret: pass the API's AUTHCAP_CHECKOUT_SECRET as secret, or stateDir where the API keeps checkout-secret",
     );
   }
-  const links = new CheckoutLinks(checkoutSecret({ secret: options.secret, stateDir: fromFile ? options.stateDir : undefined, env: {} }));
+  const links = new CheckoutLinks(checkoutSecret({ secret: options.secret, stateDir: fromFile ? options.stateDir : undefined }));
   const base = options.publicUrl.replace(/\/+$/, '');
   return `${base}/checkout/${encodeURIComponent(id)}?token=${links.tokenFor(id)}`;
 }

@@ -144,7 +144,7 @@ export function prepareHost(options: HostOptions): Host {
  * AUTHCAP_CHECKOUT_SECRET the APIs are given wins over the file.)
  */
 export function apiHostFiles(stateDir: string): HostFile[] {
-  checkoutSecret({ stateDir, env: {} });
+  checkoutSecret({ stateDir });
   return [
     { from: join(stateDir, 'api-keys.json'), as: 'api-keys.json', keepInSync: true },
     { from: join(stateDir, 'checkout-secret'), as: 'checkout-secret' },

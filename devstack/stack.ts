@@ -10,6 +10,7 @@ import { privateKeyToAccount } from 'viem/accounts';
 import { DefaultLogger, Runtime, type WorkflowBundleOption } from '@temporalio/worker';
 import { ApiKeyStore, createDevKeys } from '../client/apiKeys.js';
 import { AuthcapClient } from '../client/authcapClient.js';
+import { setLogLevel } from '../runtime/logger.js';
 import { createApiServer, listen } from '../api/server.js';
 import { codecOf, ensureDevCodecKeys } from '../runtime/codec.js';
 import { startCodecServer } from '../runtime/codecServer.js';
@@ -183,6 +184,8 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     Runtime.install({ logger: new DefaultLogger(temporalLogLevel(settings.AUTHCAP_LOG_LEVEL)) });
     runtimeInstalled = true;
   }
+  // The in-process API's loggers log at the stack's level, when it names one.
+  if (settings.AUTHCAP_LOG_LEVEL) setLogLevel(settings.AUTHCAP_LOG_LEVEL);
   const stops: (() => Promise<void>)[] = [() => Promise.resolve(void process.umask(previousUmask))];
   const stop = async () => {
     for (const fn of stops.reverse()) await fn().catch((err) => log(`authcap: while stopping: ${(err as Error).message}`));

@@ -7,7 +7,6 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { chmodSync, existsSync, linkSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { readVariable } from './settings/read.js';
 
 const CONTEXT = 'authcap-checkout:v1:';
 /** 32 bytes of HMAC in base64url, unpadded. */
@@ -37,25 +36,20 @@ export class CheckoutLinks {
 }
 
 export interface CheckoutSecretSource {
-  /** An explicit secret (tests, embedding). */
+  /** An explicit secret: the process's AUTHCAP_CHECKOUT_SECRET (at least 32 characters), or a test's. */
   secret?: string | Buffer;
-  /** Where `checkout-secret` is kept when AUTHCAP_CHECKOUT_SECRET is not set. */
+  /** Where `checkout-secret` is kept when no secret is given. */
   stateDir?: string;
-  env?: NodeJS.ProcessEnv;
 }
 
 /**
- * The secret, in this order: an explicit one, AUTHCAP_CHECKOUT_SECRET (at least 32 characters), the
- * file `<stateDir>/checkout-secret` (32 random bytes, created 0600 on first use, like the dev codec
- * keys), else a random one for this process only (an API embedded without a state dir: its links
- * live as long as it does).
+ * The secret, in this order: an explicit one (the entry passes AUTHCAP_CHECKOUT_SECRET), the file
+ * `<stateDir>/checkout-secret` (32 random bytes, created 0600 on first use, like the dev codec keys),
+ * else a random one for this process only (an API embedded without a state dir: its links live as
+ * long as it does).
  */
 export function checkoutSecret(source: CheckoutSecretSource = {}): Buffer {
-  const env = source.env ?? process.env;
-  if (source.secret !== undefined) return Buffer.isBuffer(source.secret) ? source.secret : Buffer.from(source.secret, 'utf8');
-  // At least 32 characters (runtime/settings/catalog.ts); unset or empty: the state dir's file.
-  const fromEnv = readVariable('AUTHCAP_CHECKOUT_SECRET', env);
-  if (fromEnv !== undefined) return Buffer.from(fromEnv, 'utf8');
+  if (source.secret !== undefined && source.secret !== '') return Buffer.isBuffer(source.secret) ? source.secret : Buffer.from(source.secret, 'utf8');
   if (source.stateDir) return secretFile(source.stateDir);
   return randomBytes(32);
 }

@@ -52,7 +52,7 @@ export class Checkout {
   constructor(private readonly deps: CheckoutDeps) {
     const options = deps.options ?? {};
     // No environment here: what is not given is the default, never a variable of this process's.
-    this.links = new CheckoutLinks(checkoutSecret({ secret: options.secret, stateDir: options.stateDir, env: {} }));
+    this.links = new CheckoutLinks(checkoutSecret({ secret: options.secret, stateDir: options.stateDir }));
     this.tokens = new TokenInfoCache(deps.rpcUrl);
     this.merchantName = (options.merchantName ?? '').trim() || 'Merchant';
     this.assets = buildCheckoutAssets();
