@@ -58,7 +58,9 @@ async function ledgerOf(handle: WorkflowHandle) {
   const memo = (await env.client.workflow.getHandle(handle.workflowId).describe()).memo ?? {};
   const refunds = Object.entries(memo)
     .filter(([key]) => /^refund-\d{3,}$/.test(key))
-    .map(([, record]) => record as RefundRecord);
+    .map(([, record]) => record as RefundRecord)
+    // A memo is a map: its keys come back in no promised order.
+    .sort((a, b) => a.sequence - b.sequence);
   return { summary: memo[LEDGER_MEMO_KEY] as RefundLedgerSummary, refunds, events: eventsFromMemo(memo), memo };
 }
 
