@@ -10,6 +10,10 @@ export const authorizationStates = [
   'drafting',
   'drafted',
   'stored',
+  /** A hold's authorize is on its way to the escrow. */
+  'holding',
+  /** The escrow holds the funds: captures in parts, a void of the rest. */
+  'held',
   'capturing',
   'canceling',
   'captured',

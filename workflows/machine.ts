@@ -3,6 +3,7 @@
 // actions (workflows/machineSetup.ts) make every decision.
 import { and } from 'xstate';
 import { authorizationSetup } from './machineSetup.js';
+import { held, holding } from './holdStates.js';
 
 export { keptAmount, type AuthorizationContext, type AuthorizationEvent, type MachineInput } from './machineContext.js';
 
@@ -27,6 +28,7 @@ export const authorizationMachine = authorizationSetup.createMachine({
     value: input.value,
     primaryType: input.primaryType,
     ...(input.chain ? { chain: input.chain } : {}),
+    ...(input.hold ? { hold: { terms: input.hold.terms, heldMinor: '0', authorizeTransactionHash: null, captures: [], release: null } } : {}),
     domain: null,
     authorization: null,
     signature: null,
@@ -43,6 +45,7 @@ export const authorizationMachine = authorizationSetup.createMachine({
         DRAFTED: { target: 'drafted', actions: 'recordDraft' },
         // A pre-signed authorization skips `drafted`: it is stored once verified, or refused outright.
         PRESIGNED_CHECKED: [
+          { guard: and(['signatureIsFromPayer', 'holdsFunds']), target: 'holding', actions: ['recordDraft', 'recordSignature'] },
           { guard: 'signatureIsFromPayer', target: 'stored', actions: ['recordDraft', 'recordSignature'] },
           { target: 'rejected', actions: 'recordRejection' },
         ],
@@ -67,6 +70,8 @@ export const authorizationMachine = authorizationSetup.createMachine({
           on: {
             COMMAND_FAILED: { target: 'awaitingSignature', actions: 'recordCommandFailure' },
             SIGNATURE_CHECKED: [
+              // A hold's signature goes straight to the escrow: the funds are held at once.
+              { guard: and(['signatureIsFromPayer', 'holdsFunds']), target: '#authorization.holding', actions: 'recordSignature' },
               { guard: 'signatureIsFromPayer', target: '#authorization.stored', actions: 'recordSignature' },
               // A bad signature changes nothing: back to waiting, the draft untouched.
               { target: 'awaitingSignature' },
@@ -176,6 +181,8 @@ export const authorizationMachine = authorizationSetup.createMachine({
         NONCE_CONSUMED_ONCHAIN: onchainOutcome,
       },
     },
+    holding,
+    held,
     captured: { type: 'final' },
     canceled: { type: 'final' },
     voided: { type: 'final' },

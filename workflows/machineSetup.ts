@@ -17,6 +17,10 @@ import {
   type MachineInput,
 } from './machineContext.js';
 import { precheckFailure } from './precheckFailure.js';
+import { holdConfirmed, holdSubmitted, noPartOnChain, partChanged, partIsKnown, somethingCaptured, spentAfter } from './holdContext.js';
+
+/** Who authcap's own void at the end of a hold's capture window is by: what was left goes back, and the hold expired. */
+export const AUTHCAP_DEADLINE_VOID = 'authcap';
 
 export const authorizationSetup = setup({
   types: {
@@ -43,6 +47,14 @@ export const authorizationSetup = setup({
     captureIsPartial: ({ context }) => isPartial(context),
     releaseSucceeded: ({ event }) => event.type === 'RELEASE_UPDATED' && event.release.stage === 'succeeded',
     nonceWasCanceledOnchain: ({ event }) => onchainFacts(event)?.status === 'canceled',
+    // Holds (workflows/holdStates.ts).
+    holdsFunds: ({ context }) => context.hold !== undefined,
+    nonceIsUnusedOnchain: ({ event }) => onchainFacts(event)?.status === 'unused',
+    holdIsSpentAfterIt: ({ context, event }) => spentAfter(context, event),
+    partIsKnown: ({ context, event }) => partIsKnown(context, event),
+    somethingWasCaptured: ({ context, event }) => somethingCaptured(context) || (event.type === 'PART_SUCCEEDED' && context.hold !== undefined),
+    releasedByVoid: ({ context, event }) => event.type === 'HOLD_RELEASED' && event.kind === 'void' && context.void?.by !== AUTHCAP_DEADLINE_VOID,
+    noPartOnChain: ({ context }) => noPartOnChain(context),
   },
   actions: {
     recordDraft: assign(({ event }) => {
@@ -168,6 +180,24 @@ export const authorizationSetup = setup({
         return recorded(e.failure.code, e.failure.message, e.at);
       },
     }),
+    recordHoldSubmission: assign({ lastError: null, hold: ({ context, event }) => holdSubmitted(context, event as EventOf<'HOLD_SUBMITTED'>) }),
+    recordHeld: assign({ hold: ({ context, event }) => holdConfirmed(context, event as EventOf<'HOLD_CONFIRMED'>) }),
+    recordHoldFailure: assign({
+      lastError: ({ event }) => {
+        const e = event as EventOf<'HOLD_FAILED'>;
+        return recorded(e.failure.code, e.failure.message, e.at);
+      },
+    }),
+    recordPart: assign({ hold: ({ context, event }) => partChanged(context, event) }),
+    // A part's failure is the authorization's last trouble too (a capture asked for moved nothing).
+    recordPartFailure: assign({
+      hold: ({ context, event }) => partChanged(context, event),
+      lastError: ({ event }) => {
+        const e = event as EventOf<'PART_FAILED'>;
+        return recorded(e.failure.code, e.failure.message, e.at);
+      },
+    }),
+    forgetVoid: assign({ void: null }),
     recordExpiry: assign({
       lastError: ({ event }) => recorded('authorization_expired', 'the validity window closed before a capture', event.at),
     }),
