@@ -11,34 +11,12 @@ import { paymentInfoHash } from '../domain/escrow.js';
 import { escrowAbi } from '../domain/escrowAbi.js';
 import { fromWire, type EscrowCall } from '../domain/escrowCall.js';
 import type { RelayRequest } from '../domain/relay.js';
+import type { EscrowEventName, EscrowOnchainRequest, EscrowOnchainResult } from '../domain/holds.js';
 import type { ChainContext } from './chainContext.js';
 import { heartbeat, lastHeartbeat, untilNextBlock, waitForDepth } from './heartbeat.js';
 
 /** A call may be mined a few blocks before this activity first looks. */
 const LOOK_BACK_BLOCKS = 8n;
-
-export type EscrowEventName = 'PaymentAuthorized' | 'PaymentCaptured' | 'PaymentVoided' | 'PaymentReclaimed';
-
-export interface EscrowOnchainRequest {
-  requestId: string;
-  replyTo: RelayRequest['replyTo'];
-  call: EscrowCall;
-  /** Where to look from (the workflow read it before deciding): the event cannot be older. */
-  fromBlock?: string;
-  /** Events of this hold the workflow already counted (their transactions): not this call's. */
-  counted: Hex[];
-}
-
-export interface EscrowOnchainResult {
-  event: EscrowEventName;
-  amountMinor: string;
-  transactionHash: Hex;
-  blockNumber: string;
-  blockHash: Hex;
-  /** Who sent it: authcap's merchant key, or someone else (only the payer can reclaim). */
-  by: 'authcap' | 'onchain';
-  confirmedAt: string;
-}
 
 interface Progress {
   fromBlock: string;

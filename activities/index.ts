@@ -17,6 +17,7 @@ import { createEventActivities, type EventDependencies } from './events.js';
 import type { EventActivities } from '../domain/activityContract.js';
 import { draftNonce, type DraftNonceKeys } from './draftNonce.js';
 import { createCaptureOnchainActivity } from './captureOnchain.js';
+import { createEscrowOnchainActivity } from './escrowOnchain.js';
 import { createCaptureAttemptActivity } from './captureAttempt.js';
 
 export { createChainContext, createNetworkContexts, type ChainConfig, type ChainContext, type ChainPolicy } from './chainContext.js';
@@ -70,6 +71,7 @@ function createChainActivities(
     ...createCaptureActivities(ctx),
     prepareCaptureAttempt: createCaptureAttemptActivity(ctx),
     captureOnchain: createCaptureOnchainActivity(ctx, requestRelay),
+    escrowOnchain: createEscrowOnchainActivity(ctx, requestRelay),
     ...createRefundActivities(ctx),
   });
 }

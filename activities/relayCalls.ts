@@ -80,7 +80,10 @@ async function buildEscrowTransaction(ctx: ChainContext, sender: Address, call: 
       blockTag: 'pending',
     });
     const { expect } = call;
-    if ((expect.capturable !== undefined && BigInt(expect.capturable) !== capturable) || (expect.refundable !== undefined && BigInt(expect.refundable) !== refundable))
+    if (
+      (expect.capturable !== undefined && BigInt(expect.capturable) !== capturable) ||
+      (expect.refundable !== undefined && BigInt(expect.refundable) !== refundable)
+    )
       return { refused: `the hold changed onchain: ${capturable} capturable and ${refundable} refundable, not as expected (${JSON.stringify(expect)})` };
   }
   return { transaction: { to: ctx.escrow.escrow, data: escrowCalldata(call, ctx.escrow), gas: ESCROW_GAS_LIMITS[call.action] } };

@@ -1,5 +1,6 @@
 // The activities a workflow may call, as an interface. Workflows proxy it; activities/ implements it.
 // Living in domain/ keeps the dependency direction one way (design.md): neither side imports the other.
+import type { EscrowOnchainRequest, EscrowOnchainResult } from './holds.js';
 import type { Address, Hex } from 'viem';
 import type { AuthorizationMessage, AuthorizationPrimaryType, TokenDomain } from './eip3009.js';
 import type { CaptureFailure, CapturePrecheckFacts, OnchainConsumption, OnchainNonceFacts, RefundPrecheckFacts, SignatureCheck } from './facts.js';
@@ -159,6 +160,8 @@ export interface AuthorizationActivities extends RefundActivities {
   prepareCaptureAttempt(request: CaptureRequest): Promise<CaptureAttempt>;
   /** Hands the capture (or a refund) to the relayer and follows it to the confirmation depth. */
   captureOnchain(request: CaptureOnchainRequest): Promise<CaptureOnchainResult>;
+  /** A held payment's escrow call: sent by the relayer, followed to its own event at depth (activities/escrowOnchain.ts). */
+  escrowOnchain(request: EscrowOnchainRequest): Promise<EscrowOnchainResult>;
 }
 
 /** One attempt of a refund: what the merchant key will sign, and for whom. */

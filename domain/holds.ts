@@ -3,7 +3,8 @@
 // it crosses Temporal payloads, the memo and the HTTP API unchanged.
 import type { Hex } from 'viem';
 import type { RecordedError } from './errors.js';
-import type { WirePaymentInfo } from './escrowCall.js';
+import type { EscrowCall, WirePaymentInfo } from './escrowCall.js';
+import type { RelayRequest } from './relay.js';
 
 /** The most captures one hold takes (any state): nobody can grow one authorization's cost without bound. */
 export const MAX_CAPTURES_PER_HOLD = 50;
@@ -63,4 +64,29 @@ export function capturableMinor(hold: HoldRecord): bigint {
   if (hold.release) return 0n;
   const open = hold.captures.filter((c) => c.stage === 'pending' || c.stage === 'submitted').reduce((sum, c) => sum + BigInt(c.amountMinor), 0n);
   return capturableOnchainMinor(hold) - open;
+}
+
+// --- The escrow follower's contract (activities/escrowOnchain.ts) -----------------------------
+
+export type EscrowEventName = 'PaymentAuthorized' | 'PaymentCaptured' | 'PaymentVoided' | 'PaymentReclaimed';
+
+export interface EscrowOnchainRequest {
+  requestId: string;
+  replyTo: RelayRequest['replyTo'];
+  call: EscrowCall;
+  /** Where to look from (the workflow read it before deciding): the event cannot be older. */
+  fromBlock?: string;
+  /** Events of this hold the workflow already counted (their transactions): not this call's. */
+  counted: Hex[];
+}
+
+export interface EscrowOnchainResult {
+  event: EscrowEventName;
+  amountMinor: string;
+  transactionHash: Hex;
+  blockNumber: string;
+  blockHash: Hex;
+  /** Who sent it: authcap's merchant key, or someone else (only the payer can reclaim). */
+  by: 'authcap' | 'onchain';
+  confirmedAt: string;
 }
