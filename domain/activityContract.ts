@@ -1,6 +1,7 @@
 // The activities a workflow may call, as an interface. Workflows proxy it; activities/ implements it.
 // Living in domain/ keeps the dependency direction one way (design.md): neither side imports the other.
 import type { EscrowOnchainRequest, EscrowOnchainResult } from './holds.js';
+import type { WirePaymentInfo } from './escrowCall.js';
 import type { Address, Hex } from 'viem';
 import type { AuthorizationMessage, AuthorizationPrimaryType, TokenDomain } from './eip3009.js';
 import type { CaptureFailure, CapturePrecheckFacts, OnchainConsumption, OnchainNonceFacts, RefundPrecheckFacts, SignatureCheck } from './facts.js';
@@ -16,6 +17,8 @@ export interface DraftResult {
   nonceKey: string;
   /** The worker's policy, read with the draft: the workflow keeps it for its whole life. */
   policy: WorkerPolicy;
+  /** A hold's terms (the authorization is the collector's ReceiveWithAuthorization of them). */
+  hold?: { terms: WirePaymentInfo };
 }
 
 export interface CaptureRequest {
@@ -124,7 +127,14 @@ export interface WorkerPolicy {
 
 export interface AuthorizationActivities extends RefundActivities {
   /** Builds the typed data to sign: token domain read from the chain, fresh random nonce, window. */
-  draftAuthorization(request: { payer: Address; value: string; primaryType: AuthorizationPrimaryType; validForSeconds?: number }): Promise<DraftResult>;
+  draftAuthorization(request: {
+    payer: Address;
+    value: string;
+    primaryType: AuthorizationPrimaryType;
+    validForSeconds?: number;
+    /** Hold the funds in the network's escrow: the terms are this authorization's own (its id salts them). */
+    hold?: { authorizationId: string };
+  }): Promise<DraftResult>;
   /**
    * Checks an authorization signed elsewhere against the configured token's domain and the merchant
    * as recipient, then its signature. Returns the token's domain to store with it.

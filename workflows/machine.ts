@@ -28,7 +28,6 @@ export const authorizationMachine = authorizationSetup.createMachine({
     value: input.value,
     primaryType: input.primaryType,
     ...(input.chain ? { chain: input.chain } : {}),
-    ...(input.hold ? { hold: { terms: input.hold.terms, heldMinor: '0', authorizeTransactionHash: null, captures: [], release: null } } : {}),
     domain: null,
     authorization: null,
     signature: null,

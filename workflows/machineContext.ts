@@ -43,14 +43,21 @@ export interface MachineInput {
   value: string;
   primaryType: AuthorizationPrimaryType;
   chain?: AuthorizationChain;
-  /** Hold the funds in escrow on these terms (domain/hold.ts). */
-  hold?: { terms: WirePaymentInfo };
 }
 
 /** Every event carries `at`, the workflow time it happened (ISO-8601), so the machine stays pure. */
 export type AuthorizationEvent =
-  | { type: 'DRAFTED'; at: string; domain: TokenDomain; authorization: AuthorizationMessage }
-  | { type: 'PRESIGNED_CHECKED'; at: string; domain: TokenDomain; authorization: AuthorizationMessage; signature: Hex; check: SignatureCheck }
+  /** `hold`: the escrow terms the authorization is of (a hold's draft, or a pre-signed hold). */
+  | { type: 'DRAFTED'; at: string; domain: TokenDomain; authorization: AuthorizationMessage; hold?: { terms: WirePaymentInfo } }
+  | {
+      type: 'PRESIGNED_CHECKED';
+      at: string;
+      domain: TokenDomain;
+      authorization: AuthorizationMessage;
+      signature: Hex;
+      check: SignatureCheck;
+      hold?: { terms: WirePaymentInfo };
+    }
   | { type: 'SIGNATURE_SUBMITTED'; at: string }
   | { type: 'SIGNATURE_CHECKED'; at: string; signature: Hex; check: SignatureCheck }
   /** `amount`: what to keep, in minor units (a partial capture); absent: all of it. */
@@ -90,6 +97,11 @@ export type AuthorizationEvent =
   | { type: 'HOLD_RELEASED'; at: string; kind: 'void' | 'reclaim'; amountMinor: string; transactionHash: Hex | null };
 
 export type EventOf<T extends AuthorizationEvent['type']> = Extract<AuthorizationEvent, { type: T }>;
+
+/** A hold as it starts: its terms, nothing held yet. */
+export function newHold(terms: WirePaymentInfo): HoldRecord {
+  return { terms, heldMinor: '0', authorizeTransactionHash: null, captures: [], release: null };
+}
 
 export function recorded(code: ErrorCode, message: string, at: string): RecordedError {
   return { code, message, at };

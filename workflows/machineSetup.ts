@@ -7,6 +7,7 @@ import { decimalsOf, formatAmount } from '../domain/amount.js';
 import type { OnchainConsumption } from '../domain/facts.js';
 import {
   isPartial,
+  newHold,
   keptAmount,
   onchainCapture,
   onchainFacts,
@@ -59,7 +60,7 @@ export const authorizationSetup = setup({
   actions: {
     recordDraft: assign(({ event }) => {
       const e = event as EventOf<'DRAFTED'> | EventOf<'PRESIGNED_CHECKED'>;
-      return { domain: e.domain, authorization: e.authorization };
+      return { domain: e.domain, authorization: e.authorization, ...(e.hold ? { hold: newHold(e.hold.terms) } : {}) };
     }),
     recordSignature: assign({
       signature: ({ event }) => (event as EventOf<'SIGNATURE_CHECKED'> | EventOf<'PRESIGNED_CHECKED'>).signature,

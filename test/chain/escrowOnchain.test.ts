@@ -17,7 +17,8 @@ import { deployDevEscrow } from '../../devstack/escrow.js';
 import { authorizationTypes } from '../../domain/eip3009.js';
 import { holdAuthorizationMessage, type EscrowAddresses, type PaymentInfo } from '../../domain/escrow.js';
 import { escrowAbi } from '../../domain/escrowAbi.js';
-import { toWire, type EscrowCall } from '../../domain/escrowCall.js';
+import { fromWire, toWire, type EscrowCall } from '../../domain/escrowCall.js';
+import { createDraftActivity } from '../../activities/draft.js';
 import { holdTerms } from '../../domain/hold.js';
 import type { BroadcastOutcome, RelayRequest } from '../../domain/relay.js';
 
@@ -130,8 +131,10 @@ describe('an escrow call followed to depth', () => {
       value: 10n ** 18n,
     });
     const hash = await wallet.writeContract({ address: escrow.escrow, abi: escrowAbi, functionName: 'reclaim', args: [terms] });
-    expect((await client().waitForTransactionReceipt({ hash })).status).toBe('success');
-    const fromBlock = ((await client().getBlockNumber()) - 5n).toString();
+    const receipt = await client().waitForTransactionReceipt({ hash });
+    expect(receipt.status).toBe('success');
+    // The void was asked before the reclaim landed: the follower looks from a block before it.
+    const fromBlock = (receipt.blockNumber - 1n).toString();
     // authcap's own void would now revert; what the follower finds is the reclaim.
     const released: EscrowOnchainResult = await new MockActivityEnvironment().run(
       createEscrowOnchainActivity(ctx, async () => undefined),
@@ -144,5 +147,55 @@ describe('an escrow call followed to depth', () => {
       },
     );
     expect(released).toMatchObject({ event: 'PaymentReclaimed', amountMinor: '10000000', by: 'onchain', transactionHash: hash });
+  });
+});
+
+describe('a hold’s draft', () => {
+  it('is the collector’s ReceiveWithAuthorization of terms made for this authorization, which the escrow then takes', async () => {
+    const payer = privateKeyToAccount(payerKey);
+    // Drafted at the chain's time: the test before this one moved the chain's clock ahead of the wall's.
+    const chainNow = Number((await client().getBlock()).timestamp);
+    const draft = createDraftActivity(ctx, { now: () => chainNow });
+    const drafted = await draft({
+      payer: payer.address,
+      value: '4000000',
+      primaryType: 'ReceiveWithAuthorization',
+      validForSeconds: 600,
+      hold: { authorizationId: 'order-h' },
+    });
+    const terms = fromWire(drafted.hold!.terms);
+    expect(terms).toMatchObject({ operator: ctx.merchant, receiver: ctx.merchant, payer: payer.address, token: ctx.tokenAddress, maxAmount: 4_000_000n });
+    expect(drafted.authorization).toEqual(holdAuthorizationMessage(terms, ctx.chainId, escrow));
+    expect(drafted.authorization).toMatchObject({ to: escrow.paymentCollector, validAfter: '0', value: '4000000' });
+    // The same id drafts the same terms (the salt is the id's); the payer's signature of them is what the escrow takes.
+    const again = await draft({
+      payer: payer.address,
+      value: '4000000',
+      primaryType: 'ReceiveWithAuthorization',
+      validForSeconds: 600,
+      hold: { authorizationId: 'order-h' },
+    });
+    expect(again.hold!.terms.salt).toBe(drafted.hold!.terms.salt);
+    const signature = await payer.signTypedData({
+      domain: { ...drafted.domain, chainId: Number(drafted.domain.chainId) },
+      types: authorizationTypes,
+      primaryType: 'ReceiveWithAuthorization',
+      message: { ...drafted.authorization, value: 4_000_000n, validAfter: 0n, validBefore: BigInt(drafted.authorization.validBefore) },
+    });
+    const held = await follow({
+      requestId: 'draft-hold',
+      replyTo,
+      call: call('authorize', terms, { amount: '4000000', signature, nonce: drafted.authorization.nonce }),
+      counted: [],
+    });
+    expect(held).toMatchObject({ event: 'PaymentAuthorized', amountMinor: '4000000' });
+  });
+
+  it('is refused with holds_not_available on a network with no escrow', async () => {
+    const { escrow: _none, ...plain } = ctx;
+    const draft = createDraftActivity(plain as ChainContext);
+    await expect(draft({ payer: ctx.merchant, value: '1', primaryType: 'ReceiveWithAuthorization', hold: { authorizationId: 'x' } })).rejects.toMatchObject({
+      code: 'holds_not_available',
+    });
   });
 });

@@ -39,11 +39,11 @@ const terms = toWire(
     authorizationId: 'order-1',
   }),
 );
-const startHold = (): Snapshot => initialTransition(authorizationMachine, { ...input, hold: { terms } })[0];
+const startHold = (): Snapshot => initialTransition(authorizationMachine, input)[0];
 const toHolding = () =>
   run(
     startHold(),
-    { type: 'DRAFTED', at: at(1), domain, authorization },
+    { type: 'DRAFTED', at: at(1), domain, authorization, hold: { terms } },
     { type: 'SIGNATURE_SUBMITTED', at: at(2) },
     { type: 'SIGNATURE_CHECKED', at: at(3), signature: SIGNATURE, check: { valid: true } },
   );
