@@ -11,7 +11,8 @@ import { tokenAbi } from '../domain/tokenAbi.js';
 import type { ChainContext } from './chainContext.js';
 import { waitForDepth, waitForReceipt } from './heartbeat.js';
 import { createNonceStateActivity } from './nonceState.js';
-import { cancelFailureFromRevert, isRevert } from './revert.js';
+import { isRevert } from '../runtime/chain/revert.js';
+import { cancelFailureFromRevert } from './revert.js';
 import { cancelCall } from './tokenCalls.js';
 
 export function createCancelActivities(ctx: ChainContext) {

@@ -1,34 +1,19 @@
-// Submitting a capture and following it into a block and to the confirmation depth.
+// Following a signed transfer that is already on the chain into a block and to the confirmation depth,
+// without sending anything: a refund's attempt found landed after a crash, or by its attempt's
+// expiry (workflows/refundProcedure.ts). Captures and new refund attempts are sent and followed in
+// one activity (activities/captureOnchain.ts).
 import type { Hex, TransactionReceipt } from 'viem';
-import type { CaptureConfirmation, CaptureInclusion, CaptureRequest, PrepareResult } from '../domain/activityContract.js';
+import type { CaptureConfirmation, CaptureInclusion, CaptureRequest } from '../domain/activityContract.js';
 import { tokenAbi } from '../domain/tokenAbi.js';
 import type { ChainContext } from './chainContext.js';
-import { authorizationUsedTopic, createNonceStateActivity, nonceTopics } from './nonceState.js';
-import { captureFailureFromRevert, isRevert } from './revert.js';
+import { authorizationUsedTopic, nonceTopics } from './nonceState.js';
+import { isRevert } from '../runtime/chain/revert.js';
+import { captureFailureFromRevert } from './revert.js';
 import { untilNextBlock, waitForDepth, waitForReceipt } from './heartbeat.js';
 import { captureCall } from './tokenCalls.js';
 import { pendingNonceLog } from './pendingNonceLog.js';
 
-export { captureCall };
-
 export function createCaptureActivities(ctx: ChainContext) {
-  const readNonceState = createNonceStateActivity(ctx);
-
-  async function prepareCapture(request: CaptureRequest): Promise<PrepareResult> {
-    const call = captureCall(request, ctx.tokenAddress);
-    try {
-      // Simulating against `pending` catches every revert the token would raise, before paying gas.
-      // The precheck has just read the nonce as unused; only a refusal sends us to read its fate.
-      await ctx.publicClient.simulateContract({ ...call, account: ctx.senderFor(request.authorization.to), blockTag: 'pending' });
-    } catch (err) {
-      if (!isRevert(err)) throw err;
-      const onchain = await readNonceState({ authorizer: request.authorization.from, nonce: request.authorization.nonce });
-      if (onchain.status !== 'unused') return { status: 'consumed', onchain };
-      return { status: 'failed', failure: captureFailureFromRevert(err) };
-    }
-    return { status: 'ready' };
-  }
-
   /**
    * Waits for the capture to show: its AuthorizationUsed log in the `pending` (preconfirmed) view,
    * about 200 ms after submission on a Flashblocks chain, or a receipt saying it reverted.
@@ -116,5 +101,5 @@ export function createCaptureActivities(ctx: ChainContext) {
     return { code: 'capture_reverted' as const, message: 'the capture transaction reverted onchain' };
   }
 
-  return { prepareCapture, awaitCaptureInclusion, awaitCaptureConfirmation };
+  return { awaitCaptureInclusion, awaitCaptureConfirmation };
 }

@@ -1,4 +1,4 @@
-// A capture in one activity (generation 2): it hands the typed call to the merchant's relayer, then
+// A capture (or a refund) in one activity: it hands the typed call to the merchant's relayer, then
 // follows the authorization's nonce on the chain to the confirmation depth. It needs no answer from
 // the relayer: the token's AuthorizationUsed(payer, nonce) log says the capture landed, whichever
 // transaction carried it (ours, a fee-bumped replacement). The relayer signals the authorization only
@@ -6,7 +6,7 @@
 // (the transaction, its preconfirmation) so a read of the authorization shows it before the end, and
 // a retried attempt goes on from there.
 import type { Hex } from 'viem';
-import type { CaptureOnchainProgress, CaptureOnchainRequest, CaptureOnchainResult } from '../domain/activityContract.js';
+import type { CaptureOnchainProgress, CaptureOnchainRequest, CaptureOnchainResult, FollowedOutcome } from '../domain/activityContract.js';
 import type { OnchainConsumption } from '../domain/facts.js';
 import type { RelayRequest } from '../domain/relay.js';
 import { tokenAbi } from '../domain/tokenAbi.js';
@@ -33,7 +33,7 @@ export function createCaptureOnchainActivity(ctx: ChainContext, requestRelay: (r
     }
   };
 
-  async function follow(request: CaptureOnchainRequest, from: Hex, nonce: Hex, validBefore: bigint): Promise<CaptureOnchainResult> {
+  async function follow(request: CaptureOnchainRequest, from: Hex, nonce: Hex, validBefore: bigint): Promise<FollowedOutcome> {
     let progress = lastHeartbeat<CaptureOnchainProgress>();
     if (!progress) {
       // Asking twice is harmless (the relayer answers one request id once): a retried attempt that

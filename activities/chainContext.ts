@@ -18,6 +18,7 @@ import { HeadFeed } from './rpc/headFeed.js';
 import { LogReader } from './rpc/logReader.js';
 import { RpcMetrics, instrumentedHttp } from './rpc/rpcMetrics.js';
 import { FollowedNonces } from './followedNonces.js';
+import { nonceScopeOf } from './nonceKey.js';
 
 export interface ChainConfig {
   rpcUrl: string;
@@ -68,12 +69,7 @@ export interface ChainContext {
   /** CAIP-2 id of the network (e.g. "eip155:8453"). */
   network: string;
   chainId: number;
-  /** This network keeps the one-network shape's relayer ids (domain/relay.ts). */
-  singleNetworkIds: boolean;
-  /**
-   * What a (payer, nonce) digest is scoped by (activities/nonceKey.ts): empty for the one-network
-   * shape's token, so open authorizations keep theirs; the network and token for every other.
-   */
+  /** What a (payer, nonce) digest is scoped by (activities/nonceKey.ts): this network and token. */
   nonceScope: string;
   publicClient: PublicClient<Transport, Chain>;
   walletClient: WalletClient<Transport, Chain, Account>;
@@ -108,7 +104,7 @@ export interface ChainContext {
 
 /** One network as the worker serves it: its endpoints, keys and finality, and the tokens it takes there. */
 export interface NetworkSettings {
-  /** CAIP-2 id; read from the node when absent (the one-network variables). */
+  /** CAIP-2 id; read from the node when absent (a context made for one chain: createChainContext). */
   network?: string;
   /**
    * The chain id, when the node cannot be asked now (its network waits for it: ChainContexts): the
@@ -121,8 +117,6 @@ export interface NetworkSettings {
   /** Most blocks per eth_getLogs call. */
   logSpan?: number;
   merchantPrivateKeys: Hex[];
-  /** The one-network shape's ids (relayers, nonce digests): the network a deployment served before it had several. */
-  singleNetworkIds: boolean;
   tokens: Address[];
 }
 
@@ -136,7 +130,6 @@ export async function createChainContext(config: ChainConfig): Promise<ChainCont
       wsUrl: config.wsUrl,
       confirmations: config.confirmations,
       merchantPrivateKeys: [config.merchantPrivateKey, ...(config.merchantPrivateKeys ?? [])],
-      singleNetworkIds: true,
       tokens: [config.tokenAddress],
     },
     config,
@@ -185,7 +178,6 @@ export async function createNetworkContexts(settings: NetworkSettings, policy: C
   const shared = {
     network,
     chainId,
-    singleNetworkIds: settings.singleNetworkIds,
     publicClient,
     walletClient,
     merchant: account.address,
@@ -211,10 +203,5 @@ export async function createNetworkContexts(settings: NetworkSettings, policy: C
     refundValiditySeconds: policy.refundValiditySeconds ?? DEFAULT_REFUND_VALIDITY_SECONDS,
     followed: new FollowedNonces(),
   };
-  return settings.tokens.map((tokenAddress, i) => ({
-    ...shared,
-    tokenAddress,
-    // The one-network shape's first token keeps its digests (open runs and their search attributes).
-    nonceScope: settings.singleNetworkIds && i === 0 ? '' : `${network}/${tokenAddress.toLowerCase()}`,
-  }));
+  return settings.tokens.map((tokenAddress) => ({ ...shared, tokenAddress, nonceScope: nonceScopeOf(network, tokenAddress) }));
 }

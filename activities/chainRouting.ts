@@ -1,8 +1,8 @@
 // Which network and token an activity works on. Workflows put their authorization's chain in a
 // header of every activity they schedule (workflows/chainHeader.ts); the worker's activity
 // interceptor reads it into an async context, and the routed activities below run on that
-// network's clients and that token's contract. Activities recorded before networks carry no
-// header: they run on the default chain, the one-network shape's.
+// network's clients and that token's contract. An activity scheduled without one (a test's, or a
+// workflow's that names no chain) runs on the default chain: the first network's first token.
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { ApplicationFailure } from '@temporalio/common';
 import type { Address } from 'viem';

@@ -1,4 +1,4 @@
-// Events and webhook deliveries: plain async functions over what the worker gives them (its Temporal
+// Webhook deliveries: plain async functions over what the worker gives them (its Temporal
 // client, through small functions, so this file stays free of Temporal's client API).
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
@@ -7,7 +7,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { Context } from '@temporalio/activity';
 import { dispatchForSlice, type DispatchCursor, type DispatchSources, type EventfulRun } from './webhookDispatch.js';
 import type { EventActivities } from '../domain/activityContract.js';
-import { endpointWants, publicEvent, type AuthcapEvent, type RecordedEvent, type WebhookEndpoint, type WebhookEndpointRecord } from '../domain/events.js';
+import { publicEvent, type AuthcapEvent, type RecordedEvent, type WebhookEndpoint, type WebhookEndpointRecord } from '../domain/events.js';
 import { EVENT_ID_HEADER, SIGNATURE_HEADER, signWebhook } from '../runtime/webhookSignature.js';
 import {
   AddressNotAllowedError,
@@ -15,13 +15,12 @@ import {
   guardedLookup,
   refusalForAddress,
   systemResolver,
-  webhookAddressPolicyFromEnv,
   type Resolver,
   type WebhookAddressPolicy,
 } from '../runtime/webhookAddressPolicy.js';
 
 export interface EventDependencies {
-  /** The registry's endpoints without secrets (from its memo: no worker needed). */
+  /** The registry's endpoints without secrets (from its memo: no worker needed); the worker starts a dispatcher for each. */
   listEndpoints(): Promise<WebhookEndpoint[]>;
   /** One endpoint with its secret, or undefined once it is deleted. */
   endpointRecord(id: string): Promise<WebhookEndpointRecord | undefined>;
@@ -31,8 +30,8 @@ export interface EventDependencies {
   eventsOf(workflowId: string): Promise<RecordedEvent[]>;
   /** How long one delivery attempt may take. */
   deliveryTimeoutMs?: number;
-  /** Which addresses a delivery may reach (default: AUTHCAP_WEBHOOK_ALLOW_* read at each attempt). */
-  addressPolicy?: () => WebhookAddressPolicy;
+  /** Which addresses a delivery may reach (the worker's AUTHCAP_WEBHOOK_ALLOW_* settings), asked at each attempt. */
+  addressPolicy: () => WebhookAddressPolicy;
   /** Name resolution for deliveries (default: the system resolver, as a socket would use). */
   resolve?: Resolver;
 }
@@ -41,11 +40,6 @@ const USER_AGENT = 'authcap-webhooks/1';
 
 export function createEventActivities(deps: EventDependencies): EventActivities {
   return {
-    async webhookSubscribers({ types }) {
-      const endpoints = await deps.listEndpoints();
-      return Object.fromEntries(types.map((type) => [type, endpoints.filter((e) => endpointWants(e, type)).map((e) => e.id)]));
-    },
-
     async dispatchWebhooks({ endpointId, cursor }) {
       const context = Context.current();
       // The endpoint (with its secret, from the registry's query): the dispatcher decides how often
@@ -64,15 +58,6 @@ export function createEventActivities(deps: EventDependencies): EventActivities 
         log: (message) => context.log.warn(message),
       });
     },
-
-    async deliverWebhook({ endpointId, event }) {
-      const endpoint = await deps.endpointRecord(endpointId);
-      const at = () => new Date().toISOString();
-      // Deleted since the event was recorded: nobody is listening there any more.
-      if (!endpoint) return { endpointId, status: 'skipped', at: at() };
-      const httpStatus = await postWebhookEvent(endpoint, event, deps);
-      return { endpointId, status: 'delivered', httpStatus, at: at() };
-    },
   };
 }
 
@@ -83,14 +68,14 @@ export function createEventActivities(deps: EventDependencies): EventActivities 
 export async function postWebhookEvent(
   endpoint: WebhookEndpointRecord,
   event: AuthcapEvent | RecordedEvent,
-  deps: Pick<EventDependencies, 'addressPolicy' | 'resolve' | 'deliveryTimeoutMs'> = {},
+  deps: Pick<EventDependencies, 'addressPolicy' | 'resolve' | 'deliveryTimeoutMs'>,
 ): Promise<number> {
   // The body a receiver verifies is exactly these bytes.
   const body = JSON.stringify(publicEvent(event));
-  const policy = (deps.addressPolicy ?? webhookAddressPolicyFromEnv)();
+  const policy = deps.addressPolicy();
   const url = new URL(endpoint.url);
-  // Registration checked it once; DNS and the policy may have changed since, and endpoints
-  // registered before the check existed were never checked. Retryable: each attempt re-checks.
+  // Registration checked it once; DNS and the policy may have changed since. Retryable: each
+  // attempt re-checks.
   // A socket connects to an IP literal without a lookup, so the lookup hook never sees those.
   const host = bareHost(url);
   const refused = isIP(host) ? refusalForAddress(host, host, policy) : undefined;

@@ -5,7 +5,7 @@
 // follower that reached an outcome is remembered for a while: the watcher's subscription often
 // delivers the very log a moment after the follower has returned. Counted, not a set: two attempts
 // of one capture may overlap for a moment.
-import { pairKey } from './nonceState.js';
+import { pairKey } from '../domain/eip3009.js';
 
 /** How long a pair counts as followed after its follower returned an outcome. */
 export const LINGER_MS = 60_000;

@@ -7,21 +7,19 @@ import { ApplicationFailure } from '@temporalio/common';
 import { asActivityError } from './rpc/rpcErrors.js';
 import type { ChainContext } from './chainContext.js';
 import { createCancelActivities } from './cancel.js';
-import { createCaptureActivities } from './capture.js';
 import { createPresignedActivity } from './presigned.js';
 import { createDraftActivity } from './draft.js';
 import { createNonceStateActivity } from './nonceState.js';
-import { createPrecheckActivity } from './precheck.js';
+import { createCaptureActivities } from './capture.js';
 import { createVerifyActivity } from './verify.js';
 import { createRefundActivities } from './refund.js';
 import { createEventActivities, type EventDependencies } from './events.js';
 import type { EventActivities } from '../domain/activityContract.js';
 import { draftNonce, type DraftNonceKeys } from './draftNonce.js';
-import { workerPolicyOf } from './workerPolicy.js';
 import { createCaptureOnchainActivity } from './captureOnchain.js';
 import { createCaptureAttemptActivity } from './captureAttempt.js';
 
-export { createChainContext, createNetworkContexts, type ChainConfig, type ChainContext } from './chainContext.js';
+export { createChainContext, createNetworkContexts, type ChainConfig, type ChainContext, type ChainPolicy } from './chainContext.js';
 export { ChainContexts } from './chainRouting.js';
 import { ChainContexts, routedActivities } from './chainRouting.js';
 
@@ -31,7 +29,7 @@ export interface ActivityDependencies {
    * builds it on its Temporal client). The request names its token.
    */
   requestRelay: (request: RelayRequest, ctx: ChainContext) => Promise<void>;
-  /** Event streams and webhook endpoints (the worker builds them on its Temporal client). */
+  /** Webhook endpoints and the workflows' events (the worker builds them on its Temporal client). */
   events: EventDependencies;
   /** Tag the nonces of drafts (activities/draftNonce.ts): derived from the payload keys. */
   draftNonceKeys: DraftNonceKeys;
@@ -64,12 +62,10 @@ function createChainActivities(
     ...createEventActivities(deps.events),
     requestRelay,
     ...createRelayerActivities(ctx, (token) => served.sibling(ctx, token)),
-    workerPolicy: async () => workerPolicyOf(ctx),
     checkPresignedAuthorization: createPresignedActivity(ctx, deps.draftNonceKeys),
     ...createCancelActivities(ctx),
     draftAuthorization: createDraftActivity(ctx, { randomNonce: () => draftNonce(deps.draftNonceKeys) }),
     verifyAuthorizationSignature: createVerifyActivity(ctx),
-    precheckCapture: createPrecheckActivity(ctx),
     readNonceState: createNonceStateActivity(ctx),
     ...createCaptureActivities(ctx),
     prepareCaptureAttempt: createCaptureAttemptActivity(ctx),

@@ -1,6 +1,7 @@
 import { encodeEventTopics, type Address, type Hex } from 'viem';
 import type { OnchainNonceFacts } from '../domain/facts.js';
 import type { NonceStateRequest } from '../domain/activityContract.js';
+import { pairKey } from '../domain/eip3009.js';
 import { tokenAbi } from '../domain/tokenAbi.js';
 import type { ChainContext } from './chainContext.js';
 import type { DecodedLog } from './rpc/logReader.js';
@@ -24,10 +25,6 @@ export function consumptionTopics(pairs: { authorizer: Address; nonce: Hex }[]):
 
 export function nonceTopics(authorizer: Address, nonce: Hex): [Hex[], Hex[], Hex[]] {
   return consumptionTopics([{ authorizer, nonce }]);
-}
-
-export function pairKey(authorizer: string, nonce: string): string {
-  return `${authorizer.toLowerCase()}:${nonce.toLowerCase()}`;
 }
 
 /** The log's (authorizer, nonce) as a key, for matching against what was asked. */

@@ -4,7 +4,8 @@
 import type { Hex } from 'viem';
 import type { OnchainConsumption } from '../domain/facts.js';
 import type { ChainContext } from './chainContext.js';
-import { authorizationCanceledTopic, authorizationUsedTopic, consumptionFromLog, logPairKey, nonceTopics, pairKey } from './nonceState.js';
+import { authorizationCanceledTopic, authorizationUsedTopic, consumptionFromLog, logPairKey, nonceTopics } from './nonceState.js';
+import { pairKey } from '../domain/eip3009.js';
 
 export type PendingNonceLog =
   | { status: 'included'; transactionHash: Hex; blockNumber: string; blockHash: Hex }

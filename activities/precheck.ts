@@ -1,11 +1,8 @@
 import type { CaptureRequest } from '../domain/activityContract.js';
 import type { CapturePrecheckFacts } from '../domain/facts.js';
 import { tokenAbi } from '../domain/tokenAbi.js';
+import { captureGasCost } from '../runtime/chain/captureGas.js';
 import type { ChainContext } from './chainContext.js';
-
-/** Generous gas for one receive/transferWithAuthorization (a fresh nonce slot and two balances). */
-export const CAPTURE_GAS_LIMIT = 150_000n;
-export const PRIORITY_FEE_ALLOWANCE = 2_000_000_000n;
 
 export function createPrecheckActivity(ctx: ChainContext) {
   /** Reads the `pending` (preconfirmed) view, the freshest state a capture will meet. */
@@ -35,13 +32,12 @@ export function createPrecheckActivity(ctx: ChainContext) {
     const [authorizationUsed, payerBalance, paused, payerBlacklisted, merchantBlacklisted] = reads;
     // Priced from the pending block already read (twice its base fee plus a tip, as wallets do)
     // rather than a separate fee estimate: two fewer calls per capture.
-    const maxFeePerGas = (block.baseFeePerGas ?? 0n) * 2n + PRIORITY_FEE_ALLOWANCE;
     return {
       chainTime: block.timestamp.toString(),
       authorizationUsed,
       payerBalance: payerBalance.toString(),
       merchantGasBalance: merchantGasBalance.toString(),
-      requiredGas: (CAPTURE_GAS_LIMIT * maxFeePerGas).toString(),
+      requiredGas: captureGasCost(block.baseFeePerGas).toString(),
       paused,
       payerBlacklisted,
       merchantBlacklisted,

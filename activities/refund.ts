@@ -10,8 +10,9 @@ import { tokenAbi } from '../domain/tokenAbi.js';
 import type { ChainContext } from './chainContext.js';
 import { heartbeat, untilNextBlock } from './heartbeat.js';
 import { createNonceStateActivity } from './nonceState.js';
-import { CAPTURE_GAS_LIMIT, PRIORITY_FEE_ALLOWANCE } from './precheck.js';
-import { captureFailureFromRevert, isRevert } from './revert.js';
+import { captureGasCost } from '../runtime/chain/captureGas.js';
+import { isRevert } from '../runtime/chain/revert.js';
+import { captureFailureFromRevert } from './revert.js';
 import { captureCall } from './tokenCalls.js';
 import { readTokenDomain } from './tokenDomain.js';
 import { refundBackingCheck } from './relayCalls.js';
@@ -79,14 +80,13 @@ export function createRefundActivities(ctx: ChainContext) {
           `not this refund's ${request.amountMinor} to ${request.payer}: nothing of this refund moved`,
       };
     };
-    const maxFeePerGas = (block.baseFeePerGas ?? 0n) * 2n + PRIORITY_FEE_ALLOWANCE;
     const facts = {
       chainTime: block.timestamp.toString(),
       blockNumber: (block.number !== null && block.number > REORG_MARGIN ? block.number - REORG_MARGIN : 0n).toString(),
       onchain,
       merchantBalance: merchantBalance.toString(),
       merchantGasBalance: merchantGasBalance.toString(),
-      requiredGas: (CAPTURE_GAS_LIMIT * maxFeePerGas).toString(),
+      requiredGas: captureGasCost(block.baseFeePerGas).toString(),
       paused,
       merchantBlacklisted,
       payerBlacklisted,

@@ -7,7 +7,7 @@ import type { RelayCall, RefundCall } from '../domain/relay.js';
 import { MAX_REFUNDS_PER_AUTHORIZATION } from '../domain/refunds.js';
 import { tokenAbi } from '../domain/tokenAbi.js';
 import type { ChainContext } from './chainContext.js';
-import { CAPTURE_GAS_LIMIT } from './precheck.js';
+import { CAPTURE_GAS_LIMIT } from '../runtime/chain/captureGas.js';
 import { refundNonce } from './refundNonce.js';
 import { isRefundPlace, landedRefunds } from './refundsOnchain.js';
 import { cancelCall, captureCall } from './tokenCalls.js';

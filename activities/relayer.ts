@@ -9,7 +9,6 @@ import {
   type BroadcastOutcome,
   type InflightReport,
   type InflightTransaction,
-  type LegacyRelayRequest,
   type RelayRequest,
   type RelayResult,
   type RelayerActivities,
@@ -17,8 +16,10 @@ import {
 import { tokenAbi } from '../domain/tokenAbi.js';
 import type { ChainContext } from './chainContext.js';
 import { heartbeat, lastHeartbeat } from './heartbeat.js';
-import { cancelFailureFromRevert, captureFailureFromRevert, isRevert, revertReasonOf } from './revert.js';
-import { authorizationCanceledTopic, logPairKey, nonceTopics, pairKey } from './nonceState.js';
+import { isRevert, revertReasonOf } from '../runtime/chain/revert.js';
+import { cancelFailureFromRevert, captureFailureFromRevert } from './revert.js';
+import { authorizationCanceledTopic, logPairKey, nonceTopics } from './nonceState.js';
+import { pairKey } from '../domain/eip3009.js';
 import type { CaptureFailure } from '../domain/facts.js';
 import { classifyRpcError } from './rpc/rpcErrors.js';
 import { buildRelayTransaction, refundBackingCheck, type BuiltTransaction, type RefundBackingCheck } from './relayCalls.js';
@@ -80,18 +81,11 @@ export function createRelayerActivities(ctx: ChainContext, tokenContext: (token?
     return ctx.publicClient.getTransactionCount({ address: ctx.accountFor(request?.sender).address, blockTag: 'pending' });
   }
 
-  async function broadcastBatch(request: {
-    startNonce: number;
-    items: (RelayRequest | LegacyRelayRequest)[];
-    sentAt: number;
-    sender?: Address;
-  }): Promise<BroadcastOutcome> {
+  async function broadcastBatch(request: { startNonce: number; items: RelayRequest[]; sentAt: number; sender?: Address }): Promise<BroadcastOutcome> {
     const account = ctx.accountFor(request.sender);
     // A retried attempt rebroadcasts exactly what it signed before, never a second set of
-    // transactions, and gives the answers it reached without a transaction again. (An attempt of an
-    // older worker heartbeated the signed transactions alone.)
-    const earlier = lastHeartbeat<InflightTransaction[] | SignedBatch>();
-    const prior: SignedBatch | undefined = Array.isArray(earlier) ? { signed: earlier, refused: [], known: [] } : earlier;
+    // transactions, and gives the answers it reached without a transaction again.
+    const prior = lastHeartbeat<SignedBatch>();
     let signed = prior?.signed;
     let refused: BroadcastOutcome['refused'] = prior?.refused ?? [];
     let known: RelayResult[] = prior?.known ?? [];
@@ -173,7 +167,7 @@ export function createRelayerActivities(ctx: ChainContext, tokenContext: (token?
       refused,
       retry: [],
       nextAccountNonce: signed[0]?.accountNonce ?? request.startNonce,
-      ...(known.length > 0 ? { known } : {}),
+      known,
     };
     for (const [i, tx] of signed.entries()) {
       try {

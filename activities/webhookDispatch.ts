@@ -1,5 +1,5 @@
-// Delivers the events of every workflow that keeps them in its memo (authorizations and refunds of
-// the current generation) to one webhook endpoint: a long-running activity of that endpoint's
+// Delivers the events of every workflow that keeps them in its memo (authorizations and refunds) to
+// one webhook endpoint: a long-running activity of that endpoint's
 // dispatcher workflow (workflows/webhookDispatch.ts). It finds what moved through visibility (each
 // such workflow stamps EventsUpdatedAt with its events), reads only the runs whose stamp changed, and
 // delivers each attempt's events in order, each id once per success. Nothing per payment wakes a
@@ -213,7 +213,7 @@ export class WebhookDispatcher {
     if (this.cursor.refusalsInARow >= DOWN_AFTER) this.cursor.pausedUntil = this.later(this.cursor.refusalsInARow - DOWN_AFTER + 1);
   }
 
-  /** Exponential backoff from 1 s, at most an hour apart (Temporal's schedule for the event streams). */
+  /** Exponential backoff from 1 s, doubling each time, at most an hour apart. */
   private later(attempt: number): string {
     return new Date(this.now() + Math.min(1_000 * 2 ** (attempt - 1), LONGEST_BACKOFF_MS)).toISOString();
   }

@@ -68,6 +68,6 @@ export function registerEventRoutes(router: Router, client: AuthcapClient): void
     })
     .on('GET', '/v1/events', ANY_ROLE, async ({ target }) => {
       const q = parseWith(eventSchemas.eventsQuery, Object.fromEntries(target.query), 'the query');
-      return ok(200, await client.listEvents({ ...q, limit: q.limit === undefined ? undefined : Number(q.limit) }));
+      return ok(200, await client.events.list({ ...q, limit: q.limit === undefined ? undefined : Number(q.limit) }));
     });
 }

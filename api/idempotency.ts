@@ -26,11 +26,8 @@ export type IdempotencyClaim =
   | { kind: 'in_progress' };
 
 export interface IdempotencyStore {
-  /**
-   * `legacyFingerprint`: what the same request's fingerprint was before fingerprints became canonical;
-   * an answer stored under it still replays. Only needed for the 24 h after that change (see fingerprintOf).
-   */
-  claim(scope: string, key: string, fingerprint: string, legacyFingerprint?: string): Awaitable<IdempotencyClaim>;
+  /** `fingerprint`: the request as fingerprintOf sees it; the same key with another one is `reused`. */
+  claim(scope: string, key: string, fingerprint: string): Awaitable<IdempotencyClaim>;
   /** Lets go of what the store holds open (a connection pool). */
   close?(): Promise<void>;
 }
@@ -65,7 +62,7 @@ export class FileIdempotencyStore implements IdempotencyStore {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
   }
 
-  claim(scope: string, key: string, fingerprint: string, legacyFingerprint?: string): IdempotencyClaim {
+  claim(scope: string, key: string, fingerprint: string): IdempotencyClaim {
     this.sweep();
     const file = join(this.dir, `${createHash('sha256').update(`${scope}\u0000${key}`).digest('hex')}.json`);
     const entry: Entry = { fingerprint, createdAt: Date.now(), owner: { host: hostname(), pid: process.pid } };
@@ -74,8 +71,7 @@ export class FileIdempotencyStore implements IdempotencyStore {
       const expired = !existing || Date.now() - existing.createdAt > KEEP_MS;
       const abandoned = existing && !existing.response && (Date.now() - existing.createdAt > STALE_PENDING_MS || !ownerAlive(existing.owner));
       if (!expired && !abandoned) {
-        const same = existing.fingerprint === fingerprint || (legacyFingerprint !== undefined && existing.fingerprint === legacyFingerprint);
-        if (!same) return { kind: 'reused' };
+        if (existing.fingerprint !== fingerprint) return { kind: 'reused' };
         return existing.response ? { kind: 'replay', response: existing.response } : { kind: 'in_progress' };
       }
       this.write(file, entry);
@@ -139,22 +135,10 @@ export class FileIdempotencyStore implements IdempotencyStore {
 /**
  * What makes two requests "the same": method, path and the body as JSON values, so the order of an
  * object's keys (which no JSON client promises to keep) does not matter; the order in arrays does.
- * The `canonical-json` tag keeps these apart from the fingerprints stored before (legacyFingerprintOf).
  */
 export function fingerprintOf(method: string, path: string, body: unknown): string {
   return createHash('sha256')
     .update(`canonical-json\n${method} ${path}\n${canonicalJson(body ?? null)}`)
-    .digest('hex');
-}
-
-/**
- * The fingerprint answers stored before this release carry (keys in the order sent). Kept so a client
- * retrying across the upgrade gets its replay rather than 409; answers live 24 h, so this can go a
- * day after every API runs the canonical form.
- */
-export function legacyFingerprintOf(method: string, path: string, body: unknown): string {
-  return createHash('sha256')
-    .update(`${method} ${path}\n${JSON.stringify(body ?? null)}`)
     .digest('hex');
 }
 

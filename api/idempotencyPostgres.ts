@@ -8,7 +8,7 @@
 // captured); and keeping fingerprints and answers in workflow histories would cost every merchant
 // history bytes.
 // Refunds already get their once-ness from Temporal too: the Idempotency-Key is passed down as the
-// refund's request key (api/server.ts, client/refunds.ts), so a retry after a 202, which is not
+// refund's request key (api/server.ts, client/refunds/create.ts), so a retry after a 202, which is not
 // kept here, still finds the same refund. This store adds the replayed answer on top.
 import pg from 'pg';
 import { AuthcapError } from '../domain/errors.js';
@@ -98,9 +98,8 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
     return new PostgresIdempotencyStore(pool);
   }
 
-  async claim(scope: string, key: string, fingerprint: string, legacyFingerprint?: string): Promise<IdempotencyClaim> {
+  async claim(scope: string, key: string, fingerprint: string): Promise<IdempotencyClaim> {
     this.sweepNowAndThen();
-    const same = (stored: string) => stored === fingerprint || (legacyFingerprint !== undefined && stored === legacyFingerprint);
     try {
       // A row can vanish (released, swept) or change hands between two statements: look again, a few times.
       for (let attempt = 0; attempt < 4; attempt += 1) {
@@ -123,7 +122,7 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
         const pending = row.status === null;
         const abandoned = pending && (row.stale || ownerGone(row.owner));
         if (!row.expired && !abandoned) {
-          if (!same(row.fingerprint)) return { kind: 'reused' };
+          if (row.fingerprint !== fingerprint) return { kind: 'reused' };
           if (pending) return { kind: 'in_progress' };
           return { kind: 'replay', response: { status: row.status!, body: row.response } };
         }

@@ -42,7 +42,7 @@ export class NodeHealth {
   private readonly asking = new Map<string, Promise<NodeAnswer>>();
 
   /**
-   * @param urlsOf a network's endpoints (undefined network: the one-network API's); none: nothing to ask.
+   * @param urlsOf a network's endpoints (undefined network: the default one's); none: nothing to ask.
    * @param freshMs how long a node's answer stands for the next creates.
    */
   constructor(

@@ -3,6 +3,12 @@
 // no key: they get their own limiter, per client address.
 import { readVariable } from '../runtime/settings/read.js';
 
+/** The catalog's defaults (runtime/settings/catalog.ts): 500 requests/s per key, 20 per client address on public routes. */
+export const DEFAULT_RATE_LIMITS = {
+  perKey: readVariable('AUTHCAP_RATE_LIMIT', {}),
+  public: readVariable('AUTHCAP_PUBLIC_RATE_LIMIT', {}),
+};
+
 export class RateLimiter {
   private readonly buckets = new Map<string, { tokens: number; at: number }>();
 
@@ -12,16 +18,6 @@ export class RateLimiter {
     /** Past this many buckets, full ones are dropped: client addresses are unbounded, keys are not. */
     private readonly maxBuckets = 10_000,
   ) {}
-
-  /** AUTHCAP_RATE_LIMIT requests/s per API key (default 500, burst 1000). */
-  static fromEnv(env: NodeJS.ProcessEnv = process.env): RateLimiter {
-    return new RateLimiter(readVariable('AUTHCAP_RATE_LIMIT', env));
-  }
-
-  /** For public routes: AUTHCAP_PUBLIC_RATE_LIMIT requests/s per client address (default 20, burst 40). */
-  static publicFromEnv(env: NodeJS.ProcessEnv = process.env): RateLimiter {
-    return new RateLimiter(readVariable('AUTHCAP_PUBLIC_RATE_LIMIT', env));
-  }
 
   /** Takes a token; returns the seconds to wait when there is none. */
   take(key: string, now = Date.now()): { ok: true } | { ok: false; retryAfterSeconds: number } {

@@ -5,7 +5,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { AuthcapError, httpStatusFor } from '../domain/errors.js';
 import type { ApiRole, Caller } from '../client/apiKeys.js';
-import { fingerprintOf, legacyFingerprintOf, type IdempotencyStore } from './idempotency.js';
+import { fingerprintOf, type IdempotencyStore } from './idempotency.js';
 import type { RateLimiter } from './rateLimit.js';
 import { createLogger } from '../runtime/logger.js';
 import { parseRequestTarget, type RequestTarget } from './requestTarget.js';
@@ -165,12 +165,7 @@ export class Router {
     if (!IDEMPOTENCY_KEY.test(idempotencyKey)) {
       throw new AuthcapError('validation_error', 'Idempotency-Key must be 1 to 255 printable ASCII characters');
     }
-    const claim = await this.options.idempotency.claim(
-      caller.id,
-      idempotencyKey,
-      fingerprintOf(method, target.path, body),
-      legacyFingerprintOf(method, target.path, body),
-    );
+    const claim = await this.options.idempotency.claim(caller.id, idempotencyKey, fingerprintOf(method, target.path, body));
     if (claim.kind === 'replay') return { ...claim.response, headers: { 'idempotent-replayed': 'true' } };
     if (claim.kind === 'reused') throw new AuthcapError('idempotency_key_reused', 'this Idempotency-Key was used with a different request');
     if (claim.kind === 'in_progress')

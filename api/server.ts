@@ -14,12 +14,11 @@ import { recordHttpRequest } from './httpMetrics.js';
 import { FileIdempotencyStore, type IdempotencyStore } from './idempotency.js';
 import { registerDocsRoutes } from './docsPage.js';
 import { openApiDocument } from './openapi.js';
-import { RateLimiter } from './rateLimit.js';
+import { DEFAULT_RATE_LIMITS, RateLimiter } from './rateLimit.js';
 import { Router, type JsonResponse } from './router.js';
 import { createSchemas, parseWith, type SchemaOptions } from './schemas.js';
 import { registerEventRoutes } from './eventRoutes.js';
 import { WaitLimits } from './waitLimits.js';
-import { readVariable } from '../runtime/settings/read.js';
 import { firstNodeReady, nodeReady, NodeHealth, type NodeAnswer } from './nodeHealth.js';
 import { selectChain } from '../client/chainSelection.js';
 import type { TokenDomain } from '../domain/eip3009.js';
@@ -33,14 +32,15 @@ export interface ApiOptions {
    * on any host), or a directory (FileIdempotencyStore, shared by the API processes of one host).
    */
   idempotency: IdempotencyStore | { dir: string };
+  /** Per API key (default: the catalog's AUTHCAP_RATE_LIMIT default; api/main.ts passes the setting). */
   rateLimiter?: RateLimiter;
-  /** Per client address, for the routes without a key (default AUTHCAP_PUBLIC_RATE_LIMIT). */
+  /** Per client address, for the routes without a key (default: the catalog's AUTHCAP_PUBLIC_RATE_LIMIT default). */
   publicRateLimiter?: RateLimiter;
-  /** The payer's checkout pages: public URL, link secret, merchant name (each has an env default). */
+  /** The payer's checkout pages: public URL, link secret, merchant name (api/main.ts passes the settings). */
   checkout?: CheckoutOptions;
   /** How long POST …/capture and …/cancel wait for the outcome before answering 202. */
   captureWaitMs?: number;
-  /** Caps on open long polls (GET …?wait=), per key and for this process (default AUTHCAP_MAX_WAITS_PER_KEY, AUTHCAP_MAX_WAITS). */
+  /** Caps on open long polls (GET …?wait=), per key and for this process (default: the catalog's defaults of AUTHCAP_MAX_WAITS_PER_KEY, AUTHCAP_MAX_WAITS). */
   waitLimits?: WaitLimits;
   /** The token and the merchant: never accepted as payer. */
   forbiddenPayers?: SchemaOptions['forbiddenPayers'];
@@ -51,7 +51,7 @@ export interface ApiOptions {
    * tokens do, /readyz asks each network's node, and a network whose node is down is `degraded`.
    */
   deployment?: ResolvedDeployment;
-  /** The worker's own /readyz (default AUTHCAP_WORKER_READYZ_URL): /readyz reports how many of its workflows' tasks keep failing. */
+  /** The worker's own /readyz (AUTHCAP_WORKER_READYZ_URL): /readyz reports how many of its workflows' tasks keep failing. */
   workerReadyzUrl?: string;
 }
 
@@ -85,7 +85,7 @@ export function createApiRouter(options: ApiOptions, listenUrl: () => string | u
   // Every resource /v1 answers with carries the payer's links while the payer has something to do.
   const resource = (status: number, body: AuthorizationResource): JsonResponse => ok(status, checkout.withLinks(body));
   const idempotency = 'claim' in options.idempotency ? options.idempotency : new FileIdempotencyStore(options.idempotency.dir);
-  const waitLimits = options.waitLimits ?? WaitLimits.fromEnv();
+  const waitLimits = options.waitLimits ?? new WaitLimits();
   const noQuery = (query: URLSearchParams) => parseWith(schemas.noQuery, Object.fromEntries(query), 'the query');
   const idOf = (params: Record<string, string>) => {
     const id = params.id!;
@@ -95,8 +95,8 @@ export function createApiRouter(options: ApiOptions, listenUrl: () => string | u
 
   const router = new Router({
     authenticate: (presented) => options.keys.authenticate(presented),
-    rateLimiter: options.rateLimiter ?? RateLimiter.fromEnv(),
-    publicRateLimiter: options.publicRateLimiter ?? RateLimiter.publicFromEnv(),
+    rateLimiter: options.rateLimiter ?? new RateLimiter(DEFAULT_RATE_LIMITS.perKey),
+    publicRateLimiter: options.publicRateLimiter ?? new RateLimiter(DEFAULT_RATE_LIMITS.public),
     idempotency,
     onResponse: recordHttpRequest,
   });
@@ -107,8 +107,7 @@ export function createApiRouter(options: ApiOptions, listenUrl: () => string | u
       '/readyz',
       'public',
       async () => {
-        const workerReadyzUrl = options.workerReadyzUrl ?? readVariable('AUTHCAP_WORKER_READYZ_URL');
-        const [checks, nodes, worker] = await Promise.all([client.checkReadiness(), networksReady(options), workerReport(workerReadyzUrl)]);
+        const [checks, nodes, worker] = await Promise.all([client.checkReadiness(), networksReady(options), workerReport(options.workerReadyzUrl)]);
         // One network's node down stops only that network's payments: with another one up this API
         // is `degraded`, not down. With one network, its node is the API's readiness.
         const up = Object.values(nodes).filter((n) => n.ok).length;
@@ -147,15 +146,15 @@ export function createApiRouter(options: ApiOptions, listenUrl: () => string | u
       if (b.signature !== undefined || b.authorization !== undefined) {
         const presigned = parseWith(schemas.presignedBody, body, 'the body');
         await requireNode(presigned, presigned.domain && ({ ...presigned.domain, chainId: Number(presigned.domain.chainId) } as TokenDomain));
-        return resource(201, await client.createPresignedAuthorization(presigned));
+        return resource(201, await client.authorizations.create(presigned));
       }
       const draft = parseWith(schemas.draftBody, body, 'the body');
       await requireNode(draft);
-      return resource(201, await client.createAuthorization(draft));
+      return resource(201, await client.authorizations.create(draft));
     })
     .on('GET', '/v1/authorizations', ANY_ROLE, async ({ target }) => {
       const q = parseWith(schemas.listQuery, Object.fromEntries(target.query), 'the query');
-      const page = await client.listPage({ ...q, limit: q.limit === undefined ? undefined : Number(q.limit) });
+      const page = await client.authorizations.list({ ...q, limit: q.limit === undefined ? undefined : Number(q.limit) });
       return ok(200, page);
     })
     .on('GET', '/v1/authorizations/:id', ANY_ROLE, async ({ params, target, caller }) => {
@@ -166,22 +165,22 @@ export function createApiRouter(options: ApiOptions, listenUrl: () => string | u
         // An open wait holds a slot of its key's and of this process's until it answers: past either cap, 429.
         const release = waitLimits.hold(caller!.id, Number(wait));
         try {
-          return resource(200, await client.waitForAuthorization(id, { waitSeconds: Number(wait), state }));
+          return resource(200, await client.authorizations.wait(id, { waitSeconds: Number(wait), state }));
         } finally {
           release();
         }
       }
-      return resource(200, await client.getAuthorization(idOf(params)));
+      return resource(200, await client.authorizations.get(idOf(params)));
     })
     .on('POST', '/v1/authorizations/:id/signature', ORDER_SERVICE, async ({ params, body, target }) => {
       noQuery(target.query);
       const { signature } = parseWith(schemas.signatureBody, body, 'the body');
-      return resource(200, await client.submitSignature(idOf(params), signature));
+      return resource(200, await client.authorizations.sign(idOf(params), signature));
     })
     .on('POST', '/v1/authorizations/:id/capture', ORDER_SERVICE, async ({ params, body, target }) => {
       noQuery(target.query);
       const { amount } = parseWith(schemas.captureBody, body, 'the body');
-      const outcome = await client.capture(idOf(params), { waitMs: options.captureWaitMs, amount });
+      const outcome = await client.authorizations.capture(idOf(params), { waitMs: options.captureWaitMs, amount });
       return resource(outcome.settled ? 200 : 202, outcome.authorization);
     })
     .on('POST', '/v1/authorizations/:id/refunds', ORDER_SERVICE, async ({ params, body, target, idempotencyKey }) => {
@@ -189,30 +188,30 @@ export function createApiRouter(options: ApiOptions, listenUrl: () => string | u
       const request = parseWith(schemas.refundBody, body, 'the body');
       // The Idempotency-Key is also the refund's own: a retry after a 202 (which the idempotency
       // store does not keep) finds the same refund instead of making a second one.
-      const outcome = await client.refund(idOf(params), request, { waitMs: options.captureWaitMs, idempotencyKey });
+      const outcome = await client.refunds.create(idOf(params), request, { waitMs: options.captureWaitMs, idempotencyKey });
       return ok(outcome.settled ? 201 : 202, outcome.refund);
     })
     .on('GET', '/v1/authorizations/:id/refunds', ANY_ROLE, async ({ params, target }) => {
       noQuery(target.query);
-      return ok(200, { data: await client.listRefunds(idOf(params)) });
+      return ok(200, { data: await client.refunds.list(idOf(params)) });
     })
     .on('GET', '/v1/refunds/:id', ANY_ROLE, async ({ params, target }) => {
       noQuery(target.query);
       const id = params.id!;
       if (id.length > 400) throw new AuthcapError('not_found', 'no refund with that id');
-      return ok(200, await client.getRefund(id));
+      return ok(200, await client.refunds.get(id));
     })
     .on('POST', '/v1/authorizations/:id/cancel', ORDER_SERVICE, async ({ params, body, target }) => {
       noQuery(target.query);
       const { signature } = parseWith(schemas.cancelBody, body, 'the body');
-      const outcome = await client.cancelWithOutcome(idOf(params), signature, { waitMs: options.captureWaitMs });
+      const outcome = await client.authorizations.cancel(idOf(params), signature, { waitMs: options.captureWaitMs });
       return resource(outcome.settled ? 200 : 202, outcome.authorization);
     })
     .on('POST', '/v1/authorizations/:id/void', ANY_ROLE, async ({ params, body, target, caller }) => {
       noQuery(target.query);
       const { reason, by } = parseWith(schemas.voidBody, body, 'the body');
       // Who voided is on the record: the name given, else the role of the key that did it.
-      return resource(200, await client.voidAuthorization(idOf(params), { reason, by: by ?? (caller?.role === 'operator' ? 'operator' : 'merchant') }));
+      return resource(200, await client.authorizations.void(idOf(params), { reason, by: by ?? (caller?.role === 'operator' ? 'operator' : 'merchant') }));
     });
   registerEventRoutes(router, client);
   checkout.register(router);
@@ -221,7 +220,7 @@ export function createApiRouter(options: ApiOptions, listenUrl: () => string | u
 }
 
 /**
- * Each configured network's node (or the one RPC_URL's), by CAIP-2 id. A network waiting for its node
+ * Each configured network's node (without a deployment file, the one rpcUrl given), by CAIP-2 id. A network waiting for its node
  * since this process started is not served (`served: false`) until the background retry brings it in,
  * a few seconds after its node answers again.
  */
@@ -254,7 +253,8 @@ function ownUrl(server: Server): string | undefined {
 }
 
 /** Listens on 127.0.0.1 by default: the dev stack is not meant to be reachable from elsewhere. */
-export async function listen(server: Server, port: number, host = readVariable('AUTHCAP_API_HOST')): Promise<string> {
+/** `host`: AUTHCAP_API_HOST of the process (its default, 127.0.0.1, when not given). */
+export async function listen(server: Server, port: number, host = '127.0.0.1'): Promise<string> {
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => resolve());
@@ -298,11 +298,11 @@ function headsCheck(state: string): { ok: boolean; state: string; detail?: strin
     case 'live':
       return { ok: true, state };
     case 'off':
-      return { ok: true, state, detail: 'the worker has no WebSocket configured (AUTHCAP_WS_URL empty): captures poll the node' };
+      return { ok: true, state, detail: 'the worker has no WebSocket configured (no wsUrl in the deployment file): captures poll the node' };
     case 'connecting':
       return { ok: false, state, detail: `the worker is still subscribing to new blocks; ${slower}` };
     case 'failing':
-      return { ok: false, state, detail: `the worker's head feed is down: its WebSocket subscription to new blocks (AUTHCAP_WS_URL) fails; ${slower}` };
+      return { ok: false, state, detail: `the worker's head feed is down: its WebSocket subscription to new blocks (the network's wsUrl) fails; ${slower}` };
     case 'silent':
       return { ok: false, state, detail: `the worker's head feed is silent: no new block announced for over a minute; ${slower}` };
     default:

@@ -35,14 +35,6 @@ export class WaitLimits {
     }
   }
 
-  /** AUTHCAP_MAX_WAITS_PER_KEY and AUTHCAP_MAX_WAITS; a malformed one stops the start, not the first wait. */
-  static fromEnv(env: NodeJS.ProcessEnv = process.env): WaitLimits {
-    return new WaitLimits({
-      perKey: readVariable('AUTHCAP_MAX_WAITS_PER_KEY', env),
-      perProcess: readVariable('AUTHCAP_MAX_WAITS', env),
-    });
-  }
-
   /** Open waits now: this key's, or the whole process's. */
   open(key?: string): number {
     return key === undefined ? this.all.size : (this.byKey.get(key)?.size ?? 0);

@@ -4,7 +4,6 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { readVariable } from '../runtime/settings/read.js';
 
 export const apiRoles = ['order-service', 'operator'] as const;
 export type ApiRole = (typeof apiRoles)[number];
@@ -36,21 +35,23 @@ export class ApiKeyStore {
   private checkedAt = 0;
 
   private constructor(
-    private readonly file: string | null,
-    private readonly extra: { key: string; caller: Caller }[] = [],
+    private readonly file: string,
+    private readonly given: { key: string; caller: Caller }[],
   ) {
     this.reload();
   }
 
-  /** Keys kept in `file` (created on the first `create`). */
-  static open(file: string, env: NodeJS.ProcessEnv = process.env): ApiKeyStore {
-    // AUTHCAP_API_KEY, the single key of earlier versions, still works as an order-service key.
-    const legacy = env.AUTHCAP_API_KEY ? [{ key: env.AUTHCAP_API_KEY, caller: { id: 'env', role: 'order-service' as const } }] : [];
-    return new ApiKeyStore(file, legacy);
+  /**
+   * Keys kept in `file` (created on the first `create`); `apiKey`, the process's AUTHCAP_API_KEY
+   * (one key handed out as a secret variable), works as an order-service key beside them.
+   */
+  static open(file: string, options: { apiKey?: string } = {}): ApiKeyStore {
+    return new ApiKeyStore(file, options.apiKey ? [{ key: options.apiKey, caller: { id: 'env', role: 'order-service' } }] : []);
   }
 
-  static defaultFile(env: NodeJS.ProcessEnv = process.env): string {
-    return readVariable('AUTHCAP_KEYS_FILE', env) ?? join(readVariable('AUTHCAP_STATE_DIR', env), 'api-keys.json');
+  /** The key file of a process's settings: AUTHCAP_KEYS_FILE, else `api-keys.json` in its state dir. */
+  static fileOf(settings: { AUTHCAP_KEYS_FILE?: string; AUTHCAP_STATE_DIR: string }): string {
+    return settings.AUTHCAP_KEYS_FILE ?? join(settings.AUTHCAP_STATE_DIR, 'api-keys.json');
   }
 
   create(role: ApiRole, label = ''): { key: string; record: ApiKeyRecord } {
@@ -80,10 +81,7 @@ export class ApiKeyStore {
 
   authenticate(presented: string | undefined): Caller | undefined {
     if (!presented) return undefined;
-    for (const { key, caller } of this.extra) {
-      const a = sha256(presented);
-      if (timingSafeEqual(a, sha256(key))) return caller;
-    }
+    for (const { key, caller } of this.given) if (timingSafeEqual(sha256(presented), sha256(key))) return caller;
     const match = KEY_FORMAT.exec(presented);
     if (!match) return undefined;
     this.reload();
@@ -94,7 +92,6 @@ export class ApiKeyStore {
 
   /** Re-reads the file when it changed (at most once a second), so `authcap keys create` applies at once. */
   private reload(force = false): void {
-    if (!this.file) return;
     const now = Date.now();
     if (!force && now - this.checkedAt < 1_000) return;
     this.checkedAt = now;
@@ -110,7 +107,6 @@ export class ApiKeyStore {
   }
 
   private save(): void {
-    if (!this.file) return;
     mkdirSync(dirname(this.file), { recursive: true, mode: 0o700 });
     const staging = `${this.file}.${process.pid}.tmp`;
     writeFileSync(staging, `${JSON.stringify({ keys: this.keys }, null, 2)}\n`, { mode: 0o600 });

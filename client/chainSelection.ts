@@ -21,7 +21,7 @@ export function selectChain(catalog: Catalog | undefined, request: ChainRequest,
   const network = named === undefined ? undefined : (normalizeNetwork(named) ?? named);
   const token = optionalText(request.token, 'token');
   if (!catalog) {
-    // A payload's own domain is checked by the worker against the token it serves, as before networks.
+    // A payload's own domain is checked by the worker against the token it serves.
     if (network || token)
       throw new AuthcapError(
         'network_not_served',

@@ -13,16 +13,16 @@
 //   authcap dev sign <id> [--payer N]
 //   authcap doctor [--json]
 // Connects with the same settings as the worker (TEMPORAL_ADDRESS, namespace, TLS, API key, and
-// AUTHCAP_CODEC_KEYS to read the encrypted payloads); `keys` works on the key file alone.
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
+// AUTHCAP_CODEC_KEYS to read the encrypted payloads); beside `npm start`, what they leave unset is the
+// dev stack's, from its state dir (cliDevStack.ts). `keys` works on the key file alone.
 import { parseArgs } from 'node:util';
 import Table from 'cli-table3';
 import { AuthcapError } from '../domain/errors.js';
 import type { AuthorizationResource } from '../domain/authorization.js';
 import { requireCodec } from '../runtime/codec.js';
 import { apiRoles, ApiKeyStore, type ApiRole } from './apiKeys.js';
-import { AuthcapClient, type AuthorizationSummary } from './authcapClient.js';
+import { AuthcapClient } from './authcapClient.js';
+import type { AuthorizationSummary } from './authorizations/types.js';
 import { eventsCommand, webhooksCommand } from './cliEvents.js';
 import { refundCommand, refundsCommand } from './cliRefunds.js';
 import { listAmounts, tokenUnits } from './cliAmounts.js';
@@ -32,6 +32,9 @@ import { devCommand } from './cliDevSign.js';
 import { doctorCommand } from './cliDoctor.js';
 import type { Settings } from '../runtime/settings/catalog.js';
 import { readSettings, SettingsError } from '../runtime/settings/read.js';
+import { loadTemporalSettings } from '../runtime/temporal.js';
+import { tracingPluginFromEnv } from '../runtime/tracing.js';
+import { devStackSettings, type DevStackSettings } from './cliDevStack.js';
 
 const usage = `usage:
   authcap get <id | --order ID> [--wait SECONDS [--state STATE]] [--json]
@@ -102,8 +105,13 @@ function listTable(rows: AuthorizationSummary[], amounts: Map<string, string>): 
   );
 }
 
-function keysCommand(values: Record<string, string | boolean | undefined>, positionals: string[], out: Out): number {
-  const store = ApiKeyStore.open(ApiKeyStore.defaultFile());
+function keysCommand(
+  values: Record<string, string | boolean | undefined>,
+  positionals: string[],
+  settings: Pick<Settings<'cli'>, 'AUTHCAP_KEYS_FILE' | 'AUTHCAP_STATE_DIR' | 'AUTHCAP_API_KEY'>,
+  out: Out,
+): number {
+  const store = ApiKeyStore.open(ApiKeyStore.fileOf(settings), { apiKey: settings.AUTHCAP_API_KEY });
   const json = values.json === true;
   switch (positionals[1]) {
     case 'create': {
@@ -182,31 +190,37 @@ export async function main(argv: string[], out: Out = console.log, err: Out = co
     out(usage);
     return command ? 0 : 2;
   }
-  // Every variable the CLI reads, validated before it does anything (runtime/settings/catalog.ts).
+  // Every variable the CLI reads, validated before it does anything (runtime/settings/catalog.ts), in
+  // the environment completed with the dev stack's settings beside `npm start`: read once, here.
   let settings: Settings<'cli'>;
+  let env: NodeJS.ProcessEnv;
+  let devStack: DevStackSettings;
   try {
-    settings = readSettings('cli');
+    devStack = devStackSettings(process.env, readSettings('cli').AUTHCAP_STATE_DIR);
+    env = { ...process.env, ...devStack.env };
+    settings = readSettings('cli', env);
   } catch (e) {
     if (!(e instanceof SettingsError)) throw e;
     err(`error: ${e.message}`);
     return 2;
   }
   try {
-    if (command === 'keys') return keysCommand(values, positionals, out);
-    if (command === 'temporal-setup') return await temporalSetupCommand(values, out);
-    if (command === 'deployment') return await deploymentCommand(values, positionals, settings, out);
+    if (command === 'keys') return keysCommand(values, positionals, settings, out);
+    if (command === 'temporal-setup') return await temporalSetupCommand(values, out, env);
+    if (command === 'deployment') return await deploymentCommand(values, positionals, settings, out, env);
     if (command === 'dev') return await devCommand(values, positionals, settings.AUTHCAP_STATE_DIR, out, err);
-    if (command === 'doctor') return await doctorCommand(values, settings, out);
+    if (command === 'doctor') return await doctorCommand(values, env, devStack, out);
     if (!['get', 'list', 'history', 'void', 'capture', 'refund', 'refunds', 'events', 'webhooks'].includes(command)) {
       err(`unknown command ${command}\n${usage}`);
       return 2;
     }
-    // Beside `npm start` the dev stack's own key file is the key (a deployment sets AUTHCAP_CODEC_KEYS).
-    const devKeys = join(settings.AUTHCAP_STATE_DIR, 'codec-keys.json');
-    // Set in process.env: the codec is read from there by every client this process makes.
-    if (!settings.AUTHCAP_CODEC_KEYS && !settings.AUTHCAP_CODEC_KEY_FILE && existsSync(devKeys)) process.env.AUTHCAP_CODEC_KEY_FILE = devKeys;
-    requireCodec();
-    const client = await AuthcapClient.connect();
+    requireCodec(env);
+    const tracing = tracingPluginFromEnv('authcap-client', env);
+    const client = await AuthcapClient.connect(loadTemporalSettings({}, env), {
+      refundWindowDays: settings.AUTHCAP_REFUND_WINDOW_DAYS,
+      webhookAddressPolicy: { allowLoopback: settings.AUTHCAP_WEBHOOK_ALLOW_LOOPBACK, allowPrivate: settings.AUTHCAP_WEBHOOK_ALLOW_PRIVATE },
+      plugins: tracing ? [tracing] : [],
+    });
     try {
       if (command === 'events') {
         const stop = new AbortController();
@@ -216,7 +230,7 @@ export async function main(argv: string[], out: Out = console.log, err: Out = co
       if (command === 'webhooks') return await webhooksCommand(client, values, positionals, out);
       const id = async () => {
         if (idArg) return idArg;
-        if (values.order) return client.idForOrder(values.order);
+        if (values.order) return client.authorizations.idForOrder(values.order);
         throw new AuthcapError('validation_error', `${command} needs an authorization id or --order ID`);
       };
       const show = (a: AuthorizationResource, text: string) => out(values.json ? JSON.stringify(a, null, 2) : text);
@@ -225,18 +239,18 @@ export async function main(argv: string[], out: Out = console.log, err: Out = co
           // --wait N: answer as soon as the state changes (from --state, else from the state now), at most N s.
           const a =
             values.wait === undefined
-              ? await client.getAuthorization(await id())
-              : await client.waitForAuthorization(await id(), { waitSeconds: Number(values.wait), state: values.state });
+              ? await client.authorizations.get(await id())
+              : await client.authorizations.wait(await id(), { waitSeconds: Number(values.wait), state: values.state });
           show(a, resourceTable(a));
           return 0;
         }
         case 'history': {
-          const a = await client.getAuthorization(await id());
+          const a = await client.authorizations.get(await id());
           show(a, `${a.id} (order ${a.orderId}) is ${a.state}\n${historyTable(a)}`);
           return 0;
         }
         case 'list': {
-          const page = await client.listPage({
+          const page = await client.authorizations.list({
             orderId: values.order,
             state: values.state,
             payer: values.payer,
@@ -246,12 +260,15 @@ export async function main(argv: string[], out: Out = console.log, err: Out = co
             limit: values.limit === undefined ? undefined : Number(values.limit),
           });
           if (values.json) out(JSON.stringify(page, null, 2));
-          else out(`${listTable(page.data, await listAmounts(client, page.data))}${page.nextPageToken ? `\nmore: --page-token ${page.nextPageToken}` : ''}`);
+          else
+            out(
+              `${listTable(page.data, await listAmounts(client.authorizations, page.data))}${page.nextPageToken ? `\nmore: --page-token ${page.nextPageToken}` : ''}`,
+            );
           return 0;
         }
         case 'void': {
           if (!values.reason) throw new AuthcapError('validation_error', 'void needs --reason TEXT');
-          const voided = await client.voidAuthorization(await id(), { reason: values.reason, by: values.by ?? settings.USER ?? 'operator' });
+          const voided = await client.authorizations.void(await id(), { reason: values.reason, by: values.by ?? settings.USER ?? 'operator' });
           show(voided, `voided ${voided.id} (order ${voided.orderId}): ${voided.void?.reason}`);
           return 0;
         }
@@ -260,7 +277,7 @@ export async function main(argv: string[], out: Out = console.log, err: Out = co
         case 'refunds':
           return await refundsCommand(client, await id(), values, out);
         default: {
-          const outcome = await client.capture(await id(), { amount: values.amount });
+          const outcome = await client.authorizations.capture(await id(), { amount: values.amount });
           show(outcome.authorization, resourceTable(outcome.authorization));
           return outcome.settled ? 0 : 3;
         }

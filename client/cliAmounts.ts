@@ -1,6 +1,7 @@
 // Amounts as people read them in the CLI's tables: "12.50 USDC", in the token's own units. The
 // JSON forms (--json) keep the API's decimal strings untouched; this is for eyes only.
-import type { AuthcapClient, AuthorizationSummary } from './authcapClient.js';
+import type { Authorizations } from './authorizations/resource.js';
+import type { AuthorizationSummary } from './authorizations/types.js';
 
 export interface TokenLabel {
   symbol: string;
@@ -26,7 +27,7 @@ export function minorToTokenUnits(minor: string, token: TokenLabel & { decimals:
  * A list page carries each row's token address, not its symbol or decimals: one authorization per
  * distinct token on the page is read for them (a page rarely holds more than a few tokens).
  */
-export async function listAmounts(client: Pick<AuthcapClient, 'getAuthorization'>, rows: AuthorizationSummary[]): Promise<Map<string, string>> {
+export async function listAmounts(authorizations: Pick<Authorizations, 'get'>, rows: AuthorizationSummary[]): Promise<Map<string, string>> {
   const tokens = new Map<string, Promise<(TokenLabel & { decimals: number }) | undefined>>();
   const out = new Map<string, string>();
   for (const row of rows) {
@@ -35,7 +36,7 @@ export async function listAmounts(client: Pick<AuthcapClient, 'getAuthorization'
     if (!tokens.has(key)) {
       tokens.set(
         key,
-        client.getAuthorization(row.id).then(
+        authorizations.get(row.id).then(
           (a) => a.token,
           () => undefined,
         ),

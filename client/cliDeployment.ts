@@ -18,8 +18,9 @@ export async function deploymentCommand(
   positionals: string[],
   settings: Pick<Settings<'cli'>, 'AUTHCAP_DEPLOYMENT_NAME' | 'AUTHCAP_TASK_QUEUE'>,
   out: (line: string) => void,
+  env: NodeJS.ProcessEnv = process.env,
 ): Promise<number> {
-  const temporalSettings = loadTemporalSettings();
+  const temporalSettings = loadTemporalSettings({}, env);
   const { namespace, taskQueue } = temporalSettings;
   const deploymentName = deploymentNameOf(settings, taskQueue);
   const connection = await Connection.connect(temporalSettings.connectionOptions);

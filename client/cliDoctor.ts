@@ -2,8 +2,6 @@
 // worker and the API run with, and says what is wrong in plain words and what to do. Every network
 // call is bounded (runtime/doctor/report.ts), independent checks run at once, and the exit code is 1
 // when anything FAILs, so a deploy script can run it as a gate. The checks are in runtime/doctor/.
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import { Client, type Connection } from '@temporalio/client';
 import Table from 'cli-table3';
 import type { EncryptionCodec } from '../runtime/codec.js';
@@ -12,17 +10,22 @@ import { codecCheck, deploymentCheck, settingsChecks } from '../runtime/doctor/c
 import { bounded, check, exitCodeOf, firstLine, report, STATUS_LABEL, summaryLine, type DoctorCheck } from '../runtime/doctor/report.js';
 import { connectTemporal, temporalChecks } from '../runtime/doctor/temporalChecks.js';
 import { webhookChecks } from '../runtime/doctor/webhookChecks.js';
-import type { Settings } from '../runtime/settings/catalog.js';
 import { loadTemporalSettings, type TemporalSettings } from '../runtime/temporal.js';
 import { webhookAddressPolicyFromEnv } from '../runtime/webhookAddressPolicy.js';
-import { WebhookEndpoints } from './webhookEndpoints.js';
+import type { DevStackSettings } from './cliDevStack.js';
+import type { WebhookEndpoint } from '../domain/events.js';
+import { TemporalTransport } from './transport/temporalTransport.js';
+import { list as listWebhookEndpoints } from './webhookEndpoints/list.js';
 
 type Out = (line: string) => void;
 
-export async function doctorCommand(values: { json?: boolean }, settings: Pick<Settings<'cli'>, 'AUTHCAP_STATE_DIR'>, out: Out): Promise<number> {
+/**
+ * `env` is the CLI's, completed beside `npm start` with the dev stack's settings (`devStack`: what was
+ * taken, said on a line of its own).
+ */
+export async function doctorCommand(values: { json?: boolean }, env: NodeJS.ProcessEnv, devStack: DevStackSettings, out: Out): Promise<number> {
   const started = Date.now();
-  const env = withDevKeys(process.env, settings.AUTHCAP_STATE_DIR);
-  const checks: DoctorCheck[] = [...settingsChecks(env)];
+  const checks: DoctorCheck[] = [...devStackCheck(devStack), ...settingsChecks(env)];
   const deployment = deploymentCheck(env);
   const codec = await codecCheck(env);
   checks.push(deployment.check, codec.check);
@@ -42,33 +45,28 @@ export async function doctorCommand(values: { json?: boolean }, settings: Pick<S
   return exitCodeOf(result);
 }
 
-/** Beside `npm start`, the dev stack's own key file is the key, as for the other commands. */
-function withDevKeys(env: NodeJS.ProcessEnv, stateDir: string): NodeJS.ProcessEnv {
-  const devKeys = join(stateDir, 'codec-keys.json');
-  if (env.AUTHCAP_CODEC_KEYS || env.AUTHCAP_CODEC_KEY_FILE || !existsSync(devKeys)) return env;
-  return { ...env, AUTHCAP_CODEC_KEY_FILE: devKeys };
+/** Beside `npm start`: which settings were the dev stack's (none taken: no line). */
+function devStackCheck(devStack: DevStackSettings): DoctorCheck[] {
+  if (!devStack.from) return [];
+  const names = Object.keys(devStack.env).join(', ');
+  return [
+    check('ok', 'settings', 'dev stack', `${names} from the dev stack in ${devStack.from} (what this environment leaves unset, as its worker gets them)`),
+  ];
 }
 
 /**
  * Temporal's connection settings without the codec (checked on its own: keys that do not parse must
  * not stop the Temporal checks), and the codec that passed its check as the converter.
  */
-function temporalSettingsOf(codec: EncryptionCodec | undefined): TemporalSettings {
-  const saved = { keys: process.env.AUTHCAP_CODEC_KEYS, file: process.env.AUTHCAP_CODEC_KEY_FILE };
-  delete process.env.AUTHCAP_CODEC_KEYS;
-  delete process.env.AUTHCAP_CODEC_KEY_FILE;
-  try {
-    return { ...loadTemporalSettings(), dataConverter: codec ? { payloadCodecs: [codec] } : undefined };
-  } finally {
-    if (saved.keys !== undefined) process.env.AUTHCAP_CODEC_KEYS = saved.keys;
-    if (saved.file !== undefined) process.env.AUTHCAP_CODEC_KEY_FILE = saved.file;
-  }
+function temporalSettingsOf(env: NodeJS.ProcessEnv, codec: EncryptionCodec | undefined): TemporalSettings {
+  const withoutKeys = { ...env, AUTHCAP_CODEC_KEYS: undefined, AUTHCAP_CODEC_KEY_FILE: undefined };
+  return { ...loadTemporalSettings({}, withoutKeys), dataConverter: codec ? { payloadCodecs: [codec] } : undefined };
 }
 
 async function temporalAndWebhooks(env: NodeJS.ProcessEnv, codec: EncryptionCodec | undefined): Promise<DoctorCheck[]> {
   let settings: TemporalSettings;
   try {
-    settings = temporalSettingsOf(codec);
+    settings = temporalSettingsOf(env, codec);
   } catch (err) {
     return [check('fail', 'temporal', 'connection settings', firstLine(err), 'correct the TEMPORAL_* variables or the temporal.toml profile')];
   }
@@ -95,9 +93,9 @@ async function registeredWebhooks(connection: Connection, settings: TemporalSett
   // The registry's memo is sealed: without the keys it cannot be read.
   if (!settings.dataConverter) return [check('skip', 'webhook', 'endpoints', 'not checked: no payload keys to read the registry with')];
   const client = new Client({ connection, namespace: settings.namespace, dataConverter: settings.dataConverter });
-  let endpoints: Awaited<ReturnType<WebhookEndpoints['list']>>;
+  let endpoints: WebhookEndpoint[];
   try {
-    endpoints = await bounded(new WebhookEndpoints(client, settings.taskQueue, async () => undefined).list(), 'the webhook endpoints');
+    endpoints = await bounded(listWebhookEndpoints(new TemporalTransport(client, settings.taskQueue)), 'the webhook endpoints');
   } catch (err) {
     return [check('warn', 'webhook', 'endpoints', `could not be listed (${firstLine(err)})`)];
   }

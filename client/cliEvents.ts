@@ -41,13 +41,13 @@ export async function eventsCommand(client: AuthcapClient, values: Values, out: 
   const request = { type: values.type as string | undefined, orderId: values.order as string | undefined, limit };
   let after = values.after as string | undefined;
   if (!values.follow) {
-    const page = await client.listEvents({ ...request, after });
+    const page = await client.events.list({ ...request, after });
     if (values.json) out(JSON.stringify(page, null, 2));
     else out(`${eventsTable(page.data)}${page.hasMore && page.data.length ? `\nmore: --after ${page.data.at(-1)!.id}` : ''}`);
     return 0;
   }
   while (!stop.aborted) {
-    const page = await client.listEvents({ ...request, after });
+    const page = await client.events.list({ ...request, after });
     for (const event of page.data) out(values.json ? JSON.stringify(event) : eventRow(event).join('  '));
     if (page.data.length) after = page.data.at(-1)!.id;
     if (!page.hasMore)

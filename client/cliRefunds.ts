@@ -27,14 +27,14 @@ function refundsTable(refunds: Refund[]): string {
 export async function refundCommand(client: AuthcapClient, id: string, values: Values, out: Out): Promise<number> {
   if (typeof values.reason !== 'string' || !values.reason.trim()) throw new AuthcapError('validation_error', 'refund needs --reason TEXT');
   const amount = typeof values.amount === 'string' ? values.amount : undefined;
-  const { refund, settled } = await client.refund(id, { amount, reason: values.reason });
+  const { refund, settled } = await client.refunds.create(id, { amount, reason: values.reason });
   out(values.json ? JSON.stringify(refund, null, 2) : refundsTable([refund]));
   if (!settled) return 3;
   return refund.state === 'succeeded' ? 0 : 1;
 }
 
 export async function refundsCommand(client: AuthcapClient, id: string, values: Values, out: Out): Promise<number> {
-  const refunds = await client.listRefunds(id);
+  const refunds = await client.refunds.list(id);
   out(values.json ? JSON.stringify(refunds, null, 2) : refunds.length ? refundsTable(refunds) : 'no refunds');
   return 0;
 }

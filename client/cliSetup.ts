@@ -6,11 +6,15 @@ import { loadTemporalSettings } from '../runtime/temporal.js';
 import { DEFAULT_RETENTION_DAYS, ensureNamespaceReady } from '../runtime/temporalSetup.js';
 import { AuthcapError } from '../domain/errors.js';
 
-export async function temporalSetupCommand(values: { json?: boolean; 'retention-days'?: string }, out: (line: string) => void): Promise<number> {
+export async function temporalSetupCommand(
+  values: { json?: boolean; 'retention-days'?: string },
+  out: (line: string) => void,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<number> {
   const retentionDays = values['retention-days'] === undefined ? DEFAULT_RETENTION_DAYS : Number(values['retention-days']);
   if (!Number.isInteger(retentionDays) || retentionDays < 1)
     throw new AuthcapError('validation_error', '--retention-days must be a whole number of days, at least 1');
-  const settings = loadTemporalSettings();
+  const settings = loadTemporalSettings({}, env);
   const connection = await Connection.connect(settings.connectionOptions);
   try {
     const report = await ensureNamespaceReady(connection, settings.namespace, { retentionDays });

@@ -15,21 +15,12 @@ const MAX_ORDER_ID_LENGTH = 200;
  * events feed would answer with another order's authorization, or with nothing.
  */
 export function parseOrderId(input: unknown): string {
-  const orderId = parseStoredOrderId(input);
-  const problem = unsearchable(orderId);
-  if (problem) throw new AuthcapError('validation_error', `orderId ${problem}`, { field: 'orderId' });
-  return orderId;
-}
-
-/**
- * An order id as earlier versions accepted it (quotes and backslashes included): enough to reach
- * an existing order through its workflow id, which involves no visibility query.
- */
-export function parseStoredOrderId(input: unknown): string {
   if (typeof input !== 'string' || !input.trim()) throw new AuthcapError('validation_error', 'orderId is required', { field: 'orderId' });
   if (input.length > MAX_ORDER_ID_LENGTH) {
     throw new AuthcapError('validation_error', `orderId is longer than ${MAX_ORDER_ID_LENGTH} characters`, { field: 'orderId' });
   }
+  const problem = unsearchable(input);
+  if (problem) throw new AuthcapError('validation_error', `orderId ${problem}`, { field: 'orderId' });
   return input;
 }
 

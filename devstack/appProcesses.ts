@@ -2,17 +2,16 @@
 // fail, be killed or be restarted alone (npm start, the fault suites), with their logs in the state dir.
 // On the production shape each process is a host of its own (prepareHost): a state dir and HOME
 // that no other process shares, so they meet only in Temporal and PostgreSQL, as on separate machines.
-import { chmodSync, copyFileSync, createWriteStream, existsSync, mkdirSync, renameSync, statSync } from 'node:fs';
+import { chmodSync, copyFileSync, createWriteStream, mkdirSync, renameSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { ChainConfig } from '../activities/index.js';
-import { checkoutSecret } from '../api/checkout/linkToken.js';
+import { checkoutSecret } from '../runtime/checkoutLinks.js';
 import type { TemporalSettings } from '../runtime/temporal.js';
 import { processCommand } from './build.js';
 import { variablesReadBy } from './childEnv.js';
 import { freePort, startProcess, type ManagedProcess } from './process.js';
 import { clientTlsEnv, tlsEnvFor, type TemporalTls } from './temporalTls.js';
-import { readVariable } from '../runtime/settings/read.js';
+import type { Settings } from '../runtime/settings/catalog.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 
@@ -61,8 +60,6 @@ export interface HostFile {
   as: string;
   /** Copied again whenever it changes (the API key file: `authcap keys create` reaches every host, as a deploy would). */
   keepInSync?: boolean;
-  /** Copied only when the host has none yet (a watcher cursor carried over from before hosts). */
-  onlyIfMissing?: boolean;
 }
 
 export interface HostOptions {
@@ -113,7 +110,6 @@ export function prepareHost(options: HostOptions): Host {
   }
   const watched: (() => void)[] = [];
   for (const file of options.files ?? []) {
-    if (file.onlyIfMissing && existsSync(join(dir, file.as))) continue;
     // The version is read before the copy: a change made during it is seen (and copied) next tick.
     let copied = version(file.from);
     if (copied !== undefined) place(file.from, file.as);
@@ -144,24 +140,28 @@ export function prepareHost(options: HostOptions): Host {
 
 /**
  * What every API host needs from the stack's state dir: the API key file, and one checkout link
- * secret (made here if missing), so a link one API hands out is good on every other.
+ * secret (made here if missing), so a link one API hands out is good on every other. (An
+ * AUTHCAP_CHECKOUT_SECRET the APIs are given wins over the file.)
  */
 export function apiHostFiles(stateDir: string): HostFile[] {
-  if (!readVariable('AUTHCAP_CHECKOUT_SECRET')) checkoutSecret({ stateDir, env: {} });
+  checkoutSecret({ stateDir });
   return [
     { from: join(stateDir, 'api-keys.json'), as: 'api-keys.json', keepInSync: true },
     { from: join(stateDir, 'checkout-secret'), as: 'checkout-secret' },
   ];
 }
 
-/** How many worker and API processes: two of each on the production shape, so it is tried as it is run. */
+/**
+ * How many worker and API processes: the options, else the dev stack's settings (AUTHCAP_WORKERS,
+ * AUTHCAP_APIS), else two of each on the production shape, so it is tried as it is run.
+ */
 export function processCounts(
   given: { workers?: number; apis?: number },
   topology: string,
-  env: NodeJS.ProcessEnv = process.env,
+  settings: Pick<Settings<'dev-stack'>, 'AUTHCAP_WORKERS' | 'AUTHCAP_APIS'>,
 ): { workers: number; apis: number } {
   const count = (value: number | undefined, variable: 'AUTHCAP_WORKERS' | 'AUTHCAP_APIS') => {
-    if (value === undefined) return readVariable(variable, env) ?? (topology === 'postgres' ? 2 : 1);
+    if (value === undefined) return settings[variable] ?? (topology === 'postgres' ? 2 : 1);
     if (!Number.isInteger(value) || value < 1 || value > 16) throw new Error(`${variable} must be a whole number from 1 to 16, got "${value}"`);
     return value;
   };
@@ -173,23 +173,31 @@ export interface AppProcessesOptions {
   temporal: TemporalSettings;
   /** The embedded server's certificates (the production shape): each process presents its own. */
   temporalTls?: TemporalTls;
-  chain: ChainConfig;
   /** The deployment configuration (AUTHCAP_CONFIG): every network and token the processes serve. */
   configFile: string;
+  /**
+   * The variables the file names, as each kind of process reads them: the worker its merchant keys
+   * and URLs, the API the URLs alone (it never holds a merchant key).
+   */
+  fileEnv: { worker: Record<string, string>; api: Record<string, string> };
   merchantAddresses: string[];
   counts: { workers: number; apis: number };
   /** The port of the i-th API process. */
   apiPorts: (i: number) => number;
+  /** AUTHCAP_VALIDITY_SECONDS of every worker (default: the operator's, as the worker reads it). */
   validitySeconds?: number;
-  confirmations?: number;
   captureWaitMs?: number;
   /**
    * Each process a host of its own (prepareHost); default: on the production shape (temporalTls
    * given). Otherwise they share the state dir, as processes of one host.
    */
   separateHosts?: boolean;
-  /** Idempotency-Key answers for every API (default AUTHCAP_IDEMPOTENCY_DATABASE_URL, which the production shape sets). */
+  /** Idempotency-Key answers for every API (the production shape's database, or the operator's AUTHCAP_IDEMPOTENCY_DATABASE_URL). */
   idempotencyDatabaseUrl?: string;
+  /** The first worker's /metrics port (AUTHCAP_WORKER_METRICS_PORT); else a free one, as for every other. */
+  workerMetricsPort?: number;
+  /** Where the APIs listen (AUTHCAP_API_HOST, default 127.0.0.1), for their URLs. */
+  apiHost?: string;
   log: (line: string) => void;
 }
 
@@ -222,7 +230,7 @@ export async function startAppProcesses(options: AppProcessesOptions): Promise<A
   };
   const hosts: Host[] = [];
   const separateHosts = options.separateHosts ?? options.temporalTls !== undefined;
-  const idempotencyDatabaseUrl = options.idempotencyDatabaseUrl ?? readVariable('AUTHCAP_IDEMPOTENCY_DATABASE_URL');
+  const { idempotencyDatabaseUrl } = options;
   const started: AppProcesses = {
     workers: [],
     apis: [],
@@ -241,9 +249,6 @@ export async function startAppProcesses(options: AppProcessesOptions): Promise<A
       TEMPORAL_ADDRESS: options.temporal.connectionOptions.address!,
       TEMPORAL_NAMESPACE: options.temporal.namespace,
       AUTHCAP_CONFIG: options.configFile,
-      // The one-network variables too, for what still reads them (and a build from before the file).
-      RPC_URL: options.chain.rpcUrl,
-      TOKEN_ADDRESS: options.chain.tokenAddress,
       AUTHCAP_STATE_DIR: options.stateDir,
       AUTHCAP_CODEC_KEYS: process.env.AUTHCAP_CODEC_KEYS ?? '',
     };
@@ -262,25 +267,20 @@ export async function startAppProcesses(options: AppProcessesOptions): Promise<A
     const workerMetricsPorts: string[] = [];
     for (let i = 0; i < options.counts.workers; i++) {
       const suffix = i === 0 ? '' : `-${i + 1}`;
-      const sharedCursor = join(options.stateDir, `watcher-cursor${suffix}.json`);
-      const hostEnv = host(`worker-${i + 1}`, 'worker', [{ from: sharedCursor, as: 'watcher-cursor.json', onlyIfMissing: true }]);
+      const hostEnv = host(`worker-${i + 1}`, 'worker', []);
       // Each worker's /metrics and /readyz (failing workflow tasks, head feed): an API's /readyz reports them.
-      const metricsPort = i === 0 && process.env.AUTHCAP_WORKER_METRICS_PORT ? process.env.AUTHCAP_WORKER_METRICS_PORT : String(await freePort());
+      const metricsPort = String(i === 0 && options.workerMetricsPort ? options.workerMetricsPort : await freePort());
       workerMetricsPorts.push(metricsPort);
       started.workers.push(
         await startWorkerProcess(
           {
             ...env,
+            ...options.fileEnv.worker,
             ...hostEnv,
             // Workers never touch Idempotency-Key answers: no credential of that database in their environment.
             AUTHCAP_IDEMPOTENCY_DATABASE_URL: '',
             AUTHCAP_WORKER_METRICS_PORT: metricsPort,
-            MERCHANT_PRIVATE_KEY: options.chain.merchantPrivateKey,
-            MERCHANT_PRIVATE_KEYS: (options.chain.merchantPrivateKeys ?? []).join(','),
-            AUTHCAP_VALIDITY_SECONDS: String(options.validitySeconds ?? options.chain.validitySeconds),
-            AUTHCAP_CONFIRMATIONS: String(options.confirmations ?? options.chain.confirmations),
-            // Where a worker from before the watcher moved into Temporal kept its place: read once on upgrade.
-            AUTHCAP_WATCHER_CURSOR: separateHosts ? join(hostEnv.AUTHCAP_STATE_DIR!, 'watcher-cursor.json') : sharedCursor,
+            ...(options.validitySeconds ? { AUTHCAP_VALIDITY_SECONDS: String(options.validitySeconds) } : {}),
           },
           logFile(`worker${suffix}`),
         ),
@@ -298,6 +298,7 @@ export async function startAppProcesses(options: AppProcessesOptions): Promise<A
         await startApiProcess(
           {
             ...env,
+            ...options.fileEnv.api,
             ...hostEnv,
             ...(idempotencyDatabaseUrl ? { AUTHCAP_IDEMPOTENCY_DATABASE_URL: idempotencyDatabaseUrl } : {}),
             AUTHCAP_API_PORT: String(port),
@@ -308,7 +309,7 @@ export async function startAppProcesses(options: AppProcessesOptions): Promise<A
           logFile(`api${suffix}`),
         ),
       );
-      started.apiUrls.push(`http://${process.env.AUTHCAP_API_HOST ?? '127.0.0.1'}:${port}`);
+      started.apiUrls.push(`http://${options.apiHost ?? '127.0.0.1'}:${port}`);
     }
     return started;
   } catch (err) {

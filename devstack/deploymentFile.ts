@@ -1,14 +1,16 @@
 // The dev stack's deployment configuration (`${stateDir}/deployment.json`), in the schema every
 // process reads (runtime/deployment/schema.ts): the worker and API processes it starts are configured
 // through AUTHCAP_CONFIG as a production deployment is, and the in-process ones load the same file.
-// Keys never go in it: `merchantKeys` names the environment variables that hold them.
+// On an operator's chain the file is theirs (AUTHCAP_CONFIG). Keys never go in it: `merchantKeys`
+// names the environment variables that hold them.
 import { chmodSync, writeFileSync } from 'node:fs';
 import type { Address } from 'viem';
 import { join, resolve } from 'node:path';
 import type { ChainConfig } from '../activities/index.js';
-import { loadDeployment } from '../runtime/deployment/load.js';
-import { networkReader, resolveDeployment, type ResolvedDeployment } from '../runtime/deployment/resolve.js';
-import { deploymentSchema, networkOfChainId, type DeploymentFile } from '../runtime/deployment/schema.js';
+import { loadDeployment, variablesNamedBy, type LoadedDeployment } from '../runtime/deployment/load.js';
+import { chainConfigOf, type ChainPolicySettings } from '../worker/config.js';
+import { resolveDeployment, type ResolvedDeployment } from '../runtime/deployment/resolve.js';
+import { deploymentSchema, type DeploymentFile } from '../runtime/deployment/schema.js';
 import type { DevChain, DevNetwork } from './devNetworks.js';
 
 export const DEPLOYMENT_FILE = 'deployment.json';
@@ -30,13 +32,10 @@ export interface DevDeploymentOptions {
   moreMerchantKeys: boolean;
 }
 
-/**
- * The dev chain's networks. The first keeps the one-network relayer ids and watcher cursor
- * (singleNetworkIds), so a state dir from before this file existed carries on where it was.
- */
+/** The dev chain's networks, each with its tokens; the first network's first token is the default. */
 export function devDeploymentConfig(networks: DevNetwork[], options: DevDeploymentOptions): DeploymentFile {
   return {
-    networks: networks.map((network, i) => ({
+    networks: networks.map((network) => ({
       id: network.network,
       name: network.name,
       rpcUrls: [network.rpcUrl],
@@ -47,26 +46,7 @@ export function devDeploymentConfig(networks: DevNetwork[], options: DevDeployme
       confirmations: options.confirmations,
       tokens: network.tokens.map((token) => token.address),
       merchantKeys: merchantKeyVariables(options.moreMerchantKeys),
-      ...(i === 0 ? { singleNetworkIds: true } : {}),
     })),
-  };
-}
-
-/** An operator's chain named by RPC_URL and TOKEN_ADDRESS: one network, its id read from the node. */
-export async function externalDeploymentConfig(chainConfig: ChainConfig, confirmations: Confirmations): Promise<DeploymentFile> {
-  const chainId = await networkReader([chainConfig.rpcUrl]).getChainId();
-  return {
-    networks: [
-      {
-        id: networkOfChainId(chainId),
-        rpcUrls: [chainConfig.rpcUrl],
-        ...(chainConfig.wsUrl ? { wsUrl: chainConfig.wsUrl } : {}),
-        confirmations,
-        tokens: [chainConfig.tokenAddress],
-        merchantKeys: merchantKeyVariables((chainConfig.merchantPrivateKeys ?? []).length > 0),
-        singleNetworkIds: true,
-      },
-    ],
   };
 }
 
@@ -80,45 +60,76 @@ export function writeDeploymentFile(stateDir: string, config: DeploymentFile): s
   return file;
 }
 
-/** On an operator's chain, a configuration of theirs (AUTHCAP_CONFIG) is used as it is. */
-export function givenDeploymentFile(env: NodeJS.ProcessEnv = process.env): string | undefined {
-  const given = env.AUTHCAP_CONFIG?.trim();
+/** The operator's deployment file (AUTHCAP_CONFIG): their chain instead of anvil. */
+export function givenDeploymentFile(settings: { AUTHCAP_CONFIG?: string }): string | undefined {
+  const given = settings.AUTHCAP_CONFIG?.trim();
   return given ? resolve(given) : undefined;
 }
 
-/** The stack's own deployment.json, or on an operator's chain theirs (AUTHCAP_CONFIG) if they named one. */
-export async function deploymentFileFor(
-  stateDir: string,
-  confirmations: Confirmations,
-  chainConfig: ChainConfig,
-  devChain: DevChain | undefined,
-): Promise<string> {
-  if (!devChain) return givenDeploymentFile() ?? writeDeploymentFile(stateDir, await externalDeploymentConfig(chainConfig, confirmations));
-  const config = devDeploymentConfig(devChain.networks, {
-    confirmations,
-    headFeed: !!chainConfig.wsUrl,
-    moreMerchantKeys: (chainConfig.merchantPrivateKeys ?? []).length > 0,
-  });
-  return writeDeploymentFile(stateDir, config);
+/**
+ * The stack's own file as the in-process worker and client take it, checked against the chains: the
+ * keys are the dev chain's (the stack's own), anything else the file names from the environment.
+ */
+export async function loadDevDeployment(file: string, chainConfig: ChainConfig, env: NodeJS.ProcessEnv = process.env): Promise<ResolvedDeployment> {
+  const loaded = loadDeployment({ ...env, AUTHCAP_CONFIG: file, ...merchantKeyEnv(chainConfig) });
+  return resolveDeployment(loaded);
+}
+
+/** The dev chain's merchant keys under the names its deployment.json gives them. */
+export function merchantKeyEnv(chainConfig: Pick<ChainConfig, 'merchantPrivateKey' | 'merchantPrivateKeys'>): Record<string, string> {
+  return { MERCHANT_PRIVATE_KEY: chainConfig.merchantPrivateKey, MERCHANT_PRIVATE_KEYS: (chainConfig.merchantPrivateKeys ?? []).join(',') };
 }
 
 /**
- * The file as the in-process worker and client take it, checked against the chains: the keys come
- * from the chain config (the stack's own on anvil), anything else the file names from the environment.
+ * The operator's file as every process takes it: loaded with its keys from the environment, checked
+ * against the chains (a wrong id or token stops the start, with why).
  */
-export async function loadDevDeployment(file: string, chainConfig: ChainConfig, env: NodeJS.ProcessEnv = process.env): Promise<ResolvedDeployment> {
-  const loaded = loadDeployment({
-    ...env,
-    AUTHCAP_CONFIG: file,
-    MERCHANT_PRIVATE_KEY: chainConfig.merchantPrivateKey,
-    MERCHANT_PRIVATE_KEYS: (chainConfig.merchantPrivateKeys ?? []).join(','),
+export async function loadOperatorDeployment(
+  file: string,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<{ loaded: LoadedDeployment; deployment: ResolvedDeployment }> {
+  const loaded = loadDeployment({ ...env, AUTHCAP_CONFIG: file });
+  return { loaded, deployment: await resolveDeployment(loaded) };
+}
+
+/** What the stack runs on: its deployment file, the first network as the in-process worker takes it, and what each process is given. */
+export interface StackDeployment {
+  configFile: string;
+  chainConfig: ChainConfig;
+  deployment: ResolvedDeployment;
+  /** The variables the file names, for the worker processes and the API processes (appProcesses.ts). */
+  fileEnv: { worker: Record<string, string>; api: Record<string, string> };
+}
+
+/** The dev chain's own deployment.json, written in the state dir and checked against the anvils. */
+export async function devStackDeployment(stateDir: string, devChain: DevChain): Promise<StackDeployment> {
+  const { chainConfig } = devChain;
+  const config = devDeploymentConfig(devChain.networks, {
+    confirmations: chainConfig.confirmations,
+    headFeed: !!chainConfig.wsUrl,
+    moreMerchantKeys: (chainConfig.merchantPrivateKeys ?? []).length > 0,
   });
-  return resolveDeployment(loaded);
+  const configFile = writeDeploymentFile(stateDir, config);
+  const deployment = await loadDevDeployment(configFile, chainConfig);
+  return { configFile, chainConfig, deployment, fileEnv: { worker: merchantKeyEnv(chainConfig), api: {} } };
+}
+
+/** The operator's file (AUTHCAP_CONFIG): their networks, keys from the variables it names. */
+export async function operatorStackDeployment(file: string, policy: ChainPolicySettings, env: NodeJS.ProcessEnv = process.env): Promise<StackDeployment> {
+  const { loaded, deployment } = await loadOperatorDeployment(file, env);
+  const named = variablesNamedBy(file);
+  const pick = (names: string[]) => Object.fromEntries(names.flatMap((name) => (env[name] === undefined ? [] : [[name, env[name]!]])));
+  return {
+    configFile: file,
+    chainConfig: chainConfigOf(loaded.networks[0]!, policy),
+    deployment,
+    fileEnv: { worker: pick([...named.keys, ...named.urls]), api: pick(named.urls) },
+  };
 }
 
 /**
  * dev.json's `networks`, from what the chains said of the tokens. The network the top-level fields
- * describe (RPC_URL's chain) comes first; the rest keep the file's order.
+ * describe (rpcUrl, tokenAddress) comes first; the rest keep the file's order.
  */
 export function devJsonNetworks(deployment: ResolvedDeployment, firstChainId: number): DevNetwork[] {
   const networks = deployment.networks.map((network) => ({

@@ -6,10 +6,10 @@ import { join } from 'node:path';
 import { createTestClient, defineChain, http, parseEther, type Address } from 'viem';
 import type { ChainConfig } from '../activities/index.js';
 import { networkOfChainId } from '../runtime/deployment/schema.js';
-import { chainConfigFromEnv } from '../worker/config.js';
+import type { Settings } from '../runtime/settings/catalog.js';
+import { chainConfigOf, type ChainPolicySettings } from '../worker/config.js';
 import { startAnvil, type Anvil } from './anvil.js';
 import { deployDevTokens, devAccounts, extraMerchantKeys, type DevTokenSpec } from './token.js';
-import { readVariable } from '../runtime/settings/read.js';
 
 export type DevNetworkCount = 1 | 2;
 
@@ -40,7 +40,7 @@ export interface DevNetwork {
 }
 
 export interface DevChain {
-  /** The first network as the one-network settings (RPC_URL, TOKEN_ADDRESS, keys): the worker's policy too. */
+  /** The first network's first token and every merchant key, with the worker's policy (the in-process worker's). */
   chainConfig: ChainConfig;
   networks: DevNetwork[];
   anvils: Anvil[];
@@ -55,18 +55,35 @@ export interface DevChainOptions {
   blockTimeSeconds: number;
   /** Merchant keys, all serving every network: anvil's account 1, then well-known extra keys. */
   merchantKeys: number;
+  /** When a capture counts as final on the dev chain (its deployment.json says so). */
+  confirmations: ChainConfig['confirmations'];
+  /** New blocks announced over anvil's WebSocket (off: AUTHCAP_WS_URL set empty). */
+  headFeed: boolean;
+  /** The worker's policy (validity windows, reconcile interval) for the in-process worker. */
+  policy: ChainPolicySettings;
 }
 
-/** The stack's options as the dev chain takes them: the second anvil on rpcPort + 1 unless given. */
-export function devChainOptions(options: {
-  networks?: DevNetworkCount;
-  rpcPort: number;
-  moreRpcPorts?: number[];
-  stateDir: string;
-  persistent: boolean;
-  blockTimeSeconds?: number;
-  merchantKeys?: number;
-}): DevChainOptions {
+/** The dev stack's settings the dev chain is made of. */
+export type DevChainSettings = Pick<Settings<'dev-stack'>, 'AUTHCAP_MERCHANT_KEYS' | 'AUTHCAP_CONFIRMATIONS' | 'AUTHCAP_WS_URL'>;
+
+/**
+ * The stack's options as the dev chain takes them, the dev stack's settings where an option is not
+ * given, and the worker's policy: the second anvil on rpcPort + 1 unless given.
+ */
+export function devChainOptions(
+  options: {
+    networks?: DevNetworkCount;
+    rpcPort: number;
+    moreRpcPorts?: number[];
+    stateDir: string;
+    persistent: boolean;
+    blockTimeSeconds?: number;
+    merchantKeys?: number;
+    confirmations?: ChainConfig['confirmations'];
+  },
+  settings: DevChainSettings,
+  policy: ChainPolicySettings,
+): DevChainOptions {
   const networks = options.networks ?? 1;
   return {
     networks,
@@ -74,13 +91,11 @@ export function devChainOptions(options: {
     stateDir: options.stateDir,
     persistent: options.persistent,
     blockTimeSeconds: options.blockTimeSeconds ?? 0.2,
-    merchantKeys: options.merchantKeys ?? readVariable('AUTHCAP_MERCHANT_KEYS'),
+    merchantKeys: options.merchantKeys ?? settings.AUTHCAP_MERCHANT_KEYS,
+    confirmations: options.confirmations ?? settings.AUTHCAP_CONFIRMATIONS,
+    headFeed: settings.AUTHCAP_WS_URL !== '',
+    policy,
   };
-}
-
-/** AUTHCAP_DEV_NETWORKS for npm start: 1 (default) or 2. */
-export function devNetworksFromEnv(env: NodeJS.ProcessEnv = process.env): DevNetworkCount {
-  return readVariable('AUTHCAP_DEV_NETWORKS', env);
 }
 
 /** Starts the anvils one after the other; `stops` gets each as soon as it runs, so a failure stops what started. */
@@ -119,12 +134,16 @@ export async function startDevChain(options: DevChainOptions, stops: (() => Prom
     });
   }
   const first = networks[0]!;
-  const chainConfig = chainConfigFromEnv({
-    ...process.env,
-    RPC_URL: first.rpcUrl,
-    TOKEN_ADDRESS: first.tokens[0]!.address,
-    MERCHANT_PRIVATE_KEY: accounts.merchant.privateKey,
-    MERCHANT_PRIVATE_KEYS: extra.map((k) => k.privateKey).join(','),
-  });
+  const chainConfig = chainConfigOf(
+    {
+      rpcUrls: [first.rpcUrl],
+      // anvil answers JSON-RPC over WebSocket on the same port; AUTHCAP_WS_URL set empty: none (polled).
+      wsUrl: options.headFeed ? first.rpcUrl.replace(/^http/, 'ws') : undefined,
+      tokens: [first.tokens[0]!.address],
+      merchantPrivateKeys: [accounts.merchant.privateKey, ...extra.map((k) => k.privateKey)],
+      confirmations: options.confirmations,
+    },
+    options.policy,
+  );
   return { chainConfig, networks, anvils };
 }

@@ -7,13 +7,9 @@ import type { ManagedProcess } from './process.js';
 import { publicCodecEndpoint, startTemporalServer } from './temporalServer.js';
 import { startTemporalUi } from './temporalUi.js';
 import { startTemporalOnPostgres, type TemporalOnPostgres } from './temporalOnPostgres.js';
-import { readVariable } from '../runtime/settings/read.js';
 
+/** AUTHCAP_TEMPORAL (the dev stack's settings). */
 export type TemporalTopology = 'dev' | 'postgres';
-
-export function temporalTopology(env: NodeJS.ProcessEnv = process.env): TemporalTopology {
-  return readVariable('AUTHCAP_TEMPORAL', env);
-}
 
 export interface EmbeddedTemporalOptions {
   topology: TemporalTopology;
@@ -23,6 +19,9 @@ export interface EmbeddedTemporalOptions {
   persistent: boolean;
   headless?: boolean;
   metricsPort?: number;
+  /** The dev server's SQLite pragmas and dynamic config (AUTHCAP_SQLITE_PRAGMAS, AUTHCAP_TEMPORAL_DYNAMIC_CONFIG). */
+  sqlitePragmas?: string[];
+  dynamicConfig?: string[];
   uiCodecEndpoint?: string;
   log: (line: string) => void;
 }
@@ -88,6 +87,8 @@ export async function startEmbeddedTemporal(options: EmbeddedTemporalOptions): P
     dbFile,
     headless: options.headless,
     metricsPort: options.metricsPort,
+    sqlitePragmas: options.sqlitePragmas,
+    dynamicConfig: options.dynamicConfig,
     uiCodecEndpoint: options.uiCodecEndpoint,
     log: options.log,
   });

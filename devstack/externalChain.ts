@@ -1,26 +1,15 @@
-// `npm start` on a chain of the operator's own (RPC_URL, TOKEN_ADDRESS, MERCHANT_PRIVATE_KEY) instead
-// of anvil. There authcap cannot fund demo payers, so the operator names some (AUTHCAP_DEMO_PAYER_KEYS)
-// for dev.json, and the README's first payment works the same on either chain. Settings that only mean
-// something on anvil are said to be ignored at start, never silently dropped.
+// `npm start` on a chain of the operator's own, named by their deployment file (AUTHCAP_CONFIG),
+// instead of anvil. There authcap cannot fund demo payers, so the operator names some
+// (AUTHCAP_DEMO_PAYER_KEYS) for dev.json, and the README's first payment works the same on either
+// chain. Settings that only mean something on anvil are said to be ignored at start, never silently dropped.
 import type { Address, Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 
-const CHAIN_VARIABLES = ['RPC_URL', 'TOKEN_ADDRESS', 'MERCHANT_PRIVATE_KEY'] as const;
 const KEY = /^0x[0-9a-fA-F]{64}$/;
 
-/**
- * True when RPC_URL, TOKEN_ADDRESS and MERCHANT_PRIVATE_KEY name the chain. Some of them without the
- * others is refused: the stack would otherwise start anvil, and the operator believe it is on theirs.
- */
+/** True when the operator's deployment file (AUTHCAP_CONFIG) names the chain; else the stack runs anvil. */
 export function usesExternalChain(env: NodeJS.ProcessEnv = process.env): boolean {
-  const set = CHAIN_VARIABLES.filter((name) => env[name]);
-  if (set.length === 0) return false;
-  if (set.length === CHAIN_VARIABLES.length) return true;
-  const missing = CHAIN_VARIABLES.filter((name) => !env[name]);
-  throw new Error(
-    `${CHAIN_VARIABLES.join(', ')} go together: ${set.join(' and ')} set without ${missing.join(' and ')}. ` +
-      'Set all three to use your chain and token, or none for the dev chain (anvil)',
-  );
+  return !!env.AUTHCAP_CONFIG?.trim();
 }
 
 /**
@@ -51,18 +40,19 @@ export function demoPayersFromEnv(merchants: Address[], env: NodeJS.ProcessEnv =
 export function startNotices(env: NodeJS.ProcessEnv = process.env): string[] {
   const notices: string[] = [];
   if (usesExternalChain(env)) {
-    if (env.AUTHCAP_RPC_PORT) notices.push(`AUTHCAP_RPC_PORT=${env.AUTHCAP_RPC_PORT} is ignored: RPC_URL names the chain, so no anvil is started`);
-    if (env.AUTHCAP_MERCHANT_KEYS) notices.push('AUTHCAP_MERCHANT_KEYS is ignored on your chain: name more merchant keys with MERCHANT_PRIVATE_KEYS');
-    if (env.AUTHCAP_DEV_NETWORKS) notices.push('AUTHCAP_DEV_NETWORKS is ignored on your chain: list your networks in a deployment file (AUTHCAP_CONFIG)');
+    if (env.AUTHCAP_RPC_PORT) notices.push(`AUTHCAP_RPC_PORT=${env.AUTHCAP_RPC_PORT} is ignored: AUTHCAP_CONFIG names the chain, so no anvil is started`);
+    if (env.AUTHCAP_DEV_NETWORKS) notices.push('AUTHCAP_DEV_NETWORKS is ignored on your chain: your deployment file lists the networks');
+    if (env.AUTHCAP_MERCHANT_KEYS) notices.push("AUTHCAP_MERCHANT_KEYS is ignored on your chain: your deployment file's merchantKeys name the keys");
+    for (const [name, field] of [
+      ['AUTHCAP_CONFIRMATIONS', 'confirmations'],
+      ['AUTHCAP_WS_URL', 'wsUrl'],
+    ] as const)
+      if (env[name] !== undefined) notices.push(`${name} is ignored on your chain: your deployment file says it per network (${field})`);
     if (!env.AUTHCAP_DEMO_PAYER_KEYS?.trim()) {
       notices.push(
         "dev.json will list no payers: set AUTHCAP_DEMO_PAYER_KEYS=0x…,0x… (keys of accounts holding the token on your chain) to try the README's examples",
       );
     }
-  } else {
-    if (env.AUTHCAP_DEMO_PAYER_KEYS) notices.push("AUTHCAP_DEMO_PAYER_KEYS is ignored on anvil: dev.json lists anvil's funded demo payers");
-    // The stack writes its own file for the dev chain and hands it to every process.
-    if (env.AUTHCAP_CONFIG) notices.push('AUTHCAP_CONFIG is ignored on anvil: the dev stack writes its own deployment.json in the state dir');
-  }
+  } else if (env.AUTHCAP_DEMO_PAYER_KEYS) notices.push("AUTHCAP_DEMO_PAYER_KEYS is ignored on anvil: dev.json lists anvil's funded demo payers");
   return notices;
 }

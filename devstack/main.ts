@@ -2,8 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { startStack } from './stack.js';
-import { devNetworksFromEnv, type DevNetworkCount } from './devNetworks.js';
-import { temporalTopology } from './embeddedTemporal.js';
+import type { DevNetworkCount } from './devNetworks.js';
 import { startNotices, usesExternalChain } from './externalChain.js';
 import { installSafetyNet, safeLog, supervise } from './supervisor.js';
 import type { Settings } from '../runtime/settings/catalog.js';
@@ -13,13 +12,16 @@ import { readSettings } from '../runtime/settings/read.js';
 installSafetyNet();
 
 let settings: Settings<'dev-stack'>;
+let workerSettings: Settings<'worker'>;
 let externalChain: boolean;
 let networks: DevNetworkCount;
 try {
   // Every variable the dev stack reads, validated now (runtime/settings/catalog.ts): each wrong one named.
   settings = readSettings('dev-stack');
+  // And the worker's, which the stack's chain policy (validity, reconcile, watcher) is made of.
+  workerSettings = readSettings('worker');
   externalChain = usesExternalChain();
-  networks = externalChain ? 1 : devNetworksFromEnv();
+  networks = externalChain ? 1 : settings.AUTHCAP_DEV_NETWORKS;
   // Settings that mean nothing on this chain are said to be ignored, never dropped in silence.
   for (const notice of startNotices()) console.log(`authcap: ${notice}`);
 } catch (err) {
@@ -27,13 +29,13 @@ try {
   process.exit(1);
 }
 const stateDir = resolve(settings.AUTHCAP_STATE_DIR);
-const topology = temporalTopology();
+const topology = settings.AUTHCAP_TEMPORAL;
 const temporalPart = settings.TEMPORAL_ADDRESS
   ? 'Temporal at TEMPORAL_ADDRESS'
   : topology === 'postgres'
     ? 'Temporal server on PostgreSQL'
     : 'Temporal dev server';
-const chainPart = externalChain ? `the chain at ${settings.RPC_URL}` : networks === 2 ? 'two anvils (chains 31337 and 31338)' : 'anvil';
+const chainPart = externalChain ? `the chains of ${settings.AUTHCAP_CONFIG}` : networks === 2 ? 'two anvils (chains 31337 and 31338)' : 'anvil';
 const parts = [temporalPart, chainPart, 'workers', 'APIs'];
 console.log(`authcap: starting the dev stack (${parts.join(', ')})…`);
 // A stack that cannot start says why and exits 1 (the safety net below would otherwise keep an idle process).
@@ -50,6 +52,8 @@ const stack = await startStack({
   // Worker (with its watcher) and API as their own processes: a crash stays in one process, and
   // the supervisor below then stops the rest instead of leaving a half-working stack behind.
   separateProcesses: true,
+  settings,
+  workerSettings,
 }).catch((err: Error) => {
   safeLog(`authcap: could not start: ${err.message}`);
   process.exit(1);

@@ -9,7 +9,8 @@ export interface ManagedProcess {
   readonly child: ChildProcess;
   /** Resolves once the process has exited (after stop() or on its own). */
   readonly exited: Promise<number | null>;
-  stop(): Promise<void>;
+  /** SIGTERM, then SIGKILL after `graceMs` (default 5 s) if it has not exited. */
+  stop(graceMs?: number): Promise<void>;
   /** The last lines it printed, for error messages. */
   tail(): string;
 }
@@ -69,11 +70,11 @@ export async function startProcess(options: StartOptions): Promise<ManagedProces
     child,
     exited,
     tail: () => lines.slice(-30).join('\n'),
-    stop() {
+    stop(graceMs = 5_000) {
       stopping ??= (async () => {
         if (child.exitCode !== null || child.signalCode !== null) return;
         child.kill('SIGTERM');
-        const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
+        const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
         await exited;
         clearTimeout(timer);
       })();

@@ -10,21 +10,26 @@ import { privateKeyToAccount } from 'viem/accounts';
 import { DefaultLogger, Runtime, type WorkflowBundleOption } from '@temporalio/worker';
 import { ApiKeyStore, createDevKeys } from '../client/apiKeys.js';
 import { AuthcapClient } from '../client/authcapClient.js';
+import { setLogLevel } from '../runtime/logger.js';
 import { createApiServer, listen } from '../api/server.js';
-import { codecFromEnv, ensureDevCodecKeys } from '../runtime/codec.js';
+import { codecOf, ensureDevCodecKeys } from '../runtime/codec.js';
 import { startCodecServer } from '../runtime/codecServer.js';
 import { sameLocalUser } from './localPeer.js';
 import { processCounts, startAppProcesses } from './appProcesses.js';
 import { freePort, type ManagedProcess } from './process.js';
 import { loadTemporalSettings, type TemporalSettings } from '../runtime/temporal.js';
 import { createAuthcapWorker, type AuthcapWorker } from '../worker/createWorker.js';
-import { chainConfigFromEnv, watcherConfigFromEnv } from '../worker/config.js';
+import { chainPolicyOf } from '../worker/config.js';
+import type { Settings } from '../runtime/settings/catalog.js';
+import { readSettings } from '../runtime/settings/read.js';
+import { tracingPluginFromEnv } from '../runtime/tracing.js';
+import { webhookAddressPolicyFromEnv } from '../runtime/webhookAddressPolicy.js';
 import { devChainOptions, startDevChain, type DevNetwork, type DevNetworkCount } from './devNetworks.js';
-import { deploymentFileFor, devJsonNetworks, loadDevDeployment, servedTokens } from './deploymentFile.js';
+import { devJsonNetworks, devStackDeployment, givenDeploymentFile, operatorStackDeployment, servedTokens } from './deploymentFile.js';
 import { ensureDevWebhook, type DevWebhook } from './webhook.js';
-import { demoPayersFromEnv, usesExternalChain } from './externalChain.js';
+import { demoPayersFromEnv } from './externalChain.js';
 import { devAccounts } from './token.js';
-import { startEmbeddedTemporal, temporalTopology, type TemporalTopology } from './embeddedTemporal.js';
+import { startEmbeddedTemporal, type TemporalTopology } from './embeddedTemporal.js';
 import type { TemporalOnPostgres } from './temporalOnPostgres.js';
 import { operatorTemporalAccess, type OperatorTemporalAccess } from './temporalProfile.js';
 
@@ -74,6 +79,12 @@ export interface DevJson {
   configFile: string;
   /** Every network served, its tokens as the chain reports them; the first is the one rpcUrl and tokenAddress describe. */
   networks: DevNetwork[];
+  /**
+   * On anvil, the merchant keys under the variables configFile names, as the workers are given them,
+   * so `npx authcap doctor` beside the stack checks what they check; null on an operator's chain
+   * (their keys stay in their environment).
+   */
+  merchantKeyEnv: Record<string, string> | null;
 }
 
 export interface StackOptions {
@@ -105,6 +116,16 @@ export interface StackOptions {
   /** Worker and API processes with separateProcesses (default AUTHCAP_WORKERS / AUTHCAP_APIS, else 2 each on postgres, 1 on dev). */
   workers?: number;
   apis?: number;
+  /**
+   * The dev stack's settings, read once by the process that runs it (devstack/main.ts); default:
+   * read here from this process's environment (an embedded stack: the test suites, the bench).
+   */
+  settings?: Settings<'dev-stack'>;
+  /**
+   * The worker settings the stack's chain policy is made of (and its in-process worker's), read with
+   * `settings`; default: read here, after the dev stack's own default for AUTHCAP_WEBHOOK_ALLOW_LOOPBACK (on).
+   */
+  workerSettings?: Settings<'worker'>;
   /** Ports of the second and later API processes (default apiPort + 1, + 2…). */
   moreApiPorts?: number[];
   /**
@@ -149,28 +170,34 @@ let runtimeInstalled = false;
 
 export async function startStack(options: StackOptions): Promise<Stack> {
   const log = options.log ?? ((line: string) => console.log(line));
+  const settings = options.settings ?? readSettings('dev-stack');
   // A local receiver (AUTHCAP_WEBHOOK_URL=http://127.0.0.1:…) is the dev stack's usual webhook: allow
-  // loopback here, never private or metadata addresses. AUTHCAP_WEBHOOK_ALLOW_LOOPBACK=0 refuses it too.
+  // loopback for its processes, never private or metadata addresses. AUTHCAP_WEBHOOK_ALLOW_LOOPBACK=0 refuses it too.
   process.env.AUTHCAP_WEBHOOK_ALLOW_LOOPBACK ??= '1';
+  // The in-process worker's policy and the operator's chain config take the worker's own settings.
+  const workerSettings = options.workerSettings ?? readSettings('worker');
   // Everything in the state dir is private to this user: keys, the chain, Temporal's database.
   const previousUmask = process.umask(0o077);
   mkdirSync(options.stateDir, { recursive: true, mode: 0o700 });
   chmodSync(options.stateDir, 0o700);
   if (!runtimeInstalled) {
-    Runtime.install({ logger: new DefaultLogger((process.env.AUTHCAP_LOG_LEVEL as 'INFO' | undefined) ?? 'WARN') });
+    Runtime.install({ logger: new DefaultLogger(temporalLogLevel(settings.AUTHCAP_LOG_LEVEL)) });
     runtimeInstalled = true;
   }
+  // The in-process API's loggers log at the stack's level, when it names one.
+  if (settings.AUTHCAP_LOG_LEVEL) setLogLevel(settings.AUTHCAP_LOG_LEVEL);
   const stops: (() => Promise<void>)[] = [() => Promise.resolve(void process.umask(previousUmask))];
   const stop = async () => {
     for (const fn of stops.reverse()) await fn().catch((err) => log(`authcap: while stopping: ${(err as Error).message}`));
     stops.length = 0;
   };
   try {
-    // Payload encryption: the operator's keys, else the dev stack's own (kept in the state dir).
-    if (!process.env.AUTHCAP_CODEC_KEYS && !process.env.AUTHCAP_CODEC_KEY_FILE && process.env.AUTHCAP_CODEC !== 'off') {
-      process.env.AUTHCAP_CODEC_KEYS = ensureDevCodecKeys(options.stateDir);
-    }
-    const codec = codecFromEnv();
+    // Payload encryption: the operator's keys, else the dev stack's own (kept in the state dir), put in
+    // this process's environment for the processes it starts and the clients it makes.
+    const devKeys =
+      !settings.AUTHCAP_CODEC_KEYS && !settings.AUTHCAP_CODEC_KEY_FILE && settings.AUTHCAP_CODEC !== 'off' ? ensureDevCodecKeys(options.stateDir) : undefined;
+    if (devKeys) process.env.AUTHCAP_CODEC_KEYS = devKeys;
+    const codec = codecOf(devKeys ? { AUTHCAP_CODEC_KEYS: devKeys } : settings);
     const codecToken = devSecret(options.stateDir, 'codec-token');
     // Only the UI's own origin: it listens on 127.0.0.1 alone, so http://localhost:<port> could be
     // another user's server on ::1, whose pages the operator's browser would send here.
@@ -198,10 +225,10 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     let temporalUiTokenFile: string | null = null;
     let topology: DevJson['temporalTopology'] = 'external';
     let temporalCluster: TemporalOnPostgres | undefined;
-    if (process.env.TEMPORAL_ADDRESS) {
-      temporal = loadTemporalSettings();
+    if (settings.TEMPORAL_ADDRESS) {
+      temporal = loadTemporalSettings({}, process.env);
     } else {
-      topology = options.temporal ?? temporalTopology();
+      topology = options.temporal ?? settings.AUTHCAP_TEMPORAL;
       const server = await startEmbeddedTemporal({
         topology,
         stateDir: options.stateDir,
@@ -210,6 +237,8 @@ export async function startStack(options: StackOptions): Promise<Stack> {
         persistent: options.persistent,
         headless: options.headless,
         metricsPort: options.temporalMetricsPort,
+        sqlitePragmas: settings.AUTHCAP_SQLITE_PRAGMAS,
+        dynamicConfig: settings.AUTHCAP_TEMPORAL_DYNAMIC_CONFIG,
         uiCodecEndpoint: codecEndpoint || undefined,
         log,
       });
@@ -222,14 +251,16 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       temporalUiTokenFile = server.uiToken?.file ?? null;
     }
 
-    // Chain: RPC_URL + TOKEN_ADDRESS + MERCHANT_PRIVATE_KEY name a real one, else anvil with our token.
-    const external = usesExternalChain();
-    const devChain = external ? undefined : await startDevChain(devChainOptions(options), stops);
+    // Chain: the operator's deployment file (AUTHCAP_CONFIG) names theirs, else anvil with our token
+    // and a deployment.json of the stack's own. Checked against the chains before anything serves: a
+    // wrong id or token stops the start, with why.
+    const givenFile = givenDeploymentFile(settings);
+    const external = givenFile !== undefined;
+    const devChain = external ? undefined : await startDevChain(devChainOptions(options, settings, workerSettings), stops);
     if (devChain) Object.assign(processes, { anvil: devChain.anvils[0]!.process, anvils: devChain.anvils.map((a) => a.process) });
-    const chainConfig = devChain?.chainConfig ?? chainConfigFromEnv();
-    const configFile = await deploymentFileFor(options.stateDir, options.confirmations ?? chainConfig.confirmations, chainConfig, devChain);
-    // Checked against the chains before anything serves: a wrong id or token stops the start, with why.
-    const deployment = await loadDevDeployment(configFile, chainConfig);
+    const { chainConfig, configFile, deployment, fileEnv } = devChain
+      ? await devStackDeployment(options.stateDir, devChain)
+      : await operatorStackDeployment(givenFile!, workerSettings);
     const accounts = devAccounts();
     const merchantAddress = privateKeyToAccount(chainConfig.merchantPrivateKey).address;
     const merchantAddresses = [
@@ -246,7 +277,14 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     let workerMetricsUrl: string | null = null;
     let workerMetricsUrls: string[] = [];
     // The in-process API checks payers' signatures against the chain, as the API process does.
-    const client = await AuthcapClient.connect(temporal, { rpcUrl: chainConfig.rpcUrl, deployment });
+    // Its webhook address policy and tracing are this process's (the loopback allowance above), read here once.
+    const tracing = tracingPluginFromEnv('authcap-client');
+    const client = await AuthcapClient.connect(temporal, {
+      rpcUrl: chainConfig.rpcUrl,
+      deployment,
+      webhookAddressPolicy: webhookAddressPolicyFromEnv(),
+      plugins: tracing ? [tracing] : [],
+    });
     stops.push(() => client.close());
     // The production shape's certificates: each process presents its own (the operator's in dev.json).
     const temporalTls = temporalCluster?.tls;
@@ -256,13 +294,16 @@ export async function startStack(options: StackOptions): Promise<Stack> {
         stateDir: options.stateDir,
         temporal,
         temporalTls,
-        chain: chainConfig,
         configFile,
+        fileEnv,
         merchantAddresses,
-        counts: processCounts(options, topology),
+        counts: processCounts(options, topology, settings),
+        // The production shape's own database, else the operator's (read now: the cluster above sets it).
+        idempotencyDatabaseUrl: temporalCluster?.idempotencyDatabaseUrl ?? settings.AUTHCAP_IDEMPOTENCY_DATABASE_URL,
+        workerMetricsPort: settings.AUTHCAP_WORKER_METRICS_PORT,
+        apiHost: settings.AUTHCAP_API_HOST,
         apiPorts: (i) => (i === 0 ? options.apiPort : (options.moreApiPorts?.[i - 1] ?? options.apiPort + i)),
         validitySeconds: options.validitySeconds,
-        confirmations: options.confirmations,
         captureWaitMs: options.captureWaitMs,
         log,
       });
@@ -275,14 +316,12 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     } else {
       worker = await createAuthcapWorker({
         temporal,
-        chain: {
-          ...chainConfig,
-          validitySeconds: options.validitySeconds ?? chainConfig.validitySeconds,
-          confirmations: options.confirmations ?? chainConfig.confirmations,
-        },
+        // The networks' confirmations are in the deployment file the stack wrote (options.confirmations included).
+        policy: { ...chainPolicyOf(workerSettings), validitySeconds: options.validitySeconds ?? chainConfig.validitySeconds },
         deployment,
         workflowBundle: options.workflowBundle,
-        watcher: watcherConfigFromEnv(chainConfig, options.stateDir),
+        watch: workerSettings.AUTHCAP_WATCH,
+        settings: workerSettings,
       });
       const running = worker.run();
       const inProcess = worker;
@@ -314,7 +353,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       );
     }
 
-    const webhookUrl = options.webhookUrl ?? process.env.AUTHCAP_WEBHOOK_URL;
+    const webhookUrl = options.webhookUrl ?? settings.AUTHCAP_WEBHOOK_URL;
     const webhook = webhookUrl ? await ensureDevWebhook(client, options.stateDir, webhookUrl) : null;
     const chainClient = createPublicClient({ transport: http(chainConfig.rpcUrl) });
     const chainId = await chainClient.getChainId();
@@ -344,6 +383,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       webhook,
       configFile,
       networks: devJsonNetworks(deployment, chainId),
+      merchantKeyEnv: external ? null : Object.fromEntries(Object.entries(fileEnv.worker).filter(([, value]) => value !== '')),
     };
     writeFileSync(join(options.stateDir, 'dev.json'), `${JSON.stringify(devJson, null, 2)}\n`, { mode: 0o600 });
     return { devJson, client, worker, processes, workerMetricsUrls, temporalCluster, stop };
@@ -358,4 +398,21 @@ function devSecret(stateDir: string, name: string): string {
   const file = join(stateDir, name);
   if (!existsSync(file)) writeFileSync(file, randomBytes(24).toString('base64url'), { mode: 0o600 });
   return readFileSync(file, 'utf8').trim();
+}
+
+/** The Temporal core's log level from AUTHCAP_LOG_LEVEL (the dev stack's: warnings unless asked). */
+function temporalLogLevel(level: Settings<'dev-stack'>['AUTHCAP_LOG_LEVEL']): 'TRACE' | 'DEBUG' | 'INFO' | 'WARN' | 'ERROR' {
+  switch (level) {
+    case 'trace':
+    case 'debug':
+    case 'info':
+    case 'warn':
+    case 'error':
+      return level.toUpperCase() as 'TRACE' | 'DEBUG' | 'INFO' | 'WARN' | 'ERROR';
+    case 'fatal':
+    case 'silent':
+      return 'ERROR';
+    default:
+      return 'WARN';
+  }
 }

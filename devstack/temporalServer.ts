@@ -3,7 +3,7 @@ import { Connection } from '@temporalio/client';
 import { searchAttributeCliFlags } from '../domain/searchAttributes.js';
 import { freePort, startProcess, waitFor, type ManagedProcess } from './process.js';
 import { resolveTemporalCli } from './temporalCli.js';
-import { readVariable } from '../runtime/settings/read.js';
+import { defaultOf } from '../runtime/settings/read.js';
 
 export interface TemporalServerOptions {
   port: number;
@@ -19,6 +19,21 @@ export interface TemporalServerOptions {
   namespace?: string;
   /** Serve the server's Prometheus metrics here (the bench reads its calls by operation); else a random port. */
   metricsPort?: number;
+  /**
+   * The database file's settings (SQLite's defaults sync the journal to disk at every commit); default:
+   * a write-ahead log, synced at checkpoints (AUTHCAP_SQLITE_PRAGMAS' default). A killed server or machine
+   * process loses nothing committed (the fault suite kills the server mid-capture); only an operating-system
+   * crash or power loss can drop the last transactions, which a production server on PostgreSQL does not risk.
+   */
+  sqlitePragmas?: string[];
+  /**
+   * The server's dynamic config, KEY=VALUE; default AUTHCAP_TEMPORAL_DYNAMIC_CONFIG's: one partition per task
+   * queue (the server's default of 4 suits a cluster with many pollers; one process with one worker pays
+   * for forwarding polls and tasks between partitions instead), and eager activities (an activity
+   * scheduled on the worker's own task queue comes back in the workflow task's completion when the
+   * worker has a slot, with no matching round trip).
+   */
+  dynamicConfig?: string[];
   log?: (line: string) => void;
   onOutput?: (chunk: string) => void;
 }
@@ -38,28 +53,6 @@ export function publicCodecEndpoint(endpoint: string): string {
     throw new Error("the Web UI's codec endpoint is public (process list, GET /api/v1/settings): give it the bare origin, no token");
   }
   return url.origin;
-}
-
-/**
- * The database file's settings (SQLite's defaults sync the journal to disk at every commit): a
- * write-ahead log, synced at checkpoints. A killed server or machine process loses nothing
- * committed (the fault suite kills the server mid-capture); only an operating-system crash or power
- * loss can drop the last transactions, which a production server on PostgreSQL does not risk.
- * AUTHCAP_SQLITE_PRAGMAS (comma-separated, "" for SQLite's defaults) overrides them.
- */
-export function sqlitePragmas(env: NodeJS.ProcessEnv = process.env): string[] {
-  return readVariable('AUTHCAP_SQLITE_PRAGMAS', env);
-}
-
-/**
- * The dev server's dynamic config. One partition per task queue: the server's default (4) suits a
- * cluster with many pollers; one process with one worker pays for forwarding polls and tasks between
- * partitions instead. Eager activities: an activity scheduled on the worker's own task queue comes back
- * in the workflow task's completion when the worker has a slot, with no matching round trip.
- * AUTHCAP_TEMPORAL_DYNAMIC_CONFIG (comma-separated KEY=VALUE, "" for none) overrides it.
- */
-export function devServerDynamicConfig(env: NodeJS.ProcessEnv = process.env): string[] {
-  return readVariable('AUTHCAP_TEMPORAL_DYNAMIC_CONFIG', env);
 }
 
 export async function startTemporalServer(options: TemporalServerOptions): Promise<TemporalServer> {
@@ -83,9 +76,10 @@ export async function startTemporalServer(options: TemporalServerOptions): Promi
     String(await freePort()),
     ...searchAttributeCliFlags(),
   ];
-  if (options.dbFile) args.push('--db-filename', options.dbFile, ...sqlitePragmas().flatMap((p) => ['--sqlite-pragma', p]));
+  const pragmas = options.sqlitePragmas ?? defaultOf('AUTHCAP_SQLITE_PRAGMAS');
+  if (options.dbFile) args.push('--db-filename', options.dbFile, ...pragmas.flatMap((p) => ['--sqlite-pragma', p]));
   if (options.metricsPort !== undefined) args.push('--metrics-port', String(options.metricsPort));
-  for (const value of devServerDynamicConfig()) args.push('--dynamic-config-value', value);
+  for (const value of options.dynamicConfig ?? defaultOf('AUTHCAP_TEMPORAL_DYNAMIC_CONFIG')) args.push('--dynamic-config-value', value);
   if (options.headless) args.push('--headless');
   else args.push('--ui-ip', '127.0.0.1', '--ui-port', String(options.uiPort ?? options.port + 1000));
   if (options.uiCodecEndpoint && !options.headless) args.push('--ui-codec-endpoint', publicCodecEndpoint(options.uiCodecEndpoint));

@@ -1,6 +1,5 @@
 // The activities a workflow may call, as an interface. Workflows proxy it; activities/ implements it.
 // Living in domain/ keeps the dependency direction one way (design.md): neither side imports the other.
-import type { DeliveryOutcome, EventType, RecordedEvent } from './events.js';
 import type { Address, Hex } from 'viem';
 import type { AuthorizationMessage, AuthorizationPrimaryType, TokenDomain } from './eip3009.js';
 import type { CaptureFailure, CapturePrecheckFacts, OnchainConsumption, OnchainNonceFacts, RefundPrecheckFacts, SignatureCheck } from './facts.js';
@@ -14,8 +13,8 @@ export interface DraftResult {
   fromBlock: string;
   /** The AuthorizationNonce search attribute's value (a digest: the nonce itself stays encrypted). */
   nonceKey: string;
-  /** The worker's policy, read with the draft (absent in results recorded before). */
-  policy?: WorkerPolicy;
+  /** The worker's policy, read with the draft: the workflow keeps it for its whole life. */
+  policy: WorkerPolicy;
 }
 
 export interface CaptureRequest {
@@ -24,7 +23,7 @@ export interface CaptureRequest {
   signature: Hex;
 }
 
-/** A capture handed to the relayer and followed to depth by one activity (generation 2). */
+/** A capture (or a refund) handed to the relayer and followed to depth by one activity. */
 export interface CaptureOnchainRequest {
   requestId: string;
   /** Where the relayer signals a refusal, a revert or an abandoned transaction (and nothing else). */
@@ -47,34 +46,30 @@ export interface CaptureOnchainProgress {
   reorgs?: number;
 }
 
+/** What a follower saw become of the nonce it followed. */
+export type FollowedOutcome =
+  | {
+      status: 'confirmed';
+      by: 'authcap' | 'onchain';
+      transactionHash: Hex;
+      blockNumber: string;
+      blockHash: Hex;
+      submittedAt: string;
+      preconfirmedAt: string;
+      confirmedAt: string;
+    }
+  /** The nonce was canceled (the payer) before any capture landed. */
+  | { status: 'consumed'; onchain: OnchainConsumption }
+  /** validBefore passed by block time with the nonce unused: nothing can land any more. */
+  | { status: 'expired' };
+
 /**
- * The nonce a follower's answer is about (new answers name it): the workflow believes an answer only
- * for its own authorizer and nonce.
+ * The follower's answer names the authorizer and nonce it is about: the workflow believes an answer
+ * only for its own (workflows/followOnchain.ts).
  */
-export interface FollowedNonce {
-  authorizer?: Hex;
-  nonce?: Hex;
-}
+export type CaptureOnchainResult = FollowedOutcome & { authorizer: Hex; nonce: Hex };
 
-export type CaptureOnchainResult = FollowedNonce &
-  (
-    | {
-        status: 'confirmed';
-        by: 'authcap' | 'onchain';
-        transactionHash: Hex;
-        blockNumber: string;
-        blockHash: Hex;
-        submittedAt: string;
-        preconfirmedAt: string;
-        confirmedAt: string;
-      }
-    /** The nonce was canceled (the payer) before any capture landed. */
-    | { status: 'consumed'; onchain: OnchainConsumption }
-    /** validBefore passed by block time with the nonce unused: nothing can land any more. */
-    | { status: 'expired' }
-  );
-
-/** Precheck and simulation in one local activity (generation 2). */
+/** Precheck and simulation in one local activity. */
 export interface CaptureAttempt {
   facts: CapturePrecheckFacts;
   /** Absent when the precheck already refuses (nothing to simulate). */
@@ -83,16 +78,9 @@ export interface CaptureAttempt {
   fromBlock?: string;
 }
 
-/** A transaction ready for the merchant's relayer to sign and send. */
-export interface PreparedTransaction {
-  to: Address;
-  data: Hex;
-  gas: string;
-}
-
 export type PrepareResult =
-  /** The call would succeed: the relayer builds its transaction itself. (Results recorded before typed relay requests carry their calldata.) */
-  | { status: 'ready'; transaction?: PreparedTransaction }
+  /** The call would succeed: the relayer builds its transaction itself. */
+  | { status: 'ready' }
   | { status: 'failed'; failure: CaptureFailure }
   /** The nonce was already consumed onchain, by us earlier or by someone else. */
   | { status: 'consumed'; onchain: OnchainConsumption };
@@ -105,7 +93,7 @@ export type CaptureInclusion =
 
 export type CaptureConfirmation =
   | { status: 'confirmed'; transactionHash: Hex; blockNumber: string; blockHash: Hex }
-  /** The block that held the capture was reorganized away: the transaction must be seen again. */
+  /** The block that held the transfer was reorganized away: the transaction must be seen again. */
   | { status: 'reorged' };
 
 export interface NonceStateRequest {
@@ -134,7 +122,6 @@ export interface WorkerPolicy {
 }
 
 export interface AuthorizationActivities extends RefundActivities {
-  workerPolicy(): Promise<WorkerPolicy>;
   /** Builds the typed data to sign: token domain read from the chain, fresh random nonce, window. */
   draftAuthorization(request: { payer: Address; value: string; primaryType: AuthorizationPrimaryType; validForSeconds?: number }): Promise<DraftResult>;
   /**
@@ -146,7 +133,7 @@ export interface AuthorizationActivities extends RefundActivities {
     authorization: AuthorizationMessage;
     signature: Hex;
     domain?: TokenDomain;
-  }): Promise<{ domain: TokenDomain; check: SignatureCheck; fromBlock: string; nonceKey: string; policy?: WorkerPolicy }>;
+  }): Promise<{ domain: TokenDomain; check: SignatureCheck; fromBlock: string; nonceKey: string; policy: WorkerPolicy }>;
   /** Checks the payer's CancelAuthorization(authorizer, nonce) signature on the token's domain. */
   verifyCancelSignature(request: CancelRequest & { domain: TokenDomain }): Promise<SignatureCheck>;
   /** Checks the nonce is unused and simulates cancelAuthorization; returns the call to relay. */
@@ -160,21 +147,17 @@ export interface AuthorizationActivities extends RefundActivities {
     authorization: AuthorizationMessage;
     signature: Hex;
   }): Promise<SignatureCheck>;
-  /** Reads the `pending` view: nonce state, balances, token policy, chain time, gas. */
-  precheckCapture(request: CaptureRequest): Promise<CapturePrecheckFacts>;
-  /** Checks the nonce is unused and simulates the capture at `pending`; returns the call to relay. */
-  prepareCapture(request: CaptureRequest): Promise<PrepareResult>;
   /** Hands a transaction to the merchant's relayer workflow (signal-with-start; idempotent by requestId). */
   requestRelay(request: RelayRequest): Promise<void>;
-  /** Waits until the capture is in a block (or reverted). */
+  /** Waits until a transfer already sent (a refund's attempt that landed) is in a block, or reverted. */
   awaitCaptureInclusion(request: CaptureRequest & { transactionHash: Hex }): Promise<CaptureInclusion>;
-  /** Waits until the capture's block is at the confirmation depth, re-checking the log is still there. */
+  /** Waits until its block is at the confirmation depth, re-checking the log is still there. */
   awaitCaptureConfirmation(request: CaptureRequest & { transactionHash: Hex; blockHash: Hex }): Promise<CaptureConfirmation>;
   /** What the token's logs say about the nonce right now. */
   readNonceState(request: NonceStateRequest): Promise<OnchainNonceFacts>;
-  /** Generation 2: the precheck, and when it passes the simulation, in one local activity. */
+  /** Reads the `pending` view (nonce state, balances, token policy, chain time, gas) and simulates the capture there, in one local activity. */
   prepareCaptureAttempt(request: CaptureRequest): Promise<CaptureAttempt>;
-  /** Generation 2: hands the capture to the relayer and follows it to the confirmation depth. */
+  /** Hands the capture (or a refund) to the relayer and follows it to the confirmation depth. */
   captureOnchain(request: CaptureOnchainRequest): Promise<CaptureOnchainResult>;
 }
 
@@ -200,8 +183,8 @@ export interface RefundAttemptRequest {
 export interface RefundAttempt {
   nonce: Hex;
   facts: RefundPrecheckFacts;
-  /** The signed call (a CaptureRequest: the capture waits follow it the same way). Attempts recorded before typed relay requests also carry its calldata. */
-  prepared: { request: CaptureRequest; transaction?: PreparedTransaction } | null;
+  /** The signed call (a CaptureRequest: the follower follows it as it follows a capture). */
+  prepared: { request: CaptureRequest } | null;
   /** Why simulating the signed call at `pending` reverted, when it did. */
   simulationFailure: CaptureFailure | null;
 }
@@ -218,10 +201,6 @@ export interface RefundActivities {
 
 /** Events and webhooks (activities/events.ts): the worker's Temporal client does the I/O. */
 export interface EventActivities {
-  /** The endpoints subscribed to each event type right now (ids only). */
-  webhookSubscribers(request: { types: EventType[] }): Promise<Record<string, string[]>>;
-  /** One delivery attempt: signed POST; 2xx ends it, anything else throws so Temporal retries. */
-  deliverWebhook(request: { endpointId: string; event: RecordedEvent }): Promise<DeliveryOutcome>;
   /**
    * An endpoint's dispatcher, for a slice of time: delivers the events of the workflows that keep
    * them in their memo (activities/webhookDispatch.ts), heartbeating its cursor, and returns it.

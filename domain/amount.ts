@@ -4,14 +4,11 @@ import { AuthcapError } from './errors.js';
 /** The spec fixes the token's decimals for `value` at 6 (USDC); other tokens say theirs. */
 export const TOKEN_DECIMALS = 6;
 
-/**
- * What formatAmount assumes when not told: a workflow sets its token's decimals once at start (each
- * workflow has its own module instances); every other caller passes the token's decimals.
- */
-let defaultDecimals = TOKEN_DECIMALS;
-export function useTokenDecimals(decimals: number): void {
-  defaultDecimals = decimals;
+/** The decimals of an authorization's (or refund's) token: its chain's, or the spec's 6 when it names none. */
+export function decimalsOf(chain: { decimals: number } | null | undefined): number {
+  return chain?.decimals ?? TOKEN_DECIMALS;
 }
+
 const UINT256_MAX = (1n << 256n) - 1n;
 const DECIMAL = /^(0|[1-9]\d*)(?:\.(\d+))?$/;
 
@@ -39,7 +36,7 @@ export function parseAmount(input: unknown, decimals = TOKEN_DECIMALS): bigint {
 }
 
 /** Minor units → decimal token amount, without trailing zeros ("12.5"). */
-export function formatAmount(minor: bigint, decimals = defaultDecimals): string {
+export function formatAmount(minor: bigint, decimals = TOKEN_DECIMALS): string {
   const negative = minor < 0n;
   const abs = negative ? -minor : minor;
   const base = 10n ** BigInt(decimals);

@@ -35,25 +35,17 @@ export interface PresignedAuthorization {
   signature: Hex;
 }
 
-/**
- * The shape of the workflow code a run was started in. Runs of an older generation replay the code
- * they ran; new runs take the current shape. 2: drafts tag their nonce instead of claiming it, events
- * live in the workflow's own memo, a capture is one activity, writes are coalesced per activation.
- * 3: the draft has a short budget of its own, and a draft the node could not make ends the attempt
- * `rejected` (chain_unavailable) instead of failing the workflow.
- */
-export const AUTHORIZATION_GENERATION = 3;
-
 /** Workflow input: draft a new authorization for the payer to sign, or store one signed elsewhere. */
 export type AuthorizationWorkflowInput =
   | (({ orderId: string; draft: { payer: Address; value: string; validForSeconds?: number } } | { orderId: string; presigned: PresignedAuthorization }) & {
-      /** The network and token (absent: the worker's first, as before networks). */
+      /** The network and token (absent: the worker's first network and token). */
       chain?: AuthorizationChain;
       /** Operators' and tests' knobs over the worker's policy for this one workflow (not on the API). */
       policyOverrides?: { historyLimit?: number; reconcileIntervalSeconds?: number };
-      /** The workflow code's shape (absent: 1, runs started before generations). */
-      generation?: number;
-      /** When the API asked for this start (ISO 8601): a run refuses a start much older than itself (a copy). */
+      /**
+       * When the API asked for this start (ISO 8601), stamped as it starts the run: a run refuses a
+       * start without one, or much older than itself (a copy).
+       */
       requestedAt?: string;
     })
   /** Continue-as-new: the machine's persisted state and what the workflow keeps beside it. */
@@ -66,8 +58,6 @@ export interface ResumedAuthorization {
   fromBlock?: string;
   /** How many runs came before (for operators and tests). */
   runs: number;
-  /** The generation the attempt was started in (absent: 1). */
-  generation?: number;
 }
 
 export interface CaptureRecord {
@@ -120,7 +110,7 @@ export interface HistoryEntry {
 /** What the `status` query returns; the API resource is this plus its id. The signature is never in it. */
 export interface AuthorizationView {
   orderId: string;
-  /** CAIP-2 network id, e.g. "eip155:8453" (absent in the workflow's view of runs from before networks; the client fills it). */
+  /** CAIP-2 network id, e.g. "eip155:8453" (absent in the workflow's view of an authorization started without one; the client fills it). */
   network?: string;
   /** The token: its contract, symbol and decimals (amounts are in these decimals). */
   token?: TokenRef;

@@ -5,7 +5,7 @@
 export interface ChainWatchInput {
   /** CAIP-2 id of the network watched. */
   network: string;
-  /** The last block fully handled (decimal), or absent: the activity starts from its legacy file or the head. */
+  /** The last block fully handled (decimal), or absent: the activity starts from the head. */
   lastBlock?: string;
 }
 

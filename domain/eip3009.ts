@@ -55,6 +55,14 @@ export interface AuthorizationMessage {
   nonce: Hex;
 }
 
+/**
+ * An authorization's (authorizer, nonce) pair as one key, both lower-case: the token uses each pair at
+ * most once, so whatever follows or matches a nonce on the chain keys it by this.
+ */
+export function pairKey(authorizer: string, nonce: string): string {
+  return `${authorizer.toLowerCase()}:${nonce.toLowerCase()}`;
+}
+
 /** An eth_signTypedData_v4 payload: what the API hands to the payer's wallet, signable as is. */
 export interface TypedDataPayload<P extends string, M> {
   types: Record<string, readonly { name: string; type: string }[]>;

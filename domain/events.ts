@@ -1,7 +1,7 @@
 // What order services are told: one event per transition that matters to an order, with a stable id,
 // a type and the authorization as it was at that moment. JSON-safe: events cross Temporal payloads,
 // webhook bodies and the events feed unchanged.
-import { finalStates, type AuthorizationResource, type AuthorizationState } from './authorization.js';
+import type { AuthorizationResource, AuthorizationState } from './authorization.js';
 import type { RecordedError } from './errors.js';
 import { resourceId } from './ids.js';
 import { publicRefund, type Refund, type RefundedAuthorization, type RefundRecord } from './refunds.js';
@@ -31,9 +31,6 @@ export function isRefundEventType(type: string): type is RefundEventType {
 
 /** The event that tells an authorization ended in `state` (a final state, each with its own type). */
 export const finalEventType = (state: AuthorizationState) => `authorization.${state}` as EventType;
-
-/** After one of these nothing more happens to the authorization: its event stream may end. */
-export const finalEventTypes: readonly EventType[] = finalStates.map(finalEventType);
 
 interface EventEnvelope {
   /** Stable across retries, replays and worker crashes: receivers de-duplicate by it. */
@@ -74,9 +71,9 @@ export interface RecordedRefundEventData {
   authorization: RefundedAuthorization;
 }
 
-/** An event as its stream keeps it: `recordedAt` orders the events feed across authorizations. */
+/** An event as its workflow's memo keeps it: `recordedAt` orders the events feed across authorizations. */
 export type RecordedEvent = AuthcapEvent & {
-  /** Position in its stream, from 1. */
+  /** Position among its workflow's events (all its runs), from 1. */
   sequence: number;
   recordedAt: string;
 };
@@ -86,7 +83,7 @@ export function eventId(firstRunId: string, sequence: number): string {
   return `evt_${firstRunId}_${String(sequence).padStart(4, '0')}`;
 }
 
-/** The stream an event belongs to, or undefined when the id is not one of ours. */
+/** The attempt (or refunds ledger) an event belongs to, or undefined when the id is not one of ours. */
 export function parseEventId(id: string): { firstRunId: string; sequence: number } | undefined {
   const match = /^evt_([0-9a-f-]{36})_(\d{4,9})$/i.exec(id);
   return match ? { firstRunId: match[1]!, sequence: Number(match[2]) } : undefined;
@@ -94,7 +91,7 @@ export function parseEventId(id: string): { firstRunId: string; sequence: number
 
 /**
  * An event as receivers and the feed see it: the resource carries its id (built here, outside the
- * workflow sandbox, from the order and the attempt the event id names), the stream's own fields go.
+ * workflow sandbox, from the order and the attempt the event id names), the memo's own fields go.
  */
 export function publicEvent(event: AuthcapEvent | RecordedEvent): AuthcapEvent {
   const { sequence: _sequence, recordedAt: _recordedAt, ...rest } = event as RecordedEvent;
@@ -115,34 +112,26 @@ export function publicEvent(event: AuthcapEvent | RecordedEvent): AuthcapEvent {
   };
 }
 
-/** One event stream per authorization attempt (its first run id), whatever its runs. */
-export function eventStreamWorkflowId(firstRunId: string): string {
-  return `events-${firstRunId}`;
-}
-
-export const EVENT_STREAM_WORKFLOW_TYPE = 'authorizationEventsWorkflow';
 export const WEBHOOK_ENDPOINTS_WORKFLOW_TYPE = 'webhookEndpointsWorkflow';
 /** One registry of endpoints per namespace. */
 export const WEBHOOK_ENDPOINTS_WORKFLOW_ID = 'webhook-endpoints';
-/** Memo keys of the stream (its events) and of the registry (endpoints without their secrets). */
-export const EVENTS_MEMO_KEY = 'events';
 /**
- * A stream keeps each event under a memo key of its own: a memo update rewrites only the keys it
- * names, so recording an event (or a delivery) costs that event, not every event so far. Streams
- * from before kept one array under EVENTS_MEMO_KEY; readers take both.
+ * An authorization (or refunds) workflow keeps each of its events under a memo key of its own
+ * (workflows/memoEventLog.ts): a memo update rewrites only the keys it names, so recording an event
+ * costs that event, not every event so far.
  */
 export const eventMemoKey = (sequence: number) => `event-${String(sequence).padStart(4, '0')}`;
 export const EVENT_MEMO_KEY = /^event-\d{4,}$/;
 /** The memo entries that hold events (decrypting only these spares a read the rest of the memo). */
-export const isEventMemoKey = (key: string) => key === EVENTS_MEMO_KEY || EVENT_MEMO_KEY.test(key);
+export const isEventMemoKey = (key: string) => EVENT_MEMO_KEY.test(key);
 
-/** Every event a stream's (decoded) memo holds, in order. */
+/** Every event a workflow's (decoded) memo holds, in order. */
 export function eventsFromMemo(memo: Record<string, unknown> | undefined): RecordedEvent[] {
   const byId = new Map<string, RecordedEvent>();
-  for (const e of (memo?.[EVENTS_MEMO_KEY] as RecordedEvent[] | undefined) ?? []) byId.set(e.id, e);
   for (const [key, value] of Object.entries(memo ?? {})) if (EVENT_MEMO_KEY.test(key)) byId.set((value as RecordedEvent).id, value as RecordedEvent);
   return [...byId.values()].sort((a, b) => a.sequence - b.sequence);
 }
+/** The registry's memo key: its endpoints without their secrets. */
 export const ENDPOINTS_MEMO_KEY = 'endpoints';
 
 /** A webhook endpoint as callers see it: never the secret, except once when it is created. */
@@ -166,12 +155,3 @@ export function endpointWants(endpoint: Pick<WebhookEndpoint, 'events'>, type: E
 
 /** Stripe allows 16 endpoints an account; more would mean one event fans out to too many deliveries. */
 export const MAX_WEBHOOK_ENDPOINTS = 16;
-
-/** What one delivery attempt reports (the stream keeps the outcome per endpoint). */
-export interface DeliveryOutcome {
-  endpointId: string;
-  status: 'delivered' | 'skipped' | 'failed';
-  /** HTTP status of the answer that ended the delivery, when there was one. */
-  httpStatus?: number;
-  at: string;
-}

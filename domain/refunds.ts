@@ -8,7 +8,7 @@
 import type { AuthorizationChain } from './chain.js';
 import type { TokenRef } from './authorization.js';
 import type { Address, Hex } from 'viem';
-import { TOKEN_DECIMALS, formatAmount } from './amount.js';
+import { decimalsOf, formatAmount } from './amount.js';
 import type { RecordedError } from './errors.js';
 import { resourceId } from './ids.js';
 
@@ -32,7 +32,7 @@ export type RefundStage = (typeof refundStages)[number];
 export interface RefundRecord {
   /** 0: a partial capture's release; 1 on: refunds asked for after the capture, in order. */
   sequence: number;
-  /** The authorization's network and token (absent in records from before networks: the deployment's first). */
+  /** The authorization's network and token (absent for an authorization started without one: the deployment's first). */
   chain?: AuthorizationChain;
   /** The authorization attempt (its first run id) the refund gives money back for. */
   authorizationRunId: string;
@@ -77,7 +77,7 @@ export interface Refund {
   id: string;
   authorizationId: string;
   orderId: string;
-  /** CAIP-2 network id (absent for refunds from before networks: the deployment's first). */
+  /** CAIP-2 network id (absent for an authorization started without one: the deployment's first). */
   network?: string;
   /** The token given back, as on its authorization. */
   token?: TokenRef;
@@ -126,8 +126,8 @@ export function publicRefund(record: RefundRecord): Refund {
     ...(record.chain
       ? { network: record.chain.network, token: { address: record.chain.token, symbol: record.chain.symbol, decimals: record.chain.decimals } }
       : {}),
-    // In the token's own decimals (the workflow records them; older records are of a 6-decimal token).
-    amount: formatAmount(BigInt(record.amountMinor), record.chain?.decimals ?? TOKEN_DECIMALS),
+    // In the token's own decimals (the workflow records them with its chain).
+    amount: formatAmount(BigInt(record.amountMinor), decimalsOf(record.chain)),
     reason: record.reason,
     state: refundStateOf(record.stage),
     transactionHash: record.transactionHash,
@@ -139,7 +139,7 @@ export function publicRefund(record: RefundRecord): Refund {
   };
 }
 
-/** One authorization's refunds workflow: by the attempt's first run id, like its event stream. */
+/** One authorization's refunds workflow: by the attempt's first run id, as its events are keyed. */
 export function refundsWorkflowId(authorizationRunId: string): string {
   return `refunds-${authorizationRunId}`;
 }

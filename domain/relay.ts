@@ -50,12 +50,12 @@ export interface RelayRequest {
   replyTo: { workflowId: string; runId: string };
   /** The merchant key that must send it (its relayer); the first key when absent. */
   sender?: Address;
-  /** The token the call is for, one of the relayer's network's (absent: its first, as before networks). */
+  /** The token the call is for, one of the relayer's network's (absent: its first). */
   token?: Address;
   /**
    * The network the call is for (CAIP-2), in the sealed request itself: the activity header that
    * routes a relayer's activities is not sealed, so a relayer refuses a request for another network
-   * than its own (absent: requests from before networks).
+   * than its own (absent: the relayer's own network).
    */
   network?: string;
   call: RelayCall;
@@ -71,20 +71,9 @@ export interface RelayRequest {
   issuedAt?: string;
 }
 
-/** Before typed requests: raw calldata. Still found in old histories; never sent any more. */
-export interface LegacyRelayRequest {
-  requestId: string;
-  replyTo: RelayRequest['replyTo'];
-  to: Address;
-  data: Hex;
-  gas: string;
-  authorizer: Address;
-  nonce: Hex;
-  sender?: Address;
-}
-
-export function isTypedRelayRequest(request: RelayRequest | LegacyRelayRequest): request is RelayRequest {
-  return typeof (request as RelayRequest)?.call?.kind === 'string';
+/** Whether a signal or activity input is a typed relay request (the relayer refuses anything else, raw calldata say). */
+export function isTypedRelayRequest(request: unknown): request is RelayRequest {
+  return typeof (request as RelayRequest | undefined)?.call?.kind === 'string';
 }
 
 /** The EIP-3009 authorization a call consumes: a dropped transaction is resubmitted only while it is unused. */
@@ -136,9 +125,8 @@ export interface BroadcastOutcome {
   /**
    * Requests the chain shows were answered already: their authorization was consumed by this
    * merchant key's own transaction of the same kind, which is the answer again (no new transaction).
-   * Absent in results recorded before the relayer asked the chain.
    */
-  known?: RelayResult[];
+  known: RelayResult[];
   /** Requests not tried because an earlier one in the batch failed: they go back to the queue. */
   retry: string[];
   nextAccountNonce: number;
@@ -155,30 +143,27 @@ export interface InflightReport {
   checked?: { requestId: string; failure?: CaptureFailure }[];
 }
 
-/** Every relayer activity names the merchant key it works for (absent: the first key, as recorded before several keys). */
+/** Every relayer activity names the merchant key it works for (absent: the network's first key). */
 export interface RelayerActivities {
   relayerAccountNonce(request?: { sender?: Address }): Promise<number>;
   /** Builds each item's call (refusing any it cannot check), signs the rest with consecutive nonces, broadcasts them in order. */
-  broadcastBatch(request: { startNonce: number; items: (RelayRequest | LegacyRelayRequest)[]; sentAt: number; sender?: Address }): Promise<BroadcastOutcome>;
+  broadcastBatch(request: { startNonce: number; items: RelayRequest[]; sentAt: number; sender?: Address }): Promise<BroadcastOutcome>;
   inspectInflight(request: { inflight: InflightTransaction[]; now: number; stuckAfterMs: number; sender?: Address }): Promise<InflightReport>;
 }
 
-/**
- * One relayer per merchant key and network: `relayer-<network>-<key>`, or `relayer-<key>` on the
- * network that keeps the one-network shape's ids (its open relayers keep their nonce sequences).
- */
-export function relayerWorkflowId(merchant: Address, network?: string): string {
-  return network ? `relayer-${network}-${merchant.toLowerCase()}` : `relayer-${merchant.toLowerCase()}`;
+/** One relayer per merchant key and network: `relayer-<network>-<key>`. */
+export function relayerWorkflowId(merchant: Address, network: string): string {
+  return `relayer-${network}-${merchant.toLowerCase()}`;
 }
 
-const RELAYER_ID = /^relayer-(?:(eip155:\d+)-)?(0x[0-9a-f]{40})$/;
+const RELAYER_ID = /^relayer-(eip155:\d+)-(0x[0-9a-f]{40})$/;
 
 /** The merchant key a relayer works for, from its workflow id. */
 export function relayerSender(workflowId: string): Address | undefined {
   return (RELAYER_ID.exec(workflowId)?.[2] as Address | undefined) ?? undefined;
 }
 
-/** The network a relayer works on, from its workflow id (absent: the one-network shape's). */
+/** The network a relayer works on, from its workflow id (undefined: not a relayer's id). */
 export function relayerNetwork(workflowId: string): string | undefined {
   return RELAYER_ID.exec(workflowId)?.[1];
 }

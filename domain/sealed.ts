@@ -10,18 +10,7 @@
 
 export const SEAL_MARKER = '$authcapSeal';
 
-export type UnsealedReason = 'plain' | 'unknown_key' | 'tampered' | 'malformed' | 'misplaced';
-
-/**
- * A payload sealed for no place (runtime/codec.ts binds each to its workflow or activity): recorded
- * before payloads were bound. Old histories replay with it as they ran; a new run refuses it.
- */
-export const UNBOUND_ORIGIN = 'unbound';
-
-export interface UnboundInput {
-  [SEAL_MARKER]: typeof UNBOUND_ORIGIN;
-  value: unknown;
-}
+export type UnsealedReason = 'plain' | 'unknown_key' | 'tampered' | 'malformed' | 'misplaced' | 'unplaced';
 
 export interface UnsealedInput {
   [SEAL_MARKER]: 'unsealed';
@@ -43,10 +32,6 @@ export function isUnsealed(value: unknown): value is UnsealedInput {
   return marked(value) === 'unsealed';
 }
 
-export function isUnbound(value: unknown): value is UnboundInput {
-  return marked(value) === UNBOUND_ORIGIN;
-}
-
 export function isOperatorSealed(value: unknown): value is OperatorSealedInput {
   return marked(value) === 'operator';
 }
@@ -59,6 +44,7 @@ const explanations: Record<UnsealedReason, string> = {
   tampered: 'a payload whose seal does not open (altered, or sealed with another key under the same id)',
   malformed: 'a malformed sealed payload',
   misplaced: 'a payload sealed for another place (copied from another workflow, message or activity)',
+  unplaced: 'a payload sealed for no workflow or activity',
 };
 
 export function describeUnsealed(value: UnsealedInput): string {
@@ -69,7 +55,7 @@ export function describeUnsealed(value: UnsealedInput): string {
 export function sealedEntries<T extends Record<string, unknown> | undefined>(memo: T): T {
   if (!memo) return memo;
   let forged = false;
-  const foreign = (value: unknown) => isUnsealed(value) || isOperatorSealed(value) || isUnbound(value);
+  const foreign = (value: unknown) => isUnsealed(value) || isOperatorSealed(value);
   for (const value of Object.values(memo)) if (foreign(value)) forged = true;
   if (!forged) return memo;
   return Object.fromEntries(Object.entries(memo).filter(([, value]) => !foreign(value))) as T;

@@ -17,7 +17,10 @@ export const AuthorizationNonceAttribute = defineSearchAttributeKey('Authorizati
 export const NetworkAttribute = defineSearchAttributeKey('Network', SearchAttributeType.KEYWORD);
 export const TokenAttribute = defineSearchAttributeKey('Token', SearchAttributeType.KEYWORD);
 
-/** An authorization's event stream: the events feed lists streams by these (workflows/eventStream.ts). */
+/**
+ * The events a workflow keeps in its memo (workflows/memoEventLog.ts): their types, and when its first
+ * and latest were recorded. The events feed and the webhook dispatchers find the runs to read by these.
+ */
 export const EventTypesAttribute = defineSearchAttributeKey('EventTypes', SearchAttributeType.KEYWORD_LIST);
 export const EventsStartedAtAttribute = defineSearchAttributeKey('EventsStartedAt', SearchAttributeType.DATETIME);
 export const EventsUpdatedAtAttribute = defineSearchAttributeKey('EventsUpdatedAt', SearchAttributeType.DATETIME);

@@ -2,7 +2,7 @@
 // they call these sinks (proxySinks); the worker implements them. Never pass a secret through here.
 import type { Sinks } from '@temporalio/workflow';
 
-/** Every report names the network it concerns (absent from runs from before networks: the worker's first). */
+/** Every report names the network it concerns (absent from runs started without one: the worker's first). */
 export interface OnNetwork {
   network?: string;
 }

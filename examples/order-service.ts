@@ -9,7 +9,8 @@
 // TEMPORAL_ADDRESS / TEMPORAL_NAMESPACE (and TLS or an API key for a cluster, read by Temporal's own
 // envconfig), AUTHCAP_CODEC_KEYS or AUTHCAP_CODEC_KEY_FILE (the payload keys the worker uses),
 // AUTHCAP_CONFIG when the deployment serves several networks, and AUTHCAP_PUBLIC_URL with
-// AUTHCAP_CHECKOUT_SECRET (or AUTHCAP_STATE_DIR) to sign the payer's link as the API does.
+// AUTHCAP_CHECKOUT_SECRET (or AUTHCAP_STATE_DIR) to sign the payer's link as the API does, and
+// AUTHCAP_WEBHOOK_ALLOW_LOOPBACK for webhook endpoints on this machine. They are read once, here.
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import {
@@ -19,6 +20,7 @@ import {
   loadDeployment,
   loadTemporalSettings,
   resolveDeployment,
+  webhookAddressPolicyFromEnv,
   type AuthorizationResource,
   type Refund,
 } from 'authcap';
@@ -30,7 +32,8 @@ export async function connect(env: NodeJS.ProcessEnv = process.env): Promise<Aut
   // With AUTHCAP_CONFIG the client knows each network's tokens (amounts in their decimals, symbols);
   // without it, requests name no network and the worker's one applies.
   const deployment = env.AUTHCAP_CONFIG ? await resolveDeployment(loadDeployment(env, { keys: false })) : undefined;
-  return AuthcapClient.connect(loadTemporalSettings(), { deployment });
+  // The settings are read here, at the service's entry, and handed to the client.
+  return AuthcapClient.connect(loadTemporalSettings({}, env), { deployment, webhookAddressPolicy: webhookAddressPolicyFromEnv(env) });
 }
 
 export interface PlacedOrder {
@@ -45,10 +48,15 @@ export async function placeOrder(
   order: { orderId: string; payer: string; amount: string },
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<PlacedOrder> {
-  const authorization = await client.createAuthorization({ orderId: order.orderId, payer: order.payer, amount: order.amount });
+  const authorization = await client.authorizations.create({ orderId: order.orderId, payer: order.payer, amount: order.amount });
   const publicUrl = env.AUTHCAP_PUBLIC_URL;
   if (!publicUrl) throw new Error('set AUTHCAP_PUBLIC_URL to the API the payers reach (npm start: dev.json apiUrl)');
-  const checkoutUrl = checkoutLink(authorization.id, { publicUrl, stateDir: env.AUTHCAP_STATE_DIR ?? '.authcap', env });
+  // The API's link secret: its AUTHCAP_CHECKOUT_SECRET, else the file in its state dir (`npm start`'s).
+  const checkoutUrl = checkoutLink(authorization.id, {
+    publicUrl,
+    secret: env.AUTHCAP_CHECKOUT_SECRET || undefined,
+    stateDir: env.AUTHCAP_STATE_DIR ?? '.authcap',
+  });
   return { authorization, checkoutUrl };
 }
 
@@ -57,7 +65,7 @@ async function waitWhile(client: AuthcapClient, id: string, from: string, timeou
   const deadline = Date.now() + timeoutSeconds * 1000;
   for (;;) {
     const left = Math.ceil((deadline - Date.now()) / 1000);
-    const now = await client.waitForAuthorization(id, { waitSeconds: Math.max(0, Math.min(WAIT_STEP_SECONDS, left)), state: from });
+    const now = await client.authorizations.wait(id, { waitSeconds: Math.max(0, Math.min(WAIT_STEP_SECONDS, left)), state: from });
     if (now.state !== from || left <= 0) return now;
   }
 }
@@ -72,7 +80,7 @@ export async function awaitPayment(client: AuthcapClient, id: string, timeoutSec
 /** Ships the order: captures the payment and waits until it is final onchain. */
 export async function fulfil(client: AuthcapClient, id: string, timeoutSeconds = 120): Promise<AuthorizationResource> {
   // Capturing twice is safe (a retry after a crash gets the same capture back): authcap captures once.
-  const outcome = await client.capture(id, { waitMs: 30_000 });
+  const outcome = await client.authorizations.capture(id, { waitMs: 30_000 });
   const authorization = outcome.settled ? outcome.authorization : await waitWhile(client, id, 'capturing', timeoutSeconds);
   if (authorization.state !== 'captured') {
     const why = authorization.lastError ? `${authorization.lastError.code}: ${authorization.lastError.message}` : `it is ${authorization.state}`;
@@ -91,7 +99,7 @@ export async function acceptReturn(
   request: { returnId: string; amount: string; reason?: string },
   timeoutSeconds = 120,
 ): Promise<Refund> {
-  const { refund, settled } = await client.refund(
+  const { refund, settled } = await client.refunds.create(
     id,
     { amount: request.amount, reason: request.reason ?? 'goods returned' },
     { idempotencyKey: `return-${request.returnId}`, waitMs: 30_000 },
@@ -100,7 +108,7 @@ export async function acceptReturn(
   const deadline = Date.now() + timeoutSeconds * 1000;
   while (!settled && current.state === 'pending' && Date.now() < deadline) {
     await new Promise((resolve) => setTimeout(resolve, 1_000));
-    current = await client.getRefund(refund.id);
+    current = await client.refunds.get(refund.id);
   }
   if (current.state !== 'succeeded') throw new Error(`refund ${current.id} is ${current.state}${current.failure ? `: ${current.failure.message}` : ''}`);
   return current;

@@ -5,20 +5,18 @@
 // Each payload is also bound to its place: the workflow it was sent to (start input, signal, update,
 // memo, query) or the activity it was made for (arguments, result, heartbeat), from the SDK's
 // serialization context. The place is sealed inside the payload (its inner metadata), so AES-GCM
-// authenticates it with the data, and a build from before the binding still opens what this one
-// seals (a rolling deploy): a payload copied out of one history opens only where it was sealed for,
-// and anywhere else it is refused like a plain one.
+// authenticates it with the data: a payload copied out of one history opens only where it was sealed
+// for, and anywhere else it is refused like a plain one.
 import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { defaultPayloadConverter, type Payload, type PayloadCodec, type SerializationContext } from '@temporalio/common';
-import { SEAL_MARKER, UNBOUND_ORIGIN, unsealedInput, type UnsealedReason } from '../domain/sealed.js';
-import { readVariable } from './settings/read.js';
+import type { Payload, PayloadCodec, SerializationContext } from '@temporalio/common';
+import { SEAL_MARKER, unsealedInput, type UnsealedReason } from '../domain/sealed.js';
 
 export const ENCRYPTED_ENCODING = 'binary/encrypted';
 const ENCODING_KEY = 'encoding';
 const KEY_ID_KEY = 'encryption-key-id';
-/** Inside the seal: where the payload may be opened (absent: sealed before payloads were bound). */
+/** Inside the seal: where the payload may be opened (absent: sealed outside any place, by the codec server for an operator). */
 const PLACE_KEY = 'authcap-place';
 /** Inside the seal: who sealed it. Absent: an authcap process holding the key. */
 const ORIGIN_KEY = 'authcap-origin';
@@ -42,14 +40,7 @@ const decoder = new TextDecoder();
  * the data it claims to carry. The codec server uses `openForDisplay` and `sealForOperator` instead.
  */
 export class EncryptionCodec implements PayloadCodec {
-  /**
-   * `acceptUnbound`: payloads sealed for no place open as they are (AUTHCAP_ACCEPT_UNBOUND_PAYLOADS,
-   * while a build from before the binding drains); otherwise they reach the interceptors marked.
-   */
-  constructor(
-    private readonly keys: CodecKeys,
-    private readonly options: { acceptUnbound?: boolean } = {},
-  ) {
+  constructor(private readonly keys: CodecKeys) {
     if (!keys.keys.has(keys.active)) throw new Error(`codec: the active key ${keys.active} is not among the keys`);
   }
 
@@ -71,15 +62,8 @@ export class EncryptionCodec implements PayloadCodec {
       const { inner, place } = opened;
       if (expected !== undefined && place !== undefined && place !== expected) return jsonPayload(unsealedInput('misplaced'));
       const operator = decoder.decode(inner.metadata?.[ORIGIN_KEY] ?? new Uint8Array()) === OPERATOR_ORIGIN;
-      if (expected !== undefined && place === undefined && !operator && !this.options.acceptUnbound) {
-        // Sealed for no place: recorded before payloads were bound (the interceptors replay those
-        // as they ran, and refuse them in new runs), or sealed outside any context.
-        try {
-          return jsonPayload({ [SEAL_MARKER]: UNBOUND_ORIGIN, value: defaultPayloadConverter.fromPayload(inner) });
-        } catch {
-          return jsonPayload(unsealedInput('malformed'));
-        }
-      }
+      // Sealed for no place, where a place is expected, and not by an operator: refused like a plain one.
+      if (expected !== undefined && place === undefined && !operator) return jsonPayload(unsealedInput('unplaced'));
       if (!operator) return inner;
       // An operator's input (the UI's signal, sealed by the codec server) reaches only what an
       // operator may do: the interceptors see who sealed it.
@@ -225,21 +209,27 @@ export function readCodecKeyFile(file: string): CodecKeys {
 }
 
 /**
- * The codec from the environment: AUTHCAP_CODEC_KEYS or AUTHCAP_CODEC_KEY_FILE. Without keys a
- * process refuses to start unless AUTHCAP_CODEC=off says plain payloads are wanted (never in production).
+ * The variables a codec is made of, as a process's entry read them (its settings; a raw environment
+ * has the same shape, and these variables' rules take the text as it is).
  */
-export function codecFromEnv(env: NodeJS.ProcessEnv = process.env): EncryptionCodec | undefined {
-  const options = { acceptUnbound: readVariable('AUTHCAP_ACCEPT_UNBOUND_PAYLOADS', env) };
-  const keys = readVariable('AUTHCAP_CODEC_KEYS', env);
-  if (keys) return new EncryptionCodec(parseCodecKeys(keys), options);
-  const file = readVariable('AUTHCAP_CODEC_KEY_FILE', env);
-  if (file) return new EncryptionCodec(readCodecKeyFile(file), options);
+export interface CodecSettings {
+  AUTHCAP_CODEC_KEYS?: string;
+  AUTHCAP_CODEC_KEY_FILE?: string;
+  /** "off": plain payloads (tests only). */
+  AUTHCAP_CODEC?: string;
+}
+
+/** The codec of AUTHCAP_CODEC_KEYS, else of AUTHCAP_CODEC_KEY_FILE; undefined without either. */
+export function codecOf(settings: CodecSettings): EncryptionCodec | undefined {
+  if (settings.AUTHCAP_CODEC_KEYS) return new EncryptionCodec(parseCodecKeys(settings.AUTHCAP_CODEC_KEYS));
+  if (settings.AUTHCAP_CODEC_KEY_FILE) return new EncryptionCodec(readCodecKeyFile(settings.AUTHCAP_CODEC_KEY_FILE));
   return undefined;
 }
 
-export function requireCodec(env: NodeJS.ProcessEnv = process.env): EncryptionCodec | undefined {
-  const codec = codecFromEnv(env);
-  if (!codec && readVariable('AUTHCAP_CODEC', env) !== 'off') {
+/** codecOf, for a process's start: without keys it refuses unless AUTHCAP_CODEC=off says plain payloads are wanted (never in production). */
+export function requireCodec(settings: CodecSettings): EncryptionCodec | undefined {
+  const codec = codecOf(settings);
+  if (!codec && settings.AUTHCAP_CODEC !== 'off') {
     throw new Error(
       'authcap: no payload encryption key. Set AUTHCAP_CODEC_KEYS (or AUTHCAP_CODEC_KEY_FILE); AUTHCAP_CODEC=off runs without encryption (tests only).',
     );

@@ -5,7 +5,8 @@
 // those who may do that.
 import { createRemoteJWKSet, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from 'jose';
 import type { CodecServerOptions, VerifiedBearer } from './codecServer.js';
-import { readVariable } from './settings/read.js';
+import type { Settings } from './settings/catalog.js';
+import { defaultOf } from './settings/read.js';
 
 export interface JwtVerifierOptions {
   /** The identity provider's JWKS (RS256, PS256, ES256, EdDSA keys); or: */
@@ -57,8 +58,8 @@ export function jwtBearerVerifier(options: JwtVerifierOptions): (bearer: string)
   if (!options.issuer || !options.audience) throw new Error('codec server: a JWT verifier needs an issuer and an audience');
   if (options.secret !== undefined && Buffer.byteLength(options.secret) < 32) throw new Error('codec server: the JWT secret must be at least 32 bytes');
   // The catalog's defaults, so an embedder that names neither gets the same rule as the server.
-  const claim = options.operatorClaim ?? readVariable('AUTHCAP_CODEC_JWT_OPERATOR_CLAIM', {});
-  const role = options.operatorRole ?? readVariable('AUTHCAP_CODEC_JWT_OPERATOR_ROLE', {});
+  const claim = options.operatorClaim ?? defaultOf('AUTHCAP_CODEC_JWT_OPERATOR_CLAIM');
+  const role = options.operatorRole ?? defaultOf('AUTHCAP_CODEC_JWT_OPERATOR_ROLE');
   if (!claim || !role) throw new Error('codec server: the operator claim and role must not be empty');
   const key: Uint8Array | JWTVerifyGetKey =
     options.secret !== undefined ? new TextEncoder().encode(options.secret) : createRemoteJWKSet(new URL(options.jwksUrl!), { timeoutDuration: 5_000 });
@@ -79,24 +80,36 @@ export function jwtBearerVerifier(options: JwtVerifierOptions): (bearer: string)
   };
 }
 
+/** The codec server's settings its credential check is made of (readSettings('codec-server') has them). */
+export type CodecAuthSettings = Pick<
+  Settings<'codec-server'>,
+  | 'AUTHCAP_CODEC_TOKEN'
+  | 'AUTHCAP_CODEC_JWKS_URL'
+  | 'AUTHCAP_CODEC_JWT_SECRET'
+  | 'AUTHCAP_CODEC_JWT_ISSUER'
+  | 'AUTHCAP_CODEC_JWT_AUDIENCE'
+  | 'AUTHCAP_CODEC_JWT_OPERATOR_CLAIM'
+  | 'AUTHCAP_CODEC_JWT_OPERATOR_ROLE'
+>;
+
 /**
  * The production settings: AUTHCAP_CODEC_TOKEN (a shared bearer, for the CLI), and/or the UI's
  * access tokens: AUTHCAP_CODEC_JWT_ISSUER + AUTHCAP_CODEC_JWT_AUDIENCE with AUTHCAP_CODEC_JWKS_URL
  * or AUTHCAP_CODEC_JWT_SECRET, and the operator role (AUTHCAP_CODEC_JWT_OPERATOR_CLAIM and _ROLE).
  * Refuses a configuration that would let anyone in.
  */
-export function codecAuthFromEnv(env: NodeJS.ProcessEnv = process.env): Pick<CodecServerOptions, 'token' | 'verifyBearer'> {
-  // At least 16 characters when set (runtime/settings/catalog.ts).
-  const token = readVariable('AUTHCAP_CODEC_TOKEN', env);
-  const jwt = env.AUTHCAP_CODEC_JWKS_URL || env.AUTHCAP_CODEC_JWT_SECRET;
+export function codecAuthOf(settings: CodecAuthSettings): Pick<CodecServerOptions, 'token' | 'verifyBearer'> {
+  // At least 16 characters when set (runtime/settings/catalog.ts checked it).
+  const token = settings.AUTHCAP_CODEC_TOKEN;
+  const jwt = settings.AUTHCAP_CODEC_JWKS_URL || settings.AUTHCAP_CODEC_JWT_SECRET;
   const verifyBearer = jwt
     ? jwtBearerVerifier({
-        jwksUrl: env.AUTHCAP_CODEC_JWKS_URL || undefined,
-        secret: env.AUTHCAP_CODEC_JWT_SECRET || undefined,
-        issuer: env.AUTHCAP_CODEC_JWT_ISSUER ?? '',
-        audience: env.AUTHCAP_CODEC_JWT_AUDIENCE ?? '',
-        operatorClaim: readVariable('AUTHCAP_CODEC_JWT_OPERATOR_CLAIM', env),
-        operatorRole: readVariable('AUTHCAP_CODEC_JWT_OPERATOR_ROLE', env),
+        jwksUrl: settings.AUTHCAP_CODEC_JWKS_URL || undefined,
+        secret: settings.AUTHCAP_CODEC_JWT_SECRET || undefined,
+        issuer: settings.AUTHCAP_CODEC_JWT_ISSUER ?? '',
+        audience: settings.AUTHCAP_CODEC_JWT_AUDIENCE ?? '',
+        operatorClaim: settings.AUTHCAP_CODEC_JWT_OPERATOR_CLAIM,
+        operatorRole: settings.AUTHCAP_CODEC_JWT_OPERATOR_ROLE,
       })
     : undefined;
   if (!token && !verifyBearer) throw new Error('codec server: set AUTHCAP_CODEC_TOKEN or AUTHCAP_CODEC_JWKS_URL / AUTHCAP_CODEC_JWT_SECRET');

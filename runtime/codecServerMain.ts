@@ -4,21 +4,21 @@
 //   AUTHCAP_CODEC_PORT (8888), AUTHCAP_CODEC_HOST (127.0.0.1: put TLS in front, the UI sends access
 //   tokens only to https), AUTHCAP_CODEC_ALLOWED_ORIGINS (the UI's origins, comma-separated).
 import { createLogger } from './logger.js';
-import { codecFromEnv } from './codec.js';
-import { codecAuthFromEnv } from './codecAuth.js';
+import { codecOf } from './codec.js';
+import { codecAuthOf } from './codecAuth.js';
 import { startCodecServer } from './codecServer.js';
 import { settingsOrExit } from './settings/read.js';
 
 // Every variable the codec server reads, validated now (runtime/settings/catalog.ts).
 const settings = settingsOrExit('codec-server', 'codec server');
 const logger = createLogger('authcap-codec-server', settings.AUTHCAP_LOG_LEVEL ?? 'info');
-const codec = codecFromEnv();
+const codec = codecOf(settings);
 if (!codec) throw new Error('codec server: no payload keys (AUTHCAP_CODEC_KEYS or AUTHCAP_CODEC_KEY_FILE)');
 const server = await startCodecServer({
   host: settings.AUTHCAP_CODEC_HOST,
   port: settings.AUTHCAP_CODEC_PORT,
   codec,
-  ...codecAuthFromEnv(),
+  ...codecAuthOf(settings),
   allowedOrigins: settings.AUTHCAP_CODEC_ALLOWED_ORIGINS,
   onError: (err) => logger.error({ err }, 'codec server error'),
 });

@@ -5,9 +5,9 @@
 import { Session } from 'node:inspector/promises';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { readVariable } from './settings/read.js';
 
-export function cpuProfileOnSignal(name: string, dir = readVariable('AUTHCAP_CPU_PROFILE_DIR')): void {
+/** `dir`: the process's AUTHCAP_CPU_PROFILE_DIR, read by its entry (unset: off). */
+export function cpuProfileOnSignal(name: string, dir: string | undefined): void {
   if (!dir) return;
   let session: Session | undefined;
   let written = 0;

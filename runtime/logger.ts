@@ -2,7 +2,6 @@
 // list covers every field a signature, key or raw transaction travels in.
 import { pino, type Logger as PinoLogger } from 'pino';
 import type { LogLevel, LogMetadata, Logger } from '@temporalio/common';
-import { readVariable } from './settings/read.js';
 
 export const REDACTED_FIELDS = [
   'signature',
@@ -28,8 +27,24 @@ export const REDACTED_FIELDS = [
   '*.*.raw',
 ];
 
-export function createLogger(name: string, level: string = readVariable('AUTHCAP_LOG_LEVEL') ?? 'info', destination?: pino.DestinationStream): PinoLogger {
-  return pino({ name, level, redact: { paths: REDACTED_FIELDS, censor: '[redacted]' }, base: { service: name } }, destination);
+/** Loggers made without a level of their own: they follow the process's level (setLogLevel). */
+const following = new Set<PinoLogger>();
+let processLevel = 'info';
+
+/**
+ * The process's log level, set by its entry from its settings (AUTHCAP_LOG_LEVEL) as it starts: the
+ * loggers modules made at import follow it, and those made later start at it.
+ */
+export function setLogLevel(level: string): void {
+  processLevel = level;
+  for (const logger of following) logger.level = level;
+}
+
+/** @param level this logger's own level; absent: the process's (setLogLevel), now and when it changes. */
+export function createLogger(name: string, level?: string, destination?: pino.DestinationStream): PinoLogger {
+  const logger = pino({ name, level: level ?? processLevel, redact: { paths: REDACTED_FIELDS, censor: '[redacted]' }, base: { service: name } }, destination);
+  if (level === undefined) following.add(logger);
+  return logger;
 }
 
 const temporalToPino: Record<LogLevel, 'trace' | 'debug' | 'info' | 'warn' | 'error'> = {

@@ -4,11 +4,11 @@
 import { loadClientConnectConfig } from '@temporalio/envconfig';
 import type { ClientConnectConfig } from '@temporalio/envconfig';
 import type { DataConverter } from '@temporalio/common';
-import { codecFromEnv } from './codec.js';
-import { readVariable } from './settings/read.js';
+import { codecOf } from './codec.js';
+import { defaultOf, readVariable } from './settings/read.js';
 
 /** AUTHCAP_TASK_QUEUE's default (runtime/settings/catalog.ts). */
-export const DEFAULT_TASK_QUEUE = readVariable('AUTHCAP_TASK_QUEUE', {});
+export const DEFAULT_TASK_QUEUE = defaultOf('AUTHCAP_TASK_QUEUE');
 
 export interface TemporalSettings {
   connectionOptions: ClientConnectConfig['connectionOptions'];
@@ -18,22 +18,26 @@ export interface TemporalSettings {
   dataConverter?: DataConverter;
 }
 
-export function loadTemporalSettings(overrides: { address?: string; namespace?: string } = {}): TemporalSettings {
+/**
+ * The connection from `env` (default this process's), through @temporalio/envconfig; `overrides` win.
+ * A process entry that completes its environment (the CLI beside `npm start`) passes it here.
+ */
+export function loadTemporalSettings(overrides: { address?: string; namespace?: string } = {}, env: NodeJS.ProcessEnv = process.env): TemporalSettings {
   const overrideEnvVars: Record<string, string> = {};
-  for (const [key, value] of Object.entries(process.env)) if (value !== undefined) overrideEnvVars[key] = value;
+  for (const [key, value] of Object.entries(env)) if (value !== undefined) overrideEnvVars[key] = value;
   if (overrides.address) overrideEnvVars.TEMPORAL_ADDRESS = overrides.address;
   if (overrides.namespace) overrideEnvVars.TEMPORAL_NAMESPACE = overrides.namespace;
   const config = loadClientConnectConfig({ overrideEnvVars });
   return {
     connectionOptions: { ...config.connectionOptions, address: config.connectionOptions.address ?? '127.0.0.1:7233' },
     namespace: config.namespace ?? 'default',
-    taskQueue: readVariable('AUTHCAP_TASK_QUEUE'),
-    dataConverter: dataConverterFromEnv(),
+    taskQueue: readVariable('AUTHCAP_TASK_QUEUE', env),
+    dataConverter: dataConverterFromEnv(env),
   };
 }
 
 /** Payloads sealed by the codec when keys are configured (AUTHCAP_CODEC_KEYS / AUTHCAP_CODEC_KEY_FILE). */
 export function dataConverterFromEnv(env: NodeJS.ProcessEnv = process.env): DataConverter | undefined {
-  const codec = codecFromEnv(env);
+  const codec = codecOf(env);
   return codec ? { payloadCodecs: [codec] } : undefined;
 }

@@ -44,7 +44,7 @@ export async function ensureNamespaceReady(
     const days = options.retentionDays ?? DEFAULT_RETENTION_DAYS;
     await connection.workflowService.registerNamespace({
       namespace,
-      description: 'authcap: authorizations, their event streams and the merchant relayers',
+      description: 'authcap: authorizations, their refunds, the merchant relayers, log watchers and webhook dispatchers',
       workflowExecutionRetentionPeriod: msToTs(days * 24 * 3600 * 1000),
     });
     report.namespaceCreated = true;

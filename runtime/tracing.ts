@@ -10,10 +10,16 @@ import { readVariable } from './settings/read.js';
 
 let provider: NodeTracerProvider | undefined;
 
-/** The tracing plugin for a worker or a client, or undefined when no OTLP endpoint is configured. */
-export function tracingPluginFromEnv(serviceName: string, env: NodeJS.ProcessEnv = process.env): OpenTelemetryPlugin | undefined {
-  if (!readVariable('OTEL_EXPORTER_OTLP_ENDPOINT', env)) return undefined;
-  const resource = new Resource({ 'service.name': readVariable('OTEL_SERVICE_NAME', env) ?? serviceName });
+/** The variables tracing is made of (a worker's settings have them; the exporter reads the rest of OTEL_* itself). */
+export interface TracingSettings {
+  OTEL_EXPORTER_OTLP_ENDPOINT?: string;
+  OTEL_SERVICE_NAME?: string;
+}
+
+/** The tracing plugin for a worker or a client from the settings its process read, or undefined when no OTLP endpoint is configured. */
+export function tracingPluginOf(serviceName: string, settings: TracingSettings): OpenTelemetryPlugin | undefined {
+  if (!settings.OTEL_EXPORTER_OTLP_ENDPOINT) return undefined;
+  const resource = new Resource({ 'service.name': settings.OTEL_SERVICE_NAME ?? serviceName });
   const spanProcessor = new BatchSpanProcessor(new OTLPTraceExporter());
   if (!provider) {
     // Client-side spans use the global tracer provider.
@@ -21,6 +27,14 @@ export function tracingPluginFromEnv(serviceName: string, env: NodeJS.ProcessEnv
     provider.register();
   }
   return new OpenTelemetryPlugin({ resource, spanProcessor });
+}
+
+/** tracingPluginOf from `env` through the catalog's rules (the client library, which reads no settings of its own). */
+export function tracingPluginFromEnv(serviceName: string, env: NodeJS.ProcessEnv = process.env): OpenTelemetryPlugin | undefined {
+  return tracingPluginOf(serviceName, {
+    OTEL_EXPORTER_OTLP_ENDPOINT: readVariable('OTEL_EXPORTER_OTLP_ENDPOINT', env),
+    OTEL_SERVICE_NAME: readVariable('OTEL_SERVICE_NAME', env),
+  });
 }
 
 export async function shutdownTracing(): Promise<void> {

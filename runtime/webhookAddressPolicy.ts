@@ -17,9 +17,14 @@ export interface WebhookAddressPolicy {
   allowPrivate: boolean;
 }
 
-/** Read at each use, so a worker and an API started with the same environment agree. */
+/** The policy of a process's settings (the worker's: its deliveries; the API's and CLI's: registration). */
+export function webhookAddressPolicyOf(settings: { [ALLOW_LOOPBACK_ENV]: boolean; [ALLOW_PRIVATE_ENV]: boolean }): WebhookAddressPolicy {
+  return { allowLoopback: settings[ALLOW_LOOPBACK_ENV], allowPrivate: settings[ALLOW_PRIVATE_ENV] };
+}
+
+/** webhookAddressPolicyOf from `env` through the catalog's rules, so a worker and an API started with the same environment agree. */
 export function webhookAddressPolicyFromEnv(env: NodeJS.ProcessEnv = process.env): WebhookAddressPolicy {
-  return { allowLoopback: readVariable(ALLOW_LOOPBACK_ENV, env), allowPrivate: readVariable(ALLOW_PRIVATE_ENV, env) };
+  return webhookAddressPolicyOf({ [ALLOW_LOOPBACK_ENV]: readVariable(ALLOW_LOOPBACK_ENV, env), [ALLOW_PRIVATE_ENV]: readVariable(ALLOW_PRIVATE_ENV, env) });
 }
 
 export type AddressClass = 'public' | 'metadata' | 'link-local' | 'loopback' | 'unspecified' | 'private' | 'multicast' | 'reserved';
@@ -43,7 +48,7 @@ const EMBEDDING_PREFIXES = ['::ffff:', '::ffff:0:', '64:ff9b::', '::'];
 const RULES: [Exclude<AddressClass, 'public'>, v4: string[], v6: string[]][] = [
   [
     'metadata',
-    // AWS/GCP/Azure/OCI IMDS, ECS task metadata, Alibaba, Azure WireServer, Oracle legacy.
+    // AWS/GCP/Azure/OCI IMDS, ECS task metadata, Alibaba, Azure WireServer, Oracle Cloud's older metadata address.
     ['169.254.169.254/32', '169.254.170.2/32', '100.100.100.200/32', '168.63.129.16/32', '192.0.0.192/32'],
     ['fd00:ec2::254/128', 'fd20:ce::254/128'],
   ],

@@ -15,7 +15,7 @@ export type DeploymentVersion = WorkerDeploymentVersion;
 
 const { WorkerDeploymentVersionStatus, VersionDrainageStatus } = proto.temporal.api.enums.v1;
 
-/** The worker's version, or undefined (unversioned, as before) when AUTHCAP_BUILD_ID is unset. */
+/** The worker's version, or undefined (an unversioned worker) when AUTHCAP_BUILD_ID is unset. */
 export function deploymentVersionOf(
   settings: { AUTHCAP_BUILD_ID?: string; AUTHCAP_DEPLOYMENT_NAME?: string },
   taskQueue: string,

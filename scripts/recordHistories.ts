@@ -1,10 +1,11 @@
-// Records workflow histories for the replay tests (test/unit/replay.test.ts): closed authorizations of
+// Records workflow histories for the replay tests (test/unit/workflows/replay.test.ts): closed authorizations of
 // every final state, runs that continued as new, relayer and nonce-claim runs. The payloads stay
 // encrypted as recorded; the test-only key that sealed them (AUTHCAP_CODEC_KEYS of the recording run,
 // a throwaway key of the test suite, never a production one) is kept beside them so they replay.
 //   AUTHCAP_RECORD_HISTORIES=1 AUTHCAP_HISTORY_SET=<name> npx vitest run --project integration
-// (the suite's teardown runs this). Each set lives in its own folder and is kept: histories recorded
-// by older workflow code must keep replaying after every later change.
+// (the suite's teardown runs this). Each set lives in its own folder and is kept while runs of that
+// code may still exist: histories recorded by older workflow code must keep replaying after every
+// later change (docs/contributing.md says when a set, and the patch it proves, may go).
 import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
@@ -31,8 +32,6 @@ const wanted: [string, string][] = [
   // The relayer rarely rolls over in a test run: its open history (as far as it got) replays too.
   ['relayer-running', `WorkflowType = 'merchantRelayerWorkflow' AND ExecutionStatus = 'Running'`],
   ['nonce-claim', `WorkflowType = 'nonceClaimWorkflow'`],
-  ['event-stream', `WorkflowType = 'authorizationEventsWorkflow' AND ExecutionStatus = 'Completed'`],
-  ['event-stream-running', `WorkflowType = 'authorizationEventsWorkflow' AND ExecutionStatus = 'Running'`],
   ['webhook-endpoints', `WorkflowType = 'webhookEndpointsWorkflow'`],
   ['refunds', `WorkflowType = 'refundsWorkflow' AND ExecutionStatus = 'Completed'`],
   ['refunds-running', `WorkflowType = 'refundsWorkflow' AND ExecutionStatus = 'Running'`],

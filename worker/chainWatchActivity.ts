@@ -2,12 +2,11 @@
 // slice of time on this worker, heartbeating the last block it has fully handled, and returns it. A
 // retried attempt, on whichever worker Temporal gives it to, starts from the last heartbeat: the
 // blocks after it are read again, and their logs nudge nobody twice (worker/nudgeOnce.ts).
-import { existsSync } from 'node:fs';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import type { ChainContexts } from '../activities/chainRouting.js';
 import type { ChainWatchActivities, ChainWatchProgress } from '../domain/chainWatcher.js';
-import { fileCursor, startWatcher } from './watcher.js';
+import { startWatcher } from './watcher.js';
 
 /** How long one attempt watches before it hands its cursor to the workflow (which records it). */
 export const WATCH_SLICE_MS = 5 * 60_000;
@@ -18,11 +17,6 @@ export interface ChainWatchDependencies {
   client: Client;
   contexts: ChainContexts;
   wsUrlOf(network: string): string | undefined;
-  /**
-   * The cursor file a worker kept before watchers moved into Temporal: read once, by the first
-   * attempt of a watcher that has no cursor yet, so an upgrade misses no block.
-   */
-  legacyCursorFile?(network: string): string | undefined;
   pollIntervalMs?: number;
 }
 
@@ -36,7 +30,7 @@ export function createChainWatchActivities(deps: ChainWatchDependencies): ChainW
       // A network whose node has not answered since this worker started: retried until it does.
       deps.contexts.get({ network });
       const resumed = (context.info.heartbeatDetails as ChainWatchProgress | undefined)?.lastBlock ?? lastBlock;
-      let cursor = resumed !== undefined ? BigInt(resumed) : legacyCursor(deps.legacyCursorFile?.(network));
+      let cursor = resumed !== undefined ? BigInt(resumed) : undefined;
       // A first start watches from the head on: that place is heartbeated at once (the SDK sends the
       // first heartbeat unthrottled), so an attempt that dies within seconds leaves it to the next,
       // which would otherwise start from the head of its own time and skip the blocks between.
@@ -77,8 +71,4 @@ export function createChainWatchActivities(deps: ChainWatchDependencies): ChainW
       return { lastBlock: cursor?.toString() };
     },
   };
-}
-
-function legacyCursor(file: string | undefined): bigint | undefined {
-  return file && existsSync(file) ? fileCursor(file).read() : undefined;
 }

@@ -1,12 +1,11 @@
-// The worker's chain settings from the environment. The merchant key lives only here.
+// The worker's chain settings: the deployment file (AUTHCAP_CONFIG) and the policy from its settings.
+// The merchant keys live only here.
 import type { Address } from 'viem';
-import type { ChainConfig } from '../activities/index.js';
-import { loadDeployment, loadSingleNetwork, type LoadedNetwork } from '../runtime/deployment/load.js';
+import type { ChainConfig, ChainPolicy } from '../activities/index.js';
+import { loadDeployment, type LoadedNetwork } from '../runtime/deployment/load.js';
 import { resolveDeployment, type ResolvedDeployment } from '../runtime/deployment/resolve.js';
-import { readVariable } from '../runtime/settings/read.js';
 import type { Settings } from '../runtime/settings/catalog.js';
 
-type Env = NodeJS.ProcessEnv;
 /** The worker settings the chain policy is made of (readSettings('worker') has them all). */
 export type ChainPolicySettings = Pick<
   Settings<'worker'>,
@@ -19,24 +18,30 @@ export type ChainPolicySettings = Pick<
 >;
 
 /**
- * The worker's settings from a deployment configuration (AUTHCAP_CONFIG): its networks and tokens,
- * checked against their chains, and the policy every network shares from the environment. `chain`
- * names the first network's first token and key, for what still reads one (metrics, tests).
+ * The worker's deployment (its settings' AUTHCAP_CONFIG): its networks and tokens, checked against
+ * their chains, with the merchant keys from the variables the file names in `env` (names of the
+ * operator's choosing, which no catalog lists), and the policy every network shares.
  */
-export async function workerDeploymentFromEnv(
-  env: NodeJS.ProcessEnv = process.env,
-  settings: ChainPolicySettings = policySettingsOf(env),
-): Promise<{ chain: ChainConfig; deployment: ResolvedDeployment }> {
-  const loaded = loadDeployment(env);
+export async function workerDeployment(
+  settings: ChainPolicySettings & Pick<Settings<'worker'>, 'AUTHCAP_CONFIG'>,
+  env: NodeJS.ProcessEnv,
+): Promise<{ policy: ChainPolicy; deployment: ResolvedDeployment }> {
+  const loaded = loadDeployment({ ...env, AUTHCAP_CONFIG: settings.AUTHCAP_CONFIG });
   // Each network is its own failure domain: one whose node does not answer now is served once it does.
   const deployment = await resolveDeployment(loaded, { degraded: true });
-  return { deployment, chain: chainConfigOf(loaded.networks[0]!, settings) };
+  return { deployment, policy: chainPolicyOf(settings) };
 }
 
-/** ChainConfig of a loaded network's first token and keys, with the policy every network shares. */
-function chainConfigOf(first: LoadedNetwork, settings: ChainPolicySettings): ChainConfig {
+/**
+ * ChainConfig of a network's first token and keys (a loaded deployment's first network, or the dev
+ * chain's before its file is written), with the policy every network shares.
+ */
+export function chainConfigOf(
+  first: Pick<LoadedNetwork, 'rpcUrls' | 'wsUrl' | 'tokens' | 'merchantPrivateKeys' | 'confirmations'>,
+  settings: ChainPolicySettings,
+): ChainConfig {
   return {
-    ...chainPolicy(settings),
+    ...chainPolicyOf(settings),
     rpcUrl: first.rpcUrls[0]!,
     wsUrl: first.wsUrl,
     tokenAddress: first.tokens[0]! as Address,
@@ -46,20 +51,8 @@ function chainConfigOf(first: LoadedNetwork, settings: ChainPolicySettings): Cha
   };
 }
 
-/** The policy settings alone, each through its catalog rule (for callers that pass an env). */
-function policySettingsOf(env: Env): ChainPolicySettings {
-  return {
-    AUTHCAP_VALIDITY_SECONDS: readVariable('AUTHCAP_VALIDITY_SECONDS', env),
-    AUTHCAP_MAX_VALIDITY_SECONDS: readVariable('AUTHCAP_MAX_VALIDITY_SECONDS', env),
-    AUTHCAP_HISTORY_LIMIT: readVariable('AUTHCAP_HISTORY_LIMIT', env),
-    AUTHCAP_REFUND_VALIDITY_SECONDS: readVariable('AUTHCAP_REFUND_VALIDITY_SECONDS', env),
-    AUTHCAP_RECONCILE_SECONDS: readVariable('AUTHCAP_RECONCILE_SECONDS', env),
-    AUTHCAP_WATCH: readVariable('AUTHCAP_WATCH', env),
-  };
-}
-
 /** The policy every network shares: validity windows, history and reconcile settings. */
-function chainPolicy(settings: ChainPolicySettings) {
+export function chainPolicyOf(settings: ChainPolicySettings): ChainPolicy {
   return {
     validitySeconds: settings.AUTHCAP_VALIDITY_SECONDS,
     reconcileIntervalSeconds: reconcileInterval(settings),
@@ -70,14 +63,6 @@ function chainPolicy(settings: ChainPolicySettings) {
 }
 
 /**
- * The one network of RPC_URL, TOKEN_ADDRESS and MERCHANT_PRIVATE_KEY(S) (runtime/deployment/load.ts
- * reads them: the one reader of the chain settings), with the policy from the environment.
- */
-export function chainConfigFromEnv(env: NodeJS.ProcessEnv = process.env, settings: ChainPolicySettings = policySettingsOf(env)): ChainConfig {
-  return chainConfigOf(loadSingleNetwork(env), settings);
-}
-
-/**
  * How often an open authorization re-reads the chain by itself. Off by default: the log watcher reads
  * each block once for every open authorization and nudges the one whose nonce moved, and each reads
  * the chain at its deadline, so waiting costs nothing however many are open. With the watcher off
@@ -85,21 +70,4 @@ export function chainConfigFromEnv(env: NodeJS.ProcessEnv = process.env, setting
  */
 function reconcileInterval(settings: Pick<ChainPolicySettings, 'AUTHCAP_RECONCILE_SECONDS' | 'AUTHCAP_WATCH'>): number {
   return settings.AUTHCAP_RECONCILE_SECONDS ?? (settings.AUTHCAP_WATCH ? 0 : 15);
-}
-
-/** The watcher's settings: on unless AUTHCAP_WATCH=0; its WebSocket is the network's (AUTHCAP_WS_URL, read by the deployment loader). */
-export function watcherConfigFromEnv(
-  chain: Pick<ChainConfig, 'wsUrl'>,
-  stateDir: string,
-  env: NodeJS.ProcessEnv = process.env,
-  settings: Pick<Settings<'worker'>, 'AUTHCAP_WATCH' | 'AUTHCAP_WATCHER_CURSOR'> = {
-    AUTHCAP_WATCH: readVariable('AUTHCAP_WATCH', env),
-    AUTHCAP_WATCHER_CURSOR: readVariable('AUTHCAP_WATCHER_CURSOR', env),
-  },
-) {
-  if (!settings.AUTHCAP_WATCH) return undefined;
-  return {
-    cursorFile: settings.AUTHCAP_WATCHER_CURSOR ?? `${stateDir}/watcher-cursor.json`,
-    wsUrl: chain.wsUrl,
-  };
 }

@@ -1,14 +1,13 @@
 // Builds the authcap worker: workflows bundled from workflows/, activities bound to the chain.
 import { retryUnavailable, type ResolvedDeployment } from '../runtime/deployment/resolve.js';
 import { createHash } from 'node:crypto';
-import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { EncryptionCodec } from '../runtime/codec.js';
 import { Client } from '@temporalio/client';
 import { existsSync } from 'node:fs';
 import { NativeConnection, Worker, type WorkerOptions, type WorkflowBundleOption } from '@temporalio/worker';
 import { followTaskQueue } from '../domain/taskQueues.js';
-import { relayerWorkflowId, type LegacyRelayRequest, type RelayRequest } from '../domain/relay.js';
+import { relayerWorkflowId, type RelayRequest } from '../domain/relay.js';
 import { relayRequestSignal } from '../workflows/messages.js';
 import type { merchantRelayerWorkflow as RelayerWorkflow } from '../workflows/relayer.js';
 import { createChainWatchActivities } from './chainWatchActivity.js';
@@ -16,20 +15,27 @@ import { startOwnWorkflows } from './ownWorkflows.js';
 import type { DeploymentVersion } from '../runtime/workerDeployment.js';
 import { eventBridges } from './eventBridges.js';
 import type { RpcMetrics } from '../activities/rpc/rpcMetrics.js';
-import { ChainContexts, createActivities, createChainContext, createNetworkContexts, type ChainConfig, type ChainContext } from '../activities/index.js';
+import { ChainContexts, createActivities, createNetworkContexts, type ChainContext, type ChainPolicy } from '../activities/index.js';
 import { chainHeaderInbound } from './chainHeaderInbound.js';
 import { rpcCalls, rpcErrors, startMetricsServer, telemetrySinks } from './telemetry.js';
-import { tracingPluginFromEnv } from '../runtime/tracing.js';
+import { tracingPluginOf } from '../runtime/tracing.js';
 import { sealedActivityInputs } from './sealedActivityInputs.js';
 import type { TaskFailureTracker } from './taskFailures.js';
 import type { TemporalSettings } from '../runtime/temporal.js';
 import type { Settings } from '../runtime/settings/catalog.js';
-import { readVariable } from '../runtime/settings/read.js';
+import { webhookAddressPolicyOf } from '../runtime/webhookAddressPolicy.js';
 
-/** The worker settings createAuthcapWorker takes from readSettings('worker'). */
+/** The worker settings createAuthcapWorker is made of: its process's entry read them (readSettings('worker')). */
 export type WorkerProcessSettings = Pick<
   Settings<'worker'>,
-  'AUTHCAP_ACTIVITY_SLOTS' | 'AUTHCAP_FOLLOWER_SLOTS' | 'AUTHCAP_WORKFLOW_CACHE_SIZE' | 'AUTHCAP_PROFILE_WORKFLOWS'
+  | 'AUTHCAP_ACTIVITY_SLOTS'
+  | 'AUTHCAP_FOLLOWER_SLOTS'
+  | 'AUTHCAP_WORKFLOW_CACHE_SIZE'
+  | 'AUTHCAP_PROFILE_WORKFLOWS'
+  | 'AUTHCAP_WEBHOOK_ALLOW_LOOPBACK'
+  | 'AUTHCAP_WEBHOOK_ALLOW_PRIVATE'
+  | 'OTEL_EXPORTER_OTLP_ENDPOINT'
+  | 'OTEL_SERVICE_NAME'
 >;
 
 // Run from the build (dist/), this file is JavaScript and the workflows beside it too.
@@ -42,30 +48,29 @@ const prebuiltBundlePath = fileURLToPath(new URL('../workflow-bundle.js', import
 
 export interface AuthcapWorkerOptions {
   temporal: TemporalSettings;
-  /** The worker's policy (validity, history limit, ...) and, without `deployment`, its one network. */
-  chain: ChainConfig;
+  /** The policy every network shares: validity windows, history limit, reconcile interval (worker/config.ts). */
+  policy: ChainPolicy;
   /**
    * The networks and tokens to serve, checked against their chains (runtime/deployment/): every
-   * network gets its own clients, relayers, head feed and log watcher. Absent: `chain`'s one network.
+   * network gets its own clients, relayers, head feed and log watcher.
    */
-  deployment?: ResolvedDeployment;
+  deployment: ResolvedDeployment;
   /** A prebuilt bundle (tests build one per run); by default the worker bundles workflows/ itself. */
   workflowBundle?: WorkflowBundleOption;
   /**
-   * Make sure each network's log watcher runs: one per network and task queue, on whichever worker
-   * Temporal gives it to (workflows/chainWatcher.ts). `cursorFile`: where a worker from before kept
-   * its place, read once when a watcher starts without one.
+   * Make sure each network's log watcher runs (AUTHCAP_WATCH): one per network and task queue, on
+   * whichever worker Temporal gives it to (workflows/chainWatcher.ts).
    */
-  watcher?: { cursorFile: string; wsUrl?: string; pollIntervalMs?: number };
+  watch: boolean;
   /** Serve Prometheus metrics at http://127.0.0.1:<port>/metrics (0: a free port). */
   metricsPort?: number;
   /** Failed workflow tasks seen by the runtime logger (worker/main.ts installs it): listed at /readyz. */
   taskFailures?: TaskFailureTracker;
-  /** Slots, cache size and profiling, as validated at start (worker/main.ts); else read from process.env. */
-  settings?: WorkerProcessSettings;
+  /** Slots, cache size, profiling, where webhooks may go and tracing, as its process's entry read them. */
+  settings: WorkerProcessSettings;
   /**
    * Temporal's worker versioning (runtime/workerDeployment.ts): this worker is that version of its
-   * deployment and gets tasks only while the version is current. Absent: unversioned, as before.
+   * deployment and gets tasks only while the version is current. Absent: an unversioned worker.
    */
   version?: DeploymentVersion;
 }
@@ -85,17 +90,17 @@ export interface AuthcapWorker {
 }
 
 export async function createAuthcapWorker(options: AuthcapWorkerOptions): Promise<AuthcapWorker> {
-  const settings = options.settings ?? workerSettingsFromEnv();
+  const { settings } = options;
   const contexts = new ChainContexts(await chainContextsOf(options));
   // Each network its own failure domain: one whose node did not answer at start waits (its activities
   // fail with a retryable chain_unavailable) and is asked again in the background; once its node
   // answers (and is the chain its id names), it serves, with no restart.
-  for (const waiting of options.deployment?.unavailable ?? []) {
+  for (const waiting of options.deployment.unavailable) {
     contexts.unavailable(waiting.network, waiting.reason);
     console.warn(`authcap worker: ${waiting.network} waits for its node: ${waiting.reason}`);
   }
   const retrying =
-    options.deployment && options.deployment.unavailable.length > 0
+    options.deployment.unavailable.length > 0
       ? retryUnavailable(options.deployment, {
           onResolved: (network) => {
             contexts.available(network.network);
@@ -116,9 +121,9 @@ export async function createAuthcapWorker(options: AuthcapWorkerOptions): Promis
   // Signal-with-start: the merchant's relayer exists from the first transaction on, whichever worker
   // process asks first, and Temporal guarantees there is only ever one per merchant key and network.
   const requestRelay = async (request: RelayRequest, ctx: ChainContext) => {
-    await client.workflow.signalWithStart<typeof RelayerWorkflow, [RelayRequest | LegacyRelayRequest]>('merchantRelayerWorkflow', {
+    await client.workflow.signalWithStart<typeof RelayerWorkflow, [RelayRequest]>('merchantRelayerWorkflow', {
       // Each merchant key has its own relayer on each network: the one the transaction must be sent by.
-      workflowId: relayerWorkflowId(ctx.senderFor(request.sender), ctx.singleNetworkIds ? undefined : ctx.network),
+      workflowId: relayerWorkflowId(ctx.senderFor(request.sender), ctx.network),
       taskQueue,
       args: [{ accountNonce: null, inflight: [], answered: [] }],
       signal: relayRequestSignal,
@@ -126,16 +131,19 @@ export async function createAuthcapWorker(options: AuthcapWorkerOptions): Promis
     });
   };
   // A bundle carries its workflow interceptors (built with them); bundling here adds them.
-  const { workflowModules, ...code } = workflowCode(options.workflowBundle);
+  const { workflowModules, ...code } = workflowCode(options.workflowBundle, settings);
+  const addressPolicy = webhookAddressPolicyOf(settings);
   const activities = {
-    ...createActivities(contexts, { requestRelay, events: eventBridges(client), draftNonceKeys: draftNonceKeysOf(options.temporal) }),
+    ...createActivities(contexts, {
+      requestRelay,
+      events: { ...eventBridges(client), addressPolicy: () => addressPolicy },
+      draftNonceKeys: draftNonceKeysOf(options.temporal),
+    }),
     // Every worker can run any network's watcher: the one Temporal hands it to.
     ...createChainWatchActivities({
       client,
       contexts,
-      wsUrlOf: (network) => networkWsUrl(options, contexts.get({ network })),
-      legacyCursorFile: (network) => options.watcher && watcherCursorFile(options.watcher.cursorFile, contexts.get({ network })),
-      pollIntervalMs: options.watcher?.pollIntervalMs,
+      wsUrlOf: (network) => networkWsUrl(options.deployment, network),
     }),
   };
   const worker = await Worker.create({
@@ -172,7 +180,7 @@ export async function createAuthcapWorker(options: AuthcapWorkerOptions): Promis
   // worker to come up, then kept by Temporal on whichever worker is alive. And the webhook dispatchers.
   const ownWorkflows = startOwnWorkflows(client, {
     taskQueue,
-    watchedNetworks: options.watcher ? networks.map((ctx) => ctx.network) : [],
+    watchedNetworks: options.watch ? networks.map((ctx) => ctx.network) : [],
     version: options.version,
     log: (line) => console.warn(line),
   });
@@ -217,16 +225,15 @@ export async function createAuthcapWorker(options: AuthcapWorkerOptions): Promis
   };
 }
 
-/** The contexts of every configured network and token (or of `chain`'s one network). */
+/** The contexts of every configured network and token. */
 async function chainContextsOf(options: AuthcapWorkerOptions): Promise<ChainContext[]> {
-  if (!options.deployment) return [await createChainContext(options.chain)];
   const { networks, unavailable } = options.deployment;
   // In configured order (the first network's first token is the default), waiting ones included: their
   // chain id is the one their configured id names, checked against the node once it answers.
   const configured = [
     ...networks.map((network) => ({ network, chainId: undefined, tokens: network.tokens.map((t) => t.address) })),
     ...unavailable.map((waiting) => ({ network: { ...waiting.loaded, network: waiting.network }, chainId: waiting.chainId, tokens: waiting.tokens })),
-  ].sort((a, b) => options.deployment!.catalog.order(a.network.network) - options.deployment!.catalog.order(b.network.network));
+  ].sort((a, b) => options.deployment.catalog.order(a.network.network) - options.deployment.catalog.order(b.network.network));
   const perNetwork = await Promise.all(
     configured.map(({ network, chainId, tokens }) =>
       createNetworkContexts(
@@ -238,26 +245,19 @@ async function chainContextsOf(options: AuthcapWorkerOptions): Promise<ChainCont
           confirmations: network.confirmations,
           logSpan: network.logSpan,
           merchantPrivateKeys: network.merchantPrivateKeys,
-          singleNetworkIds: network.singleNetworkIds,
           tokens,
         },
-        options.chain,
+        options.policy,
       ),
     ),
   );
   return perNetwork.flat();
 }
 
-/** Where a worker from before kept a network's place: the one-network shape's file, every other network's beside it. */
-function watcherCursorFile(cursorFile: string, ctx: ChainContext): string {
-  return ctx.singleNetworkIds ? cursorFile : join(dirname(cursorFile), `watcher-cursor-${ctx.network.replace(':', '-')}.json`);
-}
-
-function networkWsUrl(options: AuthcapWorkerOptions, ctx: ChainContext): string | undefined {
-  const configured =
-    options.deployment?.networks.find((n) => n.network === ctx.network) ?? options.deployment?.unavailable.find((n) => n.network === ctx.network)?.loaded;
-  if (configured) return configured.wsUrl;
-  return options.watcher?.wsUrl;
+/** A network's WebSocket, as its deployment file names it (its watcher subscribes over it). */
+function networkWsUrl(deployment: ResolvedDeployment, network: string): string | undefined {
+  const configured = deployment.networks.find((n) => n.network === network) ?? deployment.unavailable.find((n) => n.network === network)?.loaded;
+  return configured?.wsUrl;
 }
 
 /**
@@ -265,39 +265,17 @@ function networkWsUrl(options: AuthcapWorkerOptions, ctx: ChainContext): string 
  * the worker, so a faster start and a smaller process), or bundled here at start from source. Tracing
  * bundles its workflow interceptors with the code, so a worker with tracing on always bundles its own.
  */
-function workflowCode(given?: WorkflowBundleOption): Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath' | 'plugins'> & {
+function workflowCode(
+  given: WorkflowBundleOption | undefined,
+  settings: WorkerProcessSettings,
+): Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath' | 'plugins'> & {
   workflowModules?: string[];
 } {
   if (given) return { workflowBundle: given };
-  const tracing = tracingPluginFromEnv('authcap-worker');
+  const tracing = tracingPluginOf('authcap-worker', settings);
   if (tracing) return { workflowsPath, workflowModules: workflowInterceptorModules, plugins: [tracing] };
   if (existsSync(prebuiltBundlePath)) return { workflowBundle: { codePath: prebuiltBundlePath } };
   return { workflowsPath, workflowModules: workflowInterceptorModules };
-}
-
-/** Followers one process runs at once (AUTHCAP_FOLLOWER_SLOTS): each is a wait on the head feed, a few KB. */
-export function followerSlots(env: NodeJS.ProcessEnv = process.env): number {
-  return readVariable('AUTHCAP_FOLLOWER_SLOTS', env);
-}
-
-/** The short activities one process runs at once (AUTHCAP_ACTIVITY_SLOTS): the SDK's default. */
-export function activitySlots(env: NodeJS.ProcessEnv = process.env): number {
-  return readVariable('AUTHCAP_ACTIVITY_SLOTS', env);
-}
-
-/** Workflows kept in memory (AUTHCAP_WORKFLOW_CACHE_SIZE). */
-export function workflowCacheSize(env: NodeJS.ProcessEnv = process.env): number {
-  return readVariable('AUTHCAP_WORKFLOW_CACHE_SIZE', env);
-}
-
-/** The settings createAuthcapWorker uses when none are given: process.env through the same rules. */
-function workerSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): WorkerProcessSettings {
-  return {
-    AUTHCAP_ACTIVITY_SLOTS: activitySlots(env),
-    AUTHCAP_FOLLOWER_SLOTS: followerSlots(env),
-    AUTHCAP_WORKFLOW_CACHE_SIZE: workflowCacheSize(env),
-    AUTHCAP_PROFILE_WORKFLOWS: readVariable('AUTHCAP_PROFILE_WORKFLOWS', env),
-  };
 }
 
 /** The keys that tag drafted nonces: derived from the payload keys every worker holds (unkeyed only with the codec off, in tests). */

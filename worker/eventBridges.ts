@@ -1,4 +1,5 @@
-// What the event activities need from Temporal, built on the worker's own client.
+// What the event activities need from Temporal, built on the worker's own client (the address policy
+// is the worker's settings', added by createWorker.ts).
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { decodeMapFromPayloads } from '@temporalio/common/lib/internal-non-workflow/codec-helpers.js';
@@ -12,7 +13,7 @@ import { ENDPOINTS_MEMO_KEY, WEBHOOK_ENDPOINTS_WORKFLOW_ID, eventsFromMemo, isEv
 import { webhookEndpointRecordsQuery } from '../workflows/webhookEndpoints.js';
 import { sealedEntries } from '../domain/sealed.js';
 
-export function eventBridges(client: Client): EventDependencies {
+export function eventBridges(client: Client): Omit<EventDependencies, 'addressPolicy'> {
   const registry = () => client.workflow.getHandle(WEBHOOK_ENDPOINTS_WORKFLOW_ID);
   return {
     async listEndpoints() {

@@ -3,7 +3,7 @@ import { Runtime } from '@temporalio/worker';
 import { createLogger, temporalLogger } from '../runtime/logger.js';
 import { loadTemporalSettings } from '../runtime/temporal.js';
 import { requireCodec } from '../runtime/codec.js';
-import { watcherConfigFromEnv, workerDeploymentFromEnv } from './config.js';
+import { workerDeployment } from './config.js';
 import { createAuthcapWorker } from './createWorker.js';
 import { TaskFailureTracker, trackingLogger } from './taskFailures.js';
 import { cpuProfileOnSignal } from '../runtime/cpuProfiler.js';
@@ -21,17 +21,17 @@ const logger = createLogger('authcap-worker', settings.AUTHCAP_LOG_LEVEL ?? 'war
 const taskFailures = new TaskFailureTracker((message, meta) => logger.error(meta, message));
 // Temporal's default shutdown signals include SIGUSR2, which authcap keeps for CPU profiles.
 Runtime.install({ logger: trackingLogger(temporalLogger(logger), taskFailures), shutdownSignals: ['SIGINT', 'SIGTERM', 'SIGQUIT'] });
-requireCodec();
-const temporal = loadTemporalSettings();
-// Networks and tokens from AUTHCAP_CONFIG, or the one network of RPC_URL, TOKEN_ADDRESS and
-// MERCHANT_PRIVATE_KEY (runtime/deployment/load.ts reads both). Checked against their chains now: a
+// The payload keys from the settings, and Temporal's connection (@temporalio/envconfig) from this process's environment, here.
+requireCodec(settings);
+const temporal = loadTemporalSettings({}, process.env);
+// Networks, tokens and the merchant keys' variables from the deployment file, AUTHCAP_CONFIG
+// (runtime/deployment/load.ts reads it). Checked against their chains now: a
 // wrong entry stops the start with its name; a node that does not answer leaves its network waiting
 // (served once it answers, no restart) while the others serve.
-const { chain, deployment } = await workerDeploymentFromEnv(process.env, settings).catch((err: Error) => {
+const { policy, deployment } = await workerDeployment(settings, process.env).catch((err: Error) => {
   console.error(`authcap worker: ${err.message}`);
   process.exit(1);
 });
-const stateDir = settings.AUTHCAP_STATE_DIR;
 // AUTHCAP_BUILD_ID: Temporal's worker versioning on (README: "Upgrading workflow code"); unset, unversioned.
 const version = (() => {
   try {
@@ -43,9 +43,9 @@ const version = (() => {
 })();
 const worker = await createAuthcapWorker({
   temporal,
-  chain,
+  policy,
   deployment,
-  watcher: watcherConfigFromEnv(chain, stateDir, process.env, settings),
+  watch: settings.AUTHCAP_WATCH,
   metricsPort: settings.AUTHCAP_WORKER_METRICS_PORT,
   taskFailures,
   settings,

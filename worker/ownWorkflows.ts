@@ -1,8 +1,8 @@
 // The workflows a worker starts when it comes up: each network's log watcher and the webhook
 // dispatchers (starting one that runs already changes nothing, so there is one of each). A versioned
 // worker starts them only once its version is current: until then a workflow started on the task
-// queue goes to the current version's workers, which may not know its type (the watcher's, to a
-// build from before it) and would fail its task until the rollout ends.
+// queue goes to the current version's workers, which may not know its type (a build older than the
+// workflow type) and would fail its task until the rollout ends.
 import type { Client } from '@temporalio/client';
 import { ensureChainWatcher } from '../runtime/chainWatchers.js';
 import { ensureWebhookDispatcher } from '../runtime/webhookDispatchers.js';
@@ -55,7 +55,7 @@ export function startOwnWorkflows(client: Client, options: OwnWorkflowsOptions):
 
 const WATCHERS_CHECKED_EVERY_MS = 60_000;
 
-/** Endpoints registered before dispatchers existed, or whose dispatcher ended: each has one. */
+/** Every endpoint has its dispatcher, even one whose start failed after the endpoint was made, or that was terminated. */
 async function ensureDispatchers(client: Client, taskQueue: string, log: (line: string) => void): Promise<void> {
   try {
     for (const endpoint of await eventBridges(client).listEndpoints()) await ensureWebhookDispatcher(client, taskQueue, endpoint.id);

@@ -6,14 +6,12 @@
 // starts from it).
 import { ApplicationFailure } from '@temporalio/common';
 import type { ActivityInboundCallsInterceptor, ActivityInterceptorsFactory } from '@temporalio/worker';
-import { describeUnsealed, isOperatorSealed, isUnbound, isUnsealed } from '../domain/sealed.js';
+import { describeUnsealed, isOperatorSealed, isUnsealed } from '../domain/sealed.js';
 
 const sealedInbound: ActivityInboundCallsInterceptor = {
   async execute(input, next) {
     for (const arg of input.args) {
       if (isUnsealed(arg)) throw ApplicationFailure.create({ type: 'unauthenticated_input', nonRetryable: true, message: `refused ${describeUnsealed(arg)}` });
-      if (isUnbound(arg))
-        throw ApplicationFailure.create({ type: 'unauthenticated_input', nonRetryable: true, message: 'refused an argument sealed for no activity' });
       if (isOperatorSealed(arg))
         throw ApplicationFailure.create({ type: 'unauthenticated_input', nonRetryable: true, message: "refused an operator's input as an activity argument" });
     }

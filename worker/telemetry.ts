@@ -69,7 +69,7 @@ const relayerQueue = new Gauge({
   registers: [registry],
 });
 
-/** `defaultNetwork`: what runs from before networks (which name none) are on: the worker's first. */
+/** `defaultNetwork`: what runs started without a network (which name none) are on: the worker's first. */
 export function telemetrySinks(defaultNetwork = ''): InjectedSinks<AuthcapSinks> {
   const on = (report: { network?: string }) => report.network ?? defaultNetwork;
   return {
@@ -188,7 +188,7 @@ export async function startMetricsServer(
       const networks = Object.fromEntries([...(heads ?? [])].map(([network, feed]) => [network, { heads: feed.status() }]));
       const degraded = Object.values(networks).some(({ heads: feed }) => !feed.live && feed.state !== 'off');
       const first = Object.values(networks)[0];
-      // `heads`: the first network's, as before there were several.
+      // `heads`: the first network's, for readers that know one network.
       const body = first ? { status: degraded ? 'degraded' : 'ok', failingWorkflows, heads: first.heads, networks } : { status: 'ok', failingWorkflows };
       return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
     }

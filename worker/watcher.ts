@@ -1,8 +1,8 @@
 // Watches the token for AuthorizationUsed / AuthorizationCanceled and tells the workflow that owns
 // the (payer, nonce). Subscribes with eth_subscribe("logs") over WebSocket (and "pendingLogs" where
 // the node offers it); falls back to polling eth_getLogs. Its cursor (the last block fully handled)
-// is kept by its caller: in Temporal, by the network's watcher workflow (worker/chainWatchActivity.ts),
-// or in a file. A restart catches up from there. A log nudges its workflow once (worker/nudgeOnce.ts);
+// is kept by its caller: in Temporal, by the network's watcher workflow (worker/chainWatchActivity.ts);
+// a watcher started on its own (the watcher tests) keeps it in a file. A restart catches up from there. A log nudges its workflow once (worker/nudgeOnce.ts);
 // workflows re-read the chain on the nudge, and one never delivered is still found by their own checks.
 import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
@@ -257,7 +257,7 @@ function missingCursor(): never {
 
 function readCursor(file: string): bigint | undefined {
   if (!existsSync(file)) return undefined;
-  // A cursor written by an older worker under a looser umask: private from now on.
+  // A file made under a looser umask (by hand, or copied in): private from now on.
   chmodSync(file, CURSOR_MODE);
   const parsed = JSON.parse(readFileSync(file, 'utf8')) as { lastBlock?: string };
   return parsed.lastBlock === undefined ? undefined : BigInt(parsed.lastBlock);

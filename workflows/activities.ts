@@ -1,5 +1,5 @@
 // Activity proxies with their timeouts and retry policies. Reads retry quickly; waits heartbeat.
-import { patched, proxyActivities, proxyLocalActivities, workflowInfo } from '@temporalio/workflow';
+import { proxyActivities, proxyLocalActivities, workflowInfo } from '@temporalio/workflow';
 import { followTaskQueue } from '../domain/taskQueues.js';
 import type { AuthorizationActivities } from '../domain/activityContract.js';
 import { errorCodes } from '../domain/errors.js';
@@ -9,20 +9,14 @@ const nonRetryableErrorTypes = Object.keys(errorCodes).filter((code) => code !==
 
 // Every retry budget is bounded: a node outage ends a command with `chain_unavailable` (and the
 // authorization back at rest) instead of holding it, and the caller, open for ever.
-export const reads = proxyActivities<AuthorizationActivities>({
-  startToCloseTimeout: '30 seconds',
-  scheduleToCloseTimeout: '1 minute',
-  retry: { initialInterval: '200 milliseconds', maximumInterval: '5 seconds', nonRetryableErrorTypes },
-});
 
-export const waits = proxyActivities<AuthorizationActivities>({
-  startToCloseTimeout: '10 minutes',
-  scheduleToCloseTimeout: '15 minutes',
-  heartbeatTimeout: '20 seconds',
-  retry: { initialInterval: '500 milliseconds', maximumInterval: '10 seconds', nonRetryableErrorTypes },
-});
-
-const localReads = proxyLocalActivities<AuthorizationActivities>({
+/**
+ * The short chain reads (a few node calls, well under a second), a refund's attempt (pending reads,
+ * the merchant's signature, a simulation) and an authorization's relay request: local activities,
+ * inside the workflow task that asks for them, so each costs no extra server round trip or workflow
+ * task. Running one again after a crash is harmless: reads, and requests keyed by their id.
+ */
+export const localReads = proxyLocalActivities<AuthorizationActivities>({
   startToCloseTimeout: '30 seconds',
   scheduleToCloseTimeout: '1 minute',
   // Past a short while a retry waits on a timer in history rather than inside the workflow task.
@@ -31,8 +25,8 @@ const localReads = proxyLocalActivities<AuthorizationActivities>({
 });
 
 /**
- * The draft of a new authorization (workflows/authorization.ts): its create's caller waits for it, so
- * its budget is short. A node that does not answer in it ends the attempt `rejected` with
+ * The draft of a new authorization (or the check of a pre-signed one): its create's caller waits for
+ * it, so its budget is short. A node that does not answer in it ends the attempt `rejected` with
  * `chain_unavailable`, promptly, instead of holding the caller past its wait.
  */
 export const draftReads = proxyLocalActivities<AuthorizationActivities>({
@@ -42,47 +36,27 @@ export const draftReads = proxyLocalActivities<AuthorizationActivities>({
   retry: { initialInterval: '200 milliseconds', maximumInterval: '2 seconds', nonRetryableErrorTypes },
 });
 
-/** Patch id: histories recorded before short reads ran as local activities. */
-export const LOCAL_READS_PATCH = 'short-reads-run-as-local-activities';
-
 /**
- * The generation of the workflow running in this sandbox (each workflow has its own module instances):
- * from 2 on, every patch below is in the past, so no marker is asked for or recorded.
+ * Regular activities with a read's budget: they run only once the workflow task that decided them is
+ * in history (workflows/relayClient.ts says why a refund's relay request needs that).
  */
-let generation = 1;
-export function useGeneration(value: number): void {
-  generation = value;
-}
-export const currentGeneration = () => generation;
-
-/**
- * The short chain reads (a few node calls, well under a second): run as local activities, inside the
- * workflow task that asks for them, so each costs no extra server round trip or workflow task. They
- * are reads, so running one again after a crash is harmless. Histories from before the change replay
- * with the activities they recorded.
- */
-export function shortReads(patchId: string = LOCAL_READS_PATCH): typeof reads {
-  if (generation >= 2) return localReads;
-  return patched(patchId) ? localReads : reads;
-}
-
-/** Patch id: histories recorded before the relay request (an idempotent signal) ran as a local activity. */
-export const LOCAL_RELAY_REQUEST_PATCH = 'relay-request-runs-as-local-activity';
-
-/**
- * A refund's attempt (pending reads, the merchant's signature, a simulation): a local activity, like
- * the capture's short reads. Refunds are newer than every patch above, so they need none.
- */
-export const refundReads = proxyLocalActivities<AuthorizationActivities>({
+export const committedCalls = proxyActivities<AuthorizationActivities>({
   startToCloseTimeout: '30 seconds',
   scheduleToCloseTimeout: '1 minute',
-  localRetryThreshold: '2 seconds',
   retry: { initialInterval: '200 milliseconds', maximumInterval: '5 seconds', nonRetryableErrorTypes },
 });
 
+/** Waits on the chain (a cancellation's confirmation, a refused refund attempt's window): they heartbeat. */
+export const waits = proxyActivities<AuthorizationActivities>({
+  startToCloseTimeout: '10 minutes',
+  scheduleToCloseTimeout: '15 minutes',
+  heartbeatTimeout: '20 seconds',
+  retry: { initialInterval: '500 milliseconds', maximumInterval: '10 seconds', nonRetryableErrorTypes },
+});
+
 /**
- * Followers of a transaction to its depth (generation 2): one activity each, heartbeating what it has
- * seen. Its schedule-to-close is given per call (the authorization's window); its attempts retry.
+ * Followers of a transaction to its depth: one activity each, heartbeating what it has seen. Its
+ * schedule-to-close is given per call (the authorization's window); its attempts retry.
  */
 export function followers() {
   return proxyActivities<AuthorizationActivities>({

@@ -3,18 +3,9 @@
 // event it records): each move rewrites the memo and the search attributes, and Temporal stores
 // every one of those commands as a history event and a persistence write. Memo keys and search
 // attributes are last-writer-wins, so the activation's writes are merged into its last one of each
-// kind, with the same final values.
-//
-// It changes the commands a workflow produces, so it is switched on by the workflows whose input says
-// they were started in this shape (older histories replay with every write they recorded).
+// kind, with the same final values. Every workflow of the bundle gets it (the ones that write once
+// per activation are left as they are).
 import type { ConcludeActivationInput, ConcludeActivationOutput, Next, WorkflowInternalsInterceptor } from '@temporalio/workflow';
-
-let enabled = false;
-
-/** Called by a workflow whose generation coalesces its writes (see its input). */
-export function coalesceWrites(): void {
-  enabled = true;
-}
 
 type Command = ConcludeActivationInput['commands'][number];
 type Fields = Record<string, unknown>;
@@ -31,7 +22,6 @@ function merge(commands: Command[], pick: (c: Command) => Fields | null | undefi
 class CoalescedWrites implements WorkflowInternalsInterceptor {
   concludeActivation(input: ConcludeActivationInput, next: Next<WorkflowInternalsInterceptor, 'concludeActivation'>): ConcludeActivationOutput {
     const output = next(input);
-    if (!enabled) return output;
     let commands = merge(
       output.commands,
       (c) => c.modifyWorkflowProperties?.upsertedMemo?.fields as Fields | undefined,

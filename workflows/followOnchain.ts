@@ -1,8 +1,7 @@
-// A transaction handed to the relayer and followed onchain by one activity (generation 2), raced
+// A transaction handed to the relayer and followed onchain by one activity, raced
 // against the relayer's word: it speaks only when it refused the call, or its transaction reverted
 // or was abandoned, and then the follower is cancelled. Shared by captures and refunds.
-import { type ActivityOptions, ApplicationFailure, CancellationScope, condition, isCancellation, log, patched } from '@temporalio/workflow';
-import { BOUND_PAYLOADS_PATCH } from './sealedInputs.js';
+import { type ActivityOptions, ApplicationFailure, CancellationScope, condition, isCancellation, log } from '@temporalio/workflow';
 import type { CaptureOnchainRequest, CaptureOnchainResult } from '../domain/activityContract.js';
 import { followers } from './activities.js';
 import { failureOf } from './failures.js';
@@ -29,17 +28,13 @@ export async function followUnlessTroubled(relay: Relay, request: CaptureOnchain
 }
 
 /**
- * An answer is believed only about this request's own authorizer and nonce. (Answers recorded before
- * followers named them carry neither; their seal binds them to this activity.)
+ * An answer is believed only about this request's own authorizer and nonce: anything else (its own
+ * input sent back as its result, say, or an answer about another payment) is not a follower's answer.
  */
 function aboutOwnNonce(request: CaptureOnchainRequest, result: CaptureOnchainResult): boolean {
   const { from, nonce } = request.call.authorization;
   const known = ['confirmed', 'consumed', 'expired'].includes((result as { status?: unknown })?.status as string);
-  if (result?.authorizer === undefined || result.nonce === undefined) {
-    // Not a follower's answer of today (its own input sent back as its result, say): believed only
-    // where a history from before followers named their nonce recorded it.
-    return known && !patched(BOUND_PAYLOADS_PATCH);
-  }
+  if (typeof result?.authorizer !== 'string' || typeof result.nonce !== 'string') return false;
   return known && result.authorizer.toLowerCase() === from.toLowerCase() && result.nonce.toLowerCase() === nonce.toLowerCase();
 }
 

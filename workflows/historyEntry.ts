@@ -1,7 +1,7 @@
 // One line of an authorization's history, as operators read it (`authcap history`): what happened,
 // who or what caused it, why, and the transaction that proves it.
 import type { AuthorizationState, HistoryActor, HistoryEntry } from '../domain/authorization.js';
-import { formatAmount } from '../domain/amount.js';
+import { decimalsOf, formatAmount } from '../domain/amount.js';
 import type { AuthorizationContext, AuthorizationEvent } from './machine.js';
 
 const ACTOR: Record<AuthorizationEvent['type'], HistoryActor> = {
@@ -38,7 +38,7 @@ export function historyEntryFor(event: AuthorizationEvent, state: AuthorizationS
   if (after.lastError && after.lastError !== before.lastError) entry.reason = `${after.lastError.code}: ${after.lastError.message}`;
   if (event.type === 'RELEASE_UPDATED') {
     // A partial capture ends when what was not kept is back with the payer: that refund proves it.
-    entry.reason = `partial capture: kept ${after.capture?.amount ?? '?'}, returned ${formatAmount(BigInt(event.release.amountMinor))} to the payer`;
+    entry.reason = `partial capture: kept ${after.capture?.amount ?? '?'}, returned ${formatAmount(BigInt(event.release.amountMinor), decimalsOf(after.chain))} to the payer`;
     if (event.release.transactionHash) entry.transactionHash = event.release.transactionHash;
     return entry;
   }

@@ -1,13 +1,12 @@
 // The worker bundles this file: every workflow it exports is registered. Each type's code is
 // evaluated when a workflow of that type starts (webpack "eager" imports: one bundle, nothing is
 // fetched). The sandbox evaluates a separate copy of every module for every workflow it runs, so a
-// nonce claim or an event stream that imported the authorization's code would evaluate XState, the
+// nonce claim or a webhook dispatcher that imported the authorization's code would evaluate XState, the
 // machine and viem too, for nothing. Handlers set a few microtasks later are still set within the
 // workflow's first activation, where Temporal holds early updates and signals for them.
 import type * as Authorization from './authorization.js';
 import type * as Relayer from './relayer.js';
 import type * as NonceClaim from './nonceClaim.js';
-import type * as EventStream from './eventStream.js';
 import type * as WebhookEndpoints from './webhookEndpoints.js';
 import type * as Refunds from './refunds.js';
 import type * as WebhookDispatch from './webhookDispatch.js';
@@ -25,10 +24,6 @@ export const merchantRelayerWorkflow: Fn<typeof Relayer.merchantRelayerWorkflow>
 
 export const nonceClaimWorkflow: Fn<typeof NonceClaim.nonceClaimWorkflow> = async function nonceClaimWorkflow(...args) {
   return (await import(/* webpackMode: "eager" */ './nonceClaim.js')).nonceClaimWorkflow(...args);
-};
-
-export const authorizationEventsWorkflow: Fn<typeof EventStream.authorizationEventsWorkflow> = async function authorizationEventsWorkflow(...args) {
-  return (await import(/* webpackMode: "eager" */ './eventStream.js')).authorizationEventsWorkflow(...args);
 };
 
 export const webhookEndpointsWorkflow: Fn<typeof WebhookEndpoints.webhookEndpointsWorkflow> = async function webhookEndpointsWorkflow(...args) {

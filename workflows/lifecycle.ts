@@ -1,49 +1,32 @@
-// Holds the machine's snapshot inside the workflow: sends events through the pure transition
-// function, records the history of transitions, and keeps search attributes and the memo in step.
-// The memo carries the resource as callers see it, so reads need no workflow query (and no worker).
-import { ApplicationFailure, proxySinks, upsertMemo, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
-import { initialTransition, transition, type SnapshotFrom } from 'xstate';
-import { formatAmount } from '../domain/amount.js';
-import { FIRST_RUN_MEMO_KEY, VIEW_MEMO_KEY, finalStates, type AuthorizationState, type AuthorizationView, type HistoryEntry } from '../domain/authorization.js';
-import { authorizationTypedData, cancelAuthorizationTypedData } from '../domain/eip3009.js';
+// An authorization's state inside its workflow: the machine's snapshot, moved only through the pure
+// transition function (workflows/machine.ts decides; nothing here does). Each change is written down
+// where it is read: a history line, the published view and search attributes
+// (workflows/authorizationView.ts), the events (workflows/authorizationEvents.ts) and the metrics
+// (workflows/transitionReports.ts). What a continue-as-new carries is `persisted()`.
+import { ApplicationFailure } from '@temporalio/workflow';
+import { initialTransition, transition } from 'xstate';
 import type { CaptureRequest } from '../domain/activityContract.js';
-import { AuthorizationNonceAttribute, AuthorizationStateAttribute, ValidBeforeAttribute } from '../domain/searchAttributes.js';
-import type { AuthcapSinks } from '../domain/telemetry.js';
-import { authorizationMachine, keptAmount, type AuthorizationContext, type AuthorizationEvent, type MachineInput } from './machine.js';
-import { historyEntryFor } from './historyEntry.js';
-import { isFailedCaptureAttempt } from './captureFailureReport.js';
-import { eventId, type AuthcapEvent, type EventType } from '../domain/events.js';
-import { RELEASE_MEMO_KEY } from '../domain/refunds.js';
-import { eventTypesFor, stageOf } from './events.js';
+import { finalStates, type AuthorizationState, type AuthorizationView, type HistoryEntry } from '../domain/authorization.js';
 import { assertWithinBudget, recordFailure, secondsUntilAllowed, type AttemptBudgetState, type AttemptKind } from './attemptBudget.js';
+import { AuthorizationEvents, type AuthorizationEventsState } from './authorizationEvents.js';
+import { authorizationView, indexTransition, publishView, stateOf, type Snapshot } from './authorizationView.js';
+import { historyEntryFor } from './historyEntry.js';
+import { authorizationMachine, type AuthorizationContext, type AuthorizationEvent, type MachineInput } from './machine.js';
 import { prepareSignerRecovery } from './signerRecovery.js';
-import { MemoEventLog, type MemoEventLogState } from './memoEventLog.js';
-
-type Snapshot = SnapshotFrom<typeof authorizationMachine>;
+import { reportTransition } from './transitionReports.js';
 
 /** Distributes Omit over the event union, so callers pass events without `at`. */
 export type Command = AuthorizationEvent extends infer E ? (E extends AuthorizationEvent ? Omit<E, 'at'> : never) : never;
 
 /** What continue-as-new carries to the next run: the machine's state, not its events. */
-export interface PersistedLifecycle {
+export interface PersistedLifecycle extends AuthorizationEventsState {
   value: Snapshot['value'];
   context: AuthorizationContext;
   history: HistoryEntry[];
   captureAttempts: number;
   cancelAttempts: number;
-  /** Events emitted so far (absent in runs from before events existed). */
-  eventSequence?: number;
-  /** Failed attempts per command (absent in runs from before the attempt budget). */
-  attempts?: AttemptBudgetState;
-  /** The memo event log's own state (generation 2: events live in the memo). */
-  eventLog?: MemoEventLogState;
-}
-
-const { telemetry } = proxySinks<AuthcapSinks>();
-
-export function stateOf(snapshot: Snapshot): AuthorizationState {
-  const value = snapshot.value;
-  return (typeof value === 'string' ? value : Object.keys(value)[0]) as AuthorizationState;
+  /** Failed attempts per command. */
+  attempts: AttemptBudgetState;
 }
 
 export class Lifecycle {
@@ -52,37 +35,40 @@ export class Lifecycle {
   /** Attempts so far: each gets its own relayer request id, so a reverted one is never handed back. */
   captureAttempts = 0;
   cancelAttempts = 0;
-  /** Set by the workflow (behind a patch): transitions that matter to an order service become events. */
-  recordEvents = false;
-  eventSequence = 0;
   /** Failed attempts per command: what the update validators' budget reads. */
   private attempts: AttemptBudgetState = {};
   /** A partial capture's release is being carried (by the capture command or the main loop): not twice. */
   releaseDriven = false;
-  /** Events not yet handed to the authorization's event stream (workflows/eventPublisher.ts drains it). */
-  readonly outbox: AuthcapEvent[] = [];
-  /** Generation 2: events are kept in this workflow's memo, written with the view (no stream). */
-  private eventLog?: MemoEventLog;
-  private readonly carriedEventLog?: MemoEventLogState;
+  private readonly events: AuthorizationEvents;
 
-  constructor(
-    input: MachineInput | PersistedLifecycle,
+  private constructor(
+    snapshot: Snapshot,
+    history: HistoryEntry[],
     private readonly now: () => string,
+    carried?: PersistedLifecycle,
   ) {
-    if ('context' in input) {
-      this.snapshot = authorizationMachine.resolveState({ value: input.value, context: input.context });
-      this.history = [...input.history];
-      this.captureAttempts = input.captureAttempts;
-      this.cancelAttempts = input.cancelAttempts;
-      this.eventSequence = input.eventSequence ?? 0;
-      this.attempts = input.attempts ?? {};
-      this.carriedEventLog = input.eventLog;
+    this.snapshot = snapshot;
+    this.history = history;
+    this.events = new AuthorizationEvents(carried);
+    if (carried) {
+      this.captureAttempts = carried.captureAttempts;
+      this.cancelAttempts = carried.cancelAttempts;
+      this.attempts = carried.attempts;
       if (Object.keys(this.attempts).length > 0) prepareSignerRecovery();
-    } else {
-      [this.snapshot] = initialTransition(authorizationMachine, input);
-      this.history = [{ state: this.state, at: this.now(), event: 'REQUESTED', actor: 'merchant' }];
     }
     this.publish();
+  }
+
+  /** A new attempt: `drafting`, with the merchant's request as its first history line. */
+  static begin(input: MachineInput, now: () => string): Lifecycle {
+    const [snapshot] = initialTransition(authorizationMachine, input);
+    return new Lifecycle(snapshot, [{ state: stateOf(snapshot), at: now(), event: 'REQUESTED', actor: 'merchant' }], now);
+  }
+
+  /** The attempt as the previous run left it (continue-as-new). */
+  static resume(carried: PersistedLifecycle, now: () => string): Lifecycle {
+    const snapshot = authorizationMachine.resolveState({ value: carried.value, context: carried.context });
+    return new Lifecycle(snapshot, [...carried.history], now, carried);
   }
 
   get state(): AuthorizationState {
@@ -136,72 +122,11 @@ export class Lifecycle {
     // One line per change of state, carrying what caused it; a failed attempt that leaves the state
     // as it was shows as lastError instead, so a refused request changes nothing callers see.
     if (to !== from) this.history.push(historyEntryFor(event, to, before.context, this.snapshot.context));
-    if (to !== from) {
-      upsertSearchAttributes([{ key: AuthorizationStateAttribute, value: to }]);
-      telemetry.transition({ orderId: this.context.orderId, network: this.context.chain?.network, from, to, event: event.type });
-    }
-    if ((command.type === 'DRAFTED' || command.type === 'PRESIGNED_CHECKED') && this.context.authorization) {
-      upsertSearchAttributes([{ key: ValidBeforeAttribute, value: new Date(Number(this.context.authorization.validBefore) * 1000) }]);
-    }
-    if (command.type === 'CAPTURE_CONFIRMED') this.reportCaptureTiming();
-    // A sink call: no command, nothing in history, not called on replay.
-    if (isFailedCaptureAttempt(before, this.snapshot, command.type)) {
-      telemetry.captureFailed({ orderId: this.context.orderId, network: this.context.chain?.network, code: this.context.lastError?.code ?? 'internal_error' });
-    }
-    // Recorded first, so a memo event log writes the events with the view they describe.
-    if (this.recordEvents) this.recordEventsFor(stageOf(before.value), stageOf(this.snapshot.value), event, before.context);
+    indexTransition(from, to, event.type, this.context);
+    reportTransition(before, this.snapshot, from, to, event);
+    // Recorded first, so the events are written with the view they describe.
+    this.events.record({ from: before.value, to: this.snapshot.value, event, before: before.context, after: this.context, view: () => this.view() });
     this.publish();
-  }
-
-  /** Generation 2: this workflow keeps its events in its own memo (workflows/memoEventLog.ts). */
-  keepEventsInMemo(): void {
-    this.recordEvents = true;
-    this.eventLog = new MemoEventLog(this.carriedEventLog);
-  }
-
-  /** Each event is numbered in the workflow's own state, so a replay names it the same way. */
-  private recordEventsFor(from: string, to: string, event: AuthorizationEvent, before: AuthorizationContext): void {
-    // A partial capture's release is a refund: it is announced when it starts and when it succeeds,
-    // before the capture it completes.
-    const release = this.context.release;
-    const releaseEvents: EventType[] =
-      event.type === 'RELEASE_UPDATED' && release
-        ? [...(!before.release ? (['refund.created'] as const) : []), ...(release.stage === 'succeeded' ? (['refund.succeeded'] as const) : [])]
-        : [];
-    for (const type of [...releaseEvents, ...eventTypesFor(from, to, event.type)]) {
-      this.eventSequence += 1;
-      const lastError = this.context.lastError;
-      const id = eventId(workflowInfo().firstExecutionRunId, this.eventSequence);
-      // The resource id is added by publicEvent when the event leaves Temporal (ids are built outside the sandbox).
-      const object = { id: '', ...this.view() };
-      this.outbox.push(
-        type.startsWith('refund.')
-          ? ({
-              id,
-              type,
-              createdAt: event.at,
-              orderId: this.context.orderId,
-              data: {
-                object: release,
-                authorization: {
-                  id: '',
-                  orderId: object.orderId,
-                  state: object.state,
-                  amount: object.amount,
-                  amountCaptured: object.amountCaptured,
-                  amountRefunded: object.amountRefunded,
-                },
-              },
-            } as unknown as AuthcapEvent)
-          : ({
-              id,
-              type,
-              createdAt: event.at,
-              orderId: this.context.orderId,
-              data: { object, ...(type === 'authorization.capture_failed' && lastError ? { reason: lastError } : {}) },
-            } as AuthcapEvent),
-      );
-    }
   }
 
   /** An attempt of `kind` failed and the authorization is still open: it counts against the budget. */
@@ -222,11 +147,6 @@ export class Lifecycle {
     assertWithinBudget(this.attempts, kind, Date.now());
   }
 
-  /** What the log watcher searches by: a digest of (payer, nonce), computed by the activity that made it. */
-  indexNonce(nonceKey: string): void {
-    upsertSearchAttributes([{ key: AuthorizationNonceAttribute, value: nonceKey }]);
-  }
-
   describeState(): string {
     if (this.matches({ capturing: 'releasing' })) return 'capturing: the part not kept is going back to the payer';
     if (this.matches('capturing')) return 'capturing: a capture transaction is in flight';
@@ -237,15 +157,14 @@ export class Lifecycle {
     return this.state;
   }
 
-  /** A partial capture's release as it stands: the refunds procedure resumes it from here. */
-  get release() {
-    return this.context.release ?? null;
-  }
-
   captureRequest(): CaptureRequest {
     const { authorization, signature, primaryType } = this.context;
     if (!authorization || !signature) throw new Error('no stored authorization to capture');
     return { primaryType, authorization, signature };
+  }
+
+  view(): AuthorizationView {
+    return authorizationView(this.snapshot, this.history);
   }
 
   persisted(): PersistedLifecycle {
@@ -255,72 +174,13 @@ export class Lifecycle {
       history: [...this.history],
       captureAttempts: this.captureAttempts,
       cancelAttempts: this.cancelAttempts,
-      eventSequence: this.eventSequence,
       attempts: this.attempts,
-      ...(this.eventLog ? { eventLog: this.eventLog.state() } : {}),
+      ...this.events.persisted(),
     };
   }
 
-  /** What the merchant holds: kept once captured; all of it while a partial capture's difference goes back. */
-  private amountCaptured(): string {
-    const c = this.context;
-    if (this.state === 'captured') return c.capture?.amount ?? formatAmount(BigInt(keptAmount(c)));
-    if (this.matches({ capturing: 'releasing' })) return formatAmount(BigInt(c.value));
-    return '0';
-  }
-
-  view(): AuthorizationView {
-    const c = this.context;
-    return {
-      orderId: c.orderId,
-      ...(c.chain ? { network: c.chain.network, token: { address: c.chain.token, symbol: c.chain.symbol, decimals: c.chain.decimals } } : {}),
-      state: this.state,
-      primaryType: c.primaryType,
-      amount: formatAmount(BigInt(c.value)),
-      amountCaptured: this.amountCaptured(),
-      amountCapturing: this.state === 'capturing' ? formatAmount(BigInt(keptAmount(c))) : null,
-      amountRefunded: '0',
-      authorization: c.authorization,
-      domain: c.domain,
-      typedData: c.domain && c.authorization && this.state === 'drafted' ? authorizationTypedData(c.domain, c.primaryType, c.authorization) : null,
-      // Offered while a payer cancellation can be accepted: the authorization is stored and unused.
-      cancellationTypedData:
-        c.domain && c.authorization && this.state === 'stored'
-          ? cancelAuthorizationTypedData(c.domain, { authorizer: c.authorization.from, nonce: c.authorization.nonce })
-          : null,
-      capture: c.capture,
-      cancellation: c.cancellation,
-      void: c.void,
-      lastError: c.lastError,
-      history: [...this.history],
-    };
-  }
-
-  /** The view in the memo: GET reads it with one describe call, whether or not a worker is up. */
+  /** The view in the memo, with the events recorded since the last write. */
   private publish(): void {
-    // Events recorded since the last write go with this one (generation 2), with their search attributes.
-    const events = this.eventLog ? this.eventLog.record(this.outbox.splice(0), this.now()) : undefined;
-    // The first run id names the attempt in resource ids; visibility lists do not carry it, the memo does.
-    upsertMemo({
-      [VIEW_MEMO_KEY]: this.view(),
-      [FIRST_RUN_MEMO_KEY]: workflowInfo().firstExecutionRunId,
-      // A partial capture's release, listed among the authorization's refunds (absent when there is none).
-      ...(this.context.release ? { [RELEASE_MEMO_KEY]: this.context.release } : {}),
-      ...events?.memo,
-    });
-    if (events?.searchAttributes.length) upsertSearchAttributes(events.searchAttributes);
-  }
-
-  private reportCaptureTiming(): void {
-    const capture = this.context.capture;
-    const requested = capture?.submittedAt;
-    if (!capture?.confirmedAt || !requested) return;
-    const since = (at: string | null) => (at ? Date.parse(at) - Date.parse(requested) : null);
-    telemetry.captureConfirmed({
-      orderId: this.context.orderId,
-      network: this.context.chain?.network,
-      preconfirmedMs: since(capture.preconfirmedAt),
-      capturedMs: since(capture.confirmedAt)!,
-    });
+    publishView(this.view(), this.context, this.events.take(this.now()));
   }
 }

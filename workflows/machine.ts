@@ -1,84 +1,23 @@
 // The lifecycle of one authorization (design.md), as a pure XState machine. The workflow keeps the
-// snapshot and feeds it events that carry facts; the named guards below make every decision.
+// snapshot and feeds it events that carry facts (workflows/machineContext.ts); the named guards
+// below make every decision.
 import { and, assign, setup } from 'xstate';
-import type { Address, Hex } from 'viem';
-import type { AuthorizationMessage, AuthorizationPrimaryType, TokenDomain } from '../domain/eip3009.js';
-import type { CancellationRecord, CaptureRecord, VoidRecord } from '../domain/authorization.js';
-import type { ErrorCode, RecordedError } from '../domain/errors.js';
-import type { CapturePrecheckFacts, CaptureFailure, OnchainConsumption, OnchainNonceFacts, SignatureCheck } from '../domain/facts.js';
-import { formatAmount } from '../domain/amount.js';
-import type { RefundRecord } from '../domain/refunds.js';
-import type { AuthorizationChain } from '../domain/chain.js';
+import { decimalsOf, formatAmount } from '../domain/amount.js';
+import type { OnchainConsumption } from '../domain/facts.js';
+import {
+  isPartial,
+  keptAmount,
+  onchainCapture,
+  onchainFacts,
+  recorded,
+  type AuthorizationContext,
+  type AuthorizationEvent,
+  type EventOf,
+  type MachineInput,
+} from './machineContext.js';
 import { precheckFailure } from './precheckFailure.js';
 
-export interface AuthorizationContext {
-  orderId: string;
-  payer: Address;
-  value: string;
-  primaryType: AuthorizationPrimaryType;
-  domain: TokenDomain | null;
-  authorization: AuthorizationMessage | null;
-  signature: Hex | null;
-  capture: CaptureRecord | null;
-  cancellation: CancellationRecord | null;
-  void: VoidRecord | null;
-  lastError: RecordedError | null;
-  /**
-   * What the capture in flight (or the last one asked for) keeps, in minor units: less than `value`
-   * for a partial capture, whose difference goes back to the payer. Null: all of it. Absent in
-   * snapshots from before partial captures.
-   */
-  captureAmount?: string | null;
-  /** A partial capture's release: the refund of what was captured but not kept (sequence 0). */
-  release?: RefundRecord | null;
-  /** The network and token (absent in runs from before networks: the deployment's first). */
-  chain?: AuthorizationChain;
-}
-
-export interface MachineInput {
-  orderId: string;
-  payer: Address;
-  value: string;
-  primaryType: AuthorizationPrimaryType;
-  chain?: AuthorizationChain;
-}
-
-/** Every event carries `at`, the workflow time it happened (ISO-8601), so the machine stays pure. */
-export type AuthorizationEvent =
-  | { type: 'DRAFTED'; at: string; domain: TokenDomain; authorization: AuthorizationMessage }
-  | { type: 'PRESIGNED_CHECKED'; at: string; domain: TokenDomain; authorization: AuthorizationMessage; signature: Hex; check: SignatureCheck }
-  | { type: 'SIGNATURE_SUBMITTED'; at: string }
-  | { type: 'SIGNATURE_CHECKED'; at: string; signature: Hex; check: SignatureCheck }
-  /** `amount`: what to keep, in minor units (a partial capture); absent: all of it. */
-  | { type: 'CAPTURE_REQUESTED'; at: string; amount?: string }
-  | { type: 'PRECHECKED'; at: string; facts: CapturePrecheckFacts }
-  | { type: 'CAPTURE_SUBMITTED'; at: string; transactionHash: Hex }
-  | { type: 'CAPTURE_PRECONFIRMED'; at: string; blockNumber: string; blockHash: Hex }
-  | { type: 'CAPTURE_CONFIRMED'; at: string; transactionHash: Hex; blockNumber: string; blockHash: Hex }
-  | { type: 'CAPTURE_REORGED'; at: string }
-  | { type: 'CAPTURE_FAILED'; at: string; failure: CaptureFailure }
-  | { type: 'CANCEL_REQUESTED'; at: string }
-  | { type: 'CANCEL_SIGNATURE_CHECKED'; at: string; check: SignatureCheck }
-  | { type: 'CANCEL_SUBMITTED'; at: string; transactionHash: Hex }
-  | { type: 'CANCEL_CONFIRMED'; at: string; transactionHash: Hex; blockNumber: string }
-  | { type: 'CANCEL_FAILED'; at: string; failure: CaptureFailure }
-  | { type: 'VOID'; at: string; reason: string; by: string }
-  | { type: 'DEADLINE_REACHED'; at: string; onchain: OnchainNonceFacts }
-  | { type: 'NONCE_CONSUMED_ONCHAIN'; at: string; onchain: OnchainNonceFacts }
-  /** An activity of the command in flight failed for good: the command ends, the authorization rests. */
-  | { type: 'COMMAND_FAILED'; at: string; failure: CaptureFailure }
-  /** A partial capture's release moved on (the refund machine's record); once it succeeded, the capture is complete. */
-  | { type: 'RELEASE_UPDATED'; at: string; release: RefundRecord };
-
-type EventOf<T extends AuthorizationEvent['type']> = Extract<AuthorizationEvent, { type: T }>;
-
-function recorded(code: ErrorCode, message: string, at: string): RecordedError {
-  return { code, message, at };
-}
-
-function onchainFacts(event: AuthorizationEvent): OnchainNonceFacts | undefined {
-  return event.type === 'DEADLINE_REACHED' || event.type === 'NONCE_CONSUMED_ONCHAIN' ? event.onchain : undefined;
-}
+export { keptAmount, type AuthorizationContext, type AuthorizationEvent, type MachineInput } from './machineContext.js';
 
 // Whatever state we are in, a nonce consumed onchain decides the outcome: the log names which.
 const onchainOutcome = [
@@ -91,31 +30,6 @@ const partialCaptureSettledOnchain = {
   actions: 'recordPartialOnchainCapture',
 } as const;
 const onchainOutcomeOr = (fallback: 'expired') => [...onchainOutcome, { target: `#authorization.${fallback}`, actions: 'recordExpiry' }] as const;
-
-/** The capture the chain shows: ours (times kept) when the log is our transaction's, else someone else's. */
-function onchainCapture(context: AuthorizationContext, event: AuthorizationEvent, keptMinor: string): CaptureRecord {
-  const facts = onchainFacts(event) as OnchainConsumption;
-  const ours = context.capture?.transactionHash === facts.transactionHash;
-  return {
-    transactionHash: facts.transactionHash,
-    blockNumber: facts.blockNumber,
-    blockHash: facts.blockHash,
-    submittedAt: ours ? (context.capture?.submittedAt ?? null) : null,
-    preconfirmedAt: ours ? (context.capture?.preconfirmedAt ?? event.at) : event.at,
-    confirmedAt: event.at,
-    by: ours ? 'authcap' : 'onchain',
-    amount: formatAmount(BigInt(keptMinor)),
-  };
-}
-
-/** What the merchant keeps, in minor units: the capture's amount when one was asked for, else all. */
-export function keptAmount(context: Pick<AuthorizationContext, 'value' | 'captureAmount'>): string {
-  return context.captureAmount ?? context.value;
-}
-
-function isPartial(context: Pick<AuthorizationContext, 'value' | 'captureAmount'>): boolean {
-  return context.captureAmount !== undefined && context.captureAmount !== null && BigInt(context.captureAmount) < BigInt(context.value);
-}
 
 export const authorizationMachine = setup({
   types: {
@@ -185,7 +99,7 @@ export const authorizationMachine = setup({
           preconfirmedAt: null,
           confirmedAt: null,
           by: 'authcap' as const,
-          amount: formatAmount(BigInt(keptAmount(context))),
+          amount: formatAmount(BigInt(keptAmount(context)), decimalsOf(context.chain)),
         };
       },
     }),
@@ -209,7 +123,7 @@ export const authorizationMachine = setup({
           preconfirmedAt: context.capture?.preconfirmedAt ?? e.at,
           confirmedAt: e.at,
           by: 'authcap' as const,
-          amount: formatAmount(BigInt(keptAmount(context))),
+          amount: formatAmount(BigInt(keptAmount(context)), decimalsOf(context.chain)),
         };
       },
     }),

@@ -2,7 +2,7 @@
 // is recorded), with search attributes that let the events feed and the webhook dispatchers find the
 // workflows whose events moved (workers/webhookDispatch). The events leave with the workflow task
 // that records them: no workflow per authorization to hand them to, no signal, no reply that wakes
-// the workflow again. Used by authorizations and refunds workflows of the current generation.
+// the workflow again. Used by the authorization and refunds workflows.
 import { workflowInfo } from '@temporalio/workflow';
 import type { SearchAttributeUpdatePair } from '@temporalio/common';
 import { eventMemoKey, parseEventId, type AuthcapEvent, type EventType, type RecordedEvent } from '../domain/events.js';

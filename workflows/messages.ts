@@ -1,7 +1,7 @@
 // The workflow's message surface: what order services, the API, the CLI and the Temporal UI send.
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { AuthorizationView } from '../domain/authorization.js';
-import type { LegacyRelayRequest, RelayRequest, RelayResult } from '../domain/relay.js';
+import type { RelayRequest, RelayResult } from '../domain/relay.js';
 
 export const WORKFLOW_TYPE = 'authorizationWorkflow';
 
@@ -28,7 +28,7 @@ export const submitSignatureUpdate = defineUpdate<AuthorizationView, [SignatureC
 
 /**
  * What a capture keeps: `amount` in minor units, at most the authorized value (absent: all of it).
- * Clients from before partial captures send no argument at all: handlers read it as `{}`.
+ * A capture sent with no argument at all (the `temporal` CLI, say) captures all of it.
  */
 export interface CaptureCommand {
   amount?: string;
@@ -54,8 +54,11 @@ export const voidUpdate = defineUpdate<AuthorizationView, [VoidRequest]>('void')
 /** The same void as a signal, for the Temporal UI's "send signal" with plain JSON `{"reason","by"}`. */
 export const voidSignal = defineSignal<[Partial<VoidRequest>]>('void');
 
-/** To the merchant's relayer: send this call (typed: the relayer builds the transaction) from the merchant key. */
-export const relayRequestSignal = defineSignal<[RelayRequest | LegacyRelayRequest]>('relayRequest');
+/**
+ * To the merchant's relayer: send this call (typed: the relayer builds the transaction) from the
+ * merchant key. Anything else that arrives under this name is refused (workflows/relayer.ts).
+ */
+export const relayRequestSignal = defineSignal<[RelayRequest]>('relayRequest');
 
 /** From the relayer back to the authorization workflow: the transaction hash, or why not. */
 export const relayResultSignal = defineSignal<[RelayResult]>('relayResult');

@@ -1,11 +1,11 @@
 // Why a capture precheck failed, in the order the token itself would revert (design.md).
 import type { ErrorCode } from '../domain/errors.js';
 import type { AuthorizationMessage } from '../domain/eip3009.js';
-import { formatAmount } from '../domain/amount.js';
+import { decimalsOf, formatAmount } from '../domain/amount.js';
 import type { CapturePrecheckFacts } from '../domain/facts.js';
 
 export function precheckFailure(
-  context: { value: string; authorization: AuthorizationMessage | null },
+  context: { value: string; authorization: AuthorizationMessage | null; chain?: { decimals: number } },
   facts: CapturePrecheckFacts,
 ): { code: ErrorCode; message: string } {
   const auth = context.authorization;
@@ -23,7 +23,7 @@ export function precheckFailure(
   if (BigInt(facts.payerBalance) < BigInt(context.value)) {
     return {
       code: 'insufficient_balance',
-      message: `payer holds ${formatAmount(BigInt(facts.payerBalance))}, the authorization needs ${formatAmount(BigInt(context.value))}`,
+      message: `payer holds ${formatAmount(BigInt(facts.payerBalance), decimalsOf(context.chain))}, the authorization needs ${formatAmount(BigInt(context.value), decimalsOf(context.chain))}`,
     };
   }
   if (BigInt(facts.merchantGasBalance) < BigInt(facts.requiredGas)) {

@@ -1,19 +1,15 @@
-// The multi-step commands: each gathers facts with activities and lets the machine decide each step.
-// Whatever an activity does, a command ends with the authorization resting or final (`asCommand`),
-// and once a capture is on the wire only the chain ends it (`followCapture`).
-import { ApplicationFailure, condition, log, patched, sleep, workflowInfo } from '@temporalio/workflow';
-import { failure, failureOf } from './failures.js';
+// The steps every command of an authorization shares, and the short ones: each gathers facts with
+// activities and lets the machine decide. Whatever an activity does, a command ends with the
+// authorization resting or final (`asCommand`). The long commands have their own modules: the
+// capture (captureProcedure.ts), a partial capture's release (partialCaptureRelease.ts) and the
+// payer's cancellation (cancelProcedure.ts).
+import { ApplicationFailure, condition, log } from '@temporalio/workflow';
 import type { Hex } from 'viem';
-import type { CaptureRequest } from '../domain/activityContract.js';
 import type { AuthorizationView } from '../domain/authorization.js';
 import { isErrorCode } from '../domain/errors.js';
-import { shortReads, waits } from './activities.js';
-import type { Relay } from './relayClient.js';
+import { localReads } from './activities.js';
+import { failure, failureOf } from './failures.js';
 import type { Lifecycle } from './lifecycle.js';
-import { PARTIAL_CAPTURE_REASON } from '../domain/refunds.js';
-import { keptAmount } from './machine.js';
-
-export { failure, failureOf } from './failures.js';
 
 export function lastErrorFailure(lifecycle: Lifecycle): ApplicationFailure {
   const last = lifecycle.context.lastError;
@@ -53,7 +49,7 @@ export function settledMeanwhile(lifecycle: Lifecycle, wanted: 'captured' | 'can
 export async function submitSignature(lifecycle: Lifecycle, signature: Hex): Promise<AuthorizationView> {
   lifecycle.send({ type: 'SIGNATURE_SUBMITTED' });
   const { domain, authorization, primaryType } = lifecycle.context;
-  const check = await shortReads().verifyAuthorizationSignature({ domain: domain!, authorization: authorization!, primaryType, signature });
+  const check = await localReads.verifyAuthorizationSignature({ domain: domain!, authorization: authorization!, primaryType, signature });
   lifecycle.send({ type: 'SIGNATURE_CHECKED', signature, check });
   if (lifecycle.state === 'stored') return lifecycle.view();
   if (!check.valid) throw failure(check.code ?? 'invalid_signature', check.reason ?? 'invalid signature');
@@ -65,221 +61,23 @@ export interface ChainWindow {
   fromBlock?: string;
 }
 
-/** @param amount what to keep, in minor units: less than authorized is a partial capture. */
-export async function capture(lifecycle: Lifecycle, relay: Relay, window: ChainWindow, amount?: string): Promise<AuthorizationView> {
-  lifecycle.send({ type: 'CAPTURE_REQUESTED', ...(amount === undefined ? {} : { amount }) });
-  const request = lifecycle.captureRequest();
-  const facts = await shortReads().precheckCapture(request);
-  const early = settledMeanwhile(lifecycle, 'captured');
-  if (early) return early;
-  lifecycle.send({ type: 'PRECHECKED', facts });
-  if (!lifecycle.matches('capturing')) {
-    // Consumed onchain by someone else: find out by whom, and settle on the true state.
-    if (facts.authorizationUsed) await reconcile(lifecycle, window);
-    await completePartialCapture(lifecycle, relay);
-    if (lifecycle.state === 'captured') return lifecycle.view();
-    throw lastErrorFailure(lifecycle);
-  }
-
-  const prepared = await shortReads().prepareCapture(request);
-  if (prepared.status === 'failed') {
-    lifecycle.send({ type: 'CAPTURE_FAILED', failure: prepared.failure });
-    throw lastErrorFailure(lifecycle);
-  }
-  if (prepared.status === 'consumed') {
-    lifecycle.send({ type: 'NONCE_CONSUMED_ONCHAIN', onchain: prepared.onchain });
-    await completePartialCapture(lifecycle, relay);
-    if (lifecycle.state === 'captured') return lifecycle.view();
-    throw failure('nonce_already_used', `the nonce was ${prepared.onchain.status} onchain in ${prepared.onchain.transactionHash}`);
-  }
-  const { from, nonce } = request.authorization;
-  // One relayer request per attempt: an attempt whose transaction reverted (the payer was
-  // blacklisted in that block, say) must not be answered with that same reverted transaction when
-  // the merchant retries. A second attempt while the first is still pending is harmless: the
-  // precheck above reads `pending`, and the token accepts a nonce once.
-  const attempt = lifecycle.captureAttempts;
-  // Sent by the key it pays: receiveWithAuthorization accepts only its payee as the sender.
-  const relayed = await relay(`capture:${from}:${nonce}:${attempt}`, { kind: 'capture', ...request }, request.authorization.to);
-  if (!relayed.transactionHash) {
-    lifecycle.send({ type: 'CAPTURE_FAILED', failure: relayed.failure ?? { code: 'capture_reverted', message: 'the relayer did not send the capture' } });
-    throw lastErrorFailure(lifecycle);
-  }
-  // The hash is in history before we wait on it: after a crash the workflow follows this transaction.
-  lifecycle.send({ type: 'CAPTURE_SUBMITTED', transactionHash: relayed.transactionHash });
-  await followCapture(lifecycle, request, relayed.transactionHash, window);
-  await completePartialCapture(lifecycle, relay);
-  if (lifecycle.state === 'captured') return lifecycle.view();
-  throw lastErrorFailure(lifecycle);
-}
-
-/** Patch id: before it, a release that failed a round read `failed` until it was started over. */
-const BLOCKED_RELEASE_STAYS_PENDING = 'blocked-release-stays-pending';
-
-/** Longest pause between rounds of a release that keeps failing (the token paused for days, say). */
-const MAX_RELEASE_PAUSE_MS = 30 * 60_000;
-
-/**
- * A partial capture moved the whole signed value: the difference goes back to the payer before the
- * capture counts as done. It is a refund like any other (same machine, same exactly-once nonce), but
- * it cannot be given up: until it succeeds the payer is over-charged, so it starts over after a pause
- * whatever failed. Its record is in the machine's context, so a crash resumes it where it was.
- */
-export async function completePartialCapture(lifecycle: Lifecycle, relay: Relay): Promise<void> {
-  if (!lifecycle.matches({ capturing: 'releasing' })) return;
-  // One driver at a time (the capture command, or the main loop when the chain settled it): the other waits.
-  if (lifecycle.releaseDriven) return void (await condition(() => !lifecycle.matches({ capturing: 'releasing' })));
-  lifecycle.releaseDriven = true;
-  try {
-    await releaseDifference(lifecycle, relay);
-  } finally {
-    lifecycle.releaseDriven = false;
-  }
-}
-
-async function releaseDifference(lifecycle: Lifecycle, relay: Relay): Promise<void> {
-  // Loaded by the few authorizations that need it: the sandbox evaluates every module each workflow imports.
-  const [{ openRefund }, { retryRefund, runRefund }] = await Promise.all([
-    import(/* webpackMode: "eager" */ './refundMachine.js'),
-    import(/* webpackMode: "eager" */ './refundProcedure.js'),
-  ]);
-  const { context } = lifecycle;
-  const authorization = context.authorization!;
-  if (!context.release) {
-    const release = openRefund({
-      sequence: 0,
-      ...(context.chain ? { chain: context.chain } : {}),
-      authorizationRunId: workflowInfo().firstExecutionRunId,
-      orderId: context.orderId,
-      payer: authorization.from,
-      merchant: authorization.to,
-      captureTransactionHash: context.capture?.transactionHash ?? null,
-      amountMinor: (BigInt(context.value) - BigInt(keptAmount(context))).toString(),
-      reason: PARTIAL_CAPTURE_REASON,
-      createdAt: new Date().toISOString(),
-      requestKey: null,
-      requestFingerprint: null,
-    });
-    lifecycle.send({ type: 'RELEASE_UPDATED', release });
-  }
-  for (let round = 1; lifecycle.matches({ capturing: 'releasing' }); round += 1) {
-    // A release opened before refunds named their capture learns it here: the key signs nothing the capture does not back.
-    const release = lifecycle.context.release!;
-    const backed = release.captureTransactionHash ? release : { ...release, captureTransactionHash: context.capture?.transactionHash ?? null };
-    const outcome = await runRefund(backed, {
-      relay,
-      // A release cannot give up: one that failed this round is pending again (its reason in lastError),
-      // never `failed`, which callers read as final. (Histories from before showed it failed until retried.)
-      onChange: (release) =>
-        lifecycle.send({
-          type: 'RELEASE_UPDATED',
-          release: release.stage === 'failed' && patched(BLOCKED_RELEASE_STAYS_PENDING) ? retryRefund(release) : release,
-        }),
-    });
-    if (outcome.stage === 'succeeded') return;
-    log.warn('the partial capture release failed; starting it over', { orderId: context.orderId, round, code: outcome.failure?.code });
-    await sleep(Math.min(10_000 * 2 ** (round - 1), MAX_RELEASE_PAUSE_MS));
-    lifecycle.send({ type: 'RELEASE_UPDATED', release: retryRefund(outcome) });
-  }
-}
-
-/**
- * Follows a capture on the wire to its end: confirmed, reverted, consumed by another transaction,
- * or past the deadline with the nonce unused. Node outages only delay it: the loop outlives them.
- */
-async function followCapture(lifecycle: Lifecycle, request: CaptureRequest, transactionHash: Hex, window: ChainWindow): Promise<void> {
-  const deadlineMs = Number(request.authorization.validBefore) * 1000;
-  while (lifecycle.matches('capturing')) {
-    try {
-      // Inclusion is judged by the AuthorizationUsed log, so a fee-bumped replacement counts too.
-      const included = await waits.awaitCaptureInclusion({ ...request, transactionHash });
-      if (!lifecycle.matches('capturing')) return;
-      if (included.status === 'failed') return lifecycle.send({ type: 'CAPTURE_FAILED', failure: included.failure });
-      if (included.status === 'consumed') return lifecycle.send({ type: 'NONCE_CONSUMED_ONCHAIN', onchain: included.onchain });
-      lifecycle.send({ type: 'CAPTURE_PRECONFIRMED', blockNumber: included.blockNumber, blockHash: included.blockHash });
-      const confirmed = await waits.awaitCaptureConfirmation({ ...request, transactionHash: included.transactionHash, blockHash: included.blockHash });
-      if (!lifecycle.matches('capturing')) return;
-      if (confirmed.status === 'confirmed') return lifecycle.send({ type: 'CAPTURE_CONFIRMED', ...confirmed });
-      lifecycle.send({ type: 'CAPTURE_REORGED' });
-    } catch (err) {
-      if (!lifecycle.matches('capturing')) return;
-      log.warn('following the capture failed; trying again', { orderId: lifecycle.context.orderId, error: failureOf(err).message });
-      await sleep('5 seconds');
-      if (Date.now() > deadlineMs + 60_000) await settleAfterDeadline(lifecycle, window);
-    }
-  }
-}
-
-/** Past the deadline a capture can no longer land: the chain says whether it did. */
-async function settleAfterDeadline(lifecycle: Lifecycle, window: ChainWindow): Promise<void> {
-  const authorization = lifecycle.context.authorization!;
-  try {
-    const onchain = await shortReads().readNonceState({ authorizer: authorization.from, nonce: authorization.nonce, fromBlock: window.fromBlock });
-    if (onchain.status !== 'unused') lifecycle.send({ type: 'NONCE_CONSUMED_ONCHAIN', onchain });
-    else
-      lifecycle.send({
-        type: 'CAPTURE_FAILED',
-        failure: { code: 'authorization_expired', message: 'the validity window closed before the capture was mined' },
-      });
-  } catch (err) {
-    log.warn('reading the nonce after the deadline failed; trying again', { error: failureOf(err).message });
-  }
-}
-
-export async function cancel(lifecycle: Lifecycle, relay: Relay, signature: Hex): Promise<AuthorizationView> {
-  lifecycle.send({ type: 'CANCEL_REQUESTED' });
-  const { domain, authorization } = lifecycle.context;
-  const request = { authorizer: authorization!.from, nonce: authorization!.nonce, signature };
-  const check = await shortReads().verifyCancelSignature({ ...request, domain: domain! });
-  const early = settledMeanwhile(lifecycle, 'canceled');
-  if (early) return early;
-  lifecycle.send({ type: 'CANCEL_SIGNATURE_CHECKED', check });
-  if (!lifecycle.matches('canceling')) {
-    if (!check.valid) throw failure(check.code ?? 'invalid_signature', check.reason ?? 'invalid cancellation signature');
-    throw failure('invalid_state', `the authorization became ${lifecycle.state} while the cancellation was checked`);
-  }
-  const prepared = await shortReads().prepareCancel(request);
-  if (prepared.status === 'consumed') {
-    lifecycle.send({ type: 'NONCE_CONSUMED_ONCHAIN', onchain: prepared.onchain });
-    return lifecycle.view();
-  }
-  if (prepared.status === 'failed') {
-    lifecycle.send({ type: 'CANCEL_FAILED', failure: prepared.failure });
-    throw lastErrorFailure(lifecycle);
-  }
-  const attempt = lifecycle.cancelAttempts;
-  const relayed = await relay(`cancel:${request.authorizer}:${request.nonce}:${attempt}`, { kind: 'cancel', ...request }, authorization!.to);
-  if (!relayed.transactionHash) {
-    lifecycle.send({ type: 'CANCEL_FAILED', failure: relayed.failure ?? { code: 'capture_reverted', message: 'the relayer did not send the cancellation' } });
-    throw lastErrorFailure(lifecycle);
-  }
-  lifecycle.send({ type: 'CANCEL_SUBMITTED', transactionHash: relayed.transactionHash });
-  const confirmed = await waits.awaitCancelConfirmation({ ...request, transactionHash: relayed.transactionHash });
-  if (!lifecycle.matches('canceling')) return settledMeanwhile(lifecycle, 'canceled') ?? lifecycle.view();
-  if (confirmed.status === 'failed') {
-    lifecycle.send({ type: 'CANCEL_FAILED', failure: confirmed.failure });
-    throw lastErrorFailure(lifecycle);
-  }
-  lifecycle.send({ type: 'CANCEL_CONFIRMED', transactionHash: confirmed.transactionHash, blockNumber: confirmed.blockNumber });
-  return lifecycle.view();
-}
-
 /** Reads the nonce's fate from the chain; moves to captured/canceled if someone consumed it. */
 export async function reconcile(lifecycle: Lifecycle, window: ChainWindow): Promise<void> {
   const authorization = lifecycle.context.authorization;
   if (!authorization) return;
-  const onchain = await shortReads().readNonceState({ authorizer: authorization.from, nonce: authorization.nonce, fromBlock: window.fromBlock });
+  const onchain = await localReads.readNonceState({ authorizer: authorization.from, nonce: authorization.nonce, fromBlock: window.fromBlock });
   if (onchain.status !== 'unused' && lifecycle.can({ type: 'NONCE_CONSUMED_ONCHAIN', onchain })) {
     lifecycle.send({ type: 'NONCE_CONSUMED_ONCHAIN', onchain });
   }
 }
 
 /** At validBefore: let an in-flight command finish, then ask the chain what really happened. */
-export async function expireAtDeadline(lifecycle: Lifecycle, settled: () => Promise<void>, window: ChainWindow): Promise<void> {
-  await settled();
+export async function expireAtDeadline(lifecycle: Lifecycle, window: ChainWindow): Promise<void> {
+  await condition(() => lifecycle.isResting);
   if (lifecycle.isFinal) return;
   const authorization = lifecycle.context.authorization;
   const onchain = authorization
-    ? await shortReads().readNonceState({ authorizer: authorization.from, nonce: authorization.nonce, fromBlock: window.fromBlock })
+    ? await localReads.readNonceState({ authorizer: authorization.from, nonce: authorization.nonce, fromBlock: window.fromBlock })
     : ({ status: 'unused' } as const);
   lifecycle.send({ type: 'DEADLINE_REACHED', onchain });
 }

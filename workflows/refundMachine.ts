@@ -17,7 +17,7 @@ import type { ErrorCode, RecordedError } from '../domain/errors.js';
 import type { CaptureFailure, OnchainNonceFacts } from '../domain/facts.js';
 import type { RefundRecord, RefundStage } from '../domain/refunds.js';
 import type { Hex } from 'viem';
-import { formatAmount } from '../domain/amount.js';
+import { decimalsOf, formatAmount } from '../domain/amount.js';
 
 /** Attempts not mined within their window before a refund is reported failed (nothing moved). */
 export const REFUND_MAX_ATTEMPTS = 3;
@@ -54,7 +54,7 @@ export function refundFailureOf(failure: CaptureFailure): CaptureFailure {
 }
 
 /** Why a refund's precheck refused it, in the order the token itself would revert. */
-export function refundPrecheckFailure(record: Pick<RefundRecord, 'amountMinor'>, attempt: RefundAttempt): CaptureFailure {
+export function refundPrecheckFailure(record: Pick<RefundRecord, 'amountMinor' | 'chain'>, attempt: RefundAttempt): CaptureFailure {
   const { facts } = attempt;
   // Its nonce moved another amount or to another payer: nothing else about this refund matters.
   if (attempt.simulationFailure?.code === 'refund_sequence_taken') return attempt.simulationFailure;
@@ -65,7 +65,7 @@ export function refundPrecheckFailure(record: Pick<RefundRecord, 'amountMinor'>,
   if (BigInt(facts.merchantBalance) < BigInt(record.amountMinor)) {
     return {
       code: 'insufficient_merchant_balance',
-      message: `the merchant key holds ${formatAmount(BigInt(facts.merchantBalance))}, the refund needs ${formatAmount(BigInt(record.amountMinor))}`,
+      message: `the merchant key holds ${formatAmount(BigInt(facts.merchantBalance), decimalsOf(record.chain))}, the refund needs ${formatAmount(BigInt(record.amountMinor), decimalsOf(record.chain))}`,
     };
   }
   if (BigInt(facts.merchantGasBalance) < BigInt(facts.requiredGas)) {
@@ -199,7 +199,7 @@ export const refundMachine = setup({
       on: {
         SUBMITTED: { target: 'submitted', actions: 'recordSubmission' },
         NOT_SENT: { target: 'awaitingExpiry', actions: 'recordAttemptFailure' },
-        // Followed by one activity (generation 2), which sees no hash until the attempt lands: one
+        // Followed by one activity, which sees no hash until the attempt lands: one
         // that never landed in its window is signed again, or after the last, awaits its expiry.
         EXPIRED: [
           { guard: 'attemptsRemain', target: 'prechecking', actions: 'recordExpiredAttempt' },

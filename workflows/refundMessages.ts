@@ -22,16 +22,16 @@ export interface RefundsWorkflowInput {
   /** The authorization as captured: refund events carry it, its amountRefunded brought up to date. */
   authorization: RefundedAuthorization;
   /** Continue-as-new: what the previous run kept. */
-  carried?: { refunds: RefundRecord[]; eventSequence: number; refundableUntil: string; eventLog?: MemoEventLogState };
+  carried?: { refunds: RefundRecord[]; eventSequence: number; refundableUntil: string; eventLog: MemoEventLogState };
   /**
    * When the API asked for the ledger to start (ISO-8601). A ledger starts only from a fresh request:
    * a start input copied out of history into the same id later (terminated, then started again) would
    * rewind the ledger and sign its refunds' nonces again.
    */
   requestedAt?: string;
-  /** The workflow code's shape (absent: 1): 2 keeps its events in its memo and coalesces its writes. */
-  generation?: number;
-  /** The authorization's network and token (absent: the worker's first, as before networks). */
+  /** Operators' and tests' knob (not on the API): the history length past which the ledger rolls over (default 2,000). */
+  historyLimit?: number;
+  /** The authorization's network and token (absent: the worker's first network and token). */
   chain?: AuthorizationChain;
 }
 

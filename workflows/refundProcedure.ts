@@ -7,10 +7,10 @@ import type { Hex } from 'viem';
 import type { ActivityOptions } from '@temporalio/common';
 import type { CaptureRequest } from '../domain/activityContract.js';
 import type { RefundCall } from '../domain/relay.js';
-import { formatAmount } from '../domain/amount.js';
+import { decimalsOf, formatAmount } from '../domain/amount.js';
 import { isErrorCode } from '../domain/errors.js';
 import type { RefundRecord } from '../domain/refunds.js';
-import { currentGeneration, refundReads, waits } from './activities.js';
+import { localReads, waits } from './activities.js';
 import { failureOf } from './failures.js';
 import { isRefundFinal, stepRefund, type RefundMachineEvent } from './refundMachine.js';
 import type { Relay } from './relayClient.js';
@@ -25,9 +25,10 @@ export interface RefundDependencies {
   /**
    * Whether a refund whose attempt is refused or reverted may be set aside until that attempt's
    * window has closed (it is returned, still pending; run it again once `expiryDueAt` has passed),
-   * rather than held here for the whole window. Asked only when the case arises.
+   * rather than held here for the whole window. The refunds workflow carries on with other refunds
+   * meanwhile; a partial capture's release has nothing else to do.
    */
-  setAsideWhileExpiring?: () => boolean;
+  setAsideWhileExpiring?: boolean;
 }
 
 /** Seconds past an attempt's validBefore (chain time) after which its window is worth checking at depth. */
@@ -57,7 +58,7 @@ export async function runRefund(initial: RefundRecord, deps: RefundDependencies)
     record = next;
     deps.onChange(record, previous);
   };
-  const label = `refund ${record.sequence} of ${record.orderId}: ${formatAmount(BigInt(record.amountMinor))} to ${record.payer}`;
+  const label = `refund ${record.sequence} of ${record.orderId}: ${formatAmount(BigInt(record.amountMinor), decimalsOf(record.chain))} to ${record.payer}`;
   const summary = (what: string) => ({ summary: `${label} (${what})` }) as ActivityOptions;
 
   let failuresInARow = 0;
@@ -65,7 +66,7 @@ export async function runRefund(initial: RefundRecord, deps: RefundDependencies)
     try {
       switch (record.stage) {
         case 'prechecking': {
-          const attempt = await refundReads.prepareRefund.executeWithOptions(summary(`attempt ${record.attempts + 1}: precheck and sign`), [
+          const attempt = await localReads.prepareRefund.executeWithOptions(summary(`attempt ${record.attempts + 1}: precheck and sign`), [
             {
               merchant: record.merchant,
               payer: record.payer,
@@ -82,38 +83,13 @@ export async function runRefund(initial: RefundRecord, deps: RefundDependencies)
         }
         case 'submitting': {
           if (!signed) throw ApplicationFailure.create({ type: 'internal_error', nonRetryable: true, message: 'no signed attempt to send' });
-          if (currentGeneration() >= 2) {
-            for (const command of await sendAndFollow(record, signed.request, deps.relay, summary('sent, waiting for its block and depth'))) step(command);
-            break;
-          }
-          const nonce = record.nonce!;
-          let relayed: Awaited<ReturnType<Relay>>;
-          try {
-            // Sent by the key that signed it, through its relayer: one queue of account nonces per key.
-            const refund = {
-              authorizationRunId: record.authorizationRunId,
-              sequence: record.sequence,
-              captureTransactionHash: record.captureTransactionHash ?? null,
-            };
-            relayed = await deps.relay(
-              `refund:${record.merchant}:${nonce}:${record.attempts}`,
-              { kind: 'refund', authorization: signed.request.authorization, signature: signed.request.signature, refund },
-              record.merchant,
-            );
-          } catch (err) {
-            step({ type: 'NOT_SENT', failure: failureOf(err) });
-            break;
-          }
-          if (relayed.transactionHash) step({ type: 'SUBMITTED', transactionHash: relayed.transactionHash });
-          // Its window closed before the relayer could send it (a worker down that long): this signed
-          // attempt can never land, so it is signed again (same nonce), as one not mined in its window.
-          else if (relayed.failure?.code === 'authorization_expired') step({ type: 'EXPIRED' });
-          else step({ type: 'NOT_SENT', failure: relayed.failure ?? { code: 'refund_reverted', message: 'the relayer did not send the refund' } });
+          for (const command of await sendAndFollow(record, signed.request, deps.relay, summary('sent, waiting for its block and depth'))) step(command);
           break;
         }
+        // An attempt found on the chain without this run following it (it landed before a crash, or
+        // by the end of its window): followed to depth without sending anything.
         case 'submitted': {
-          // Inclusion is judged by the AuthorizationUsed(merchant, nonce) log: a fee-bumped replacement
-          // counts, and so does an attempt that landed after a crash.
+          // Inclusion is judged by the AuthorizationUsed(merchant, nonce) log: a fee-bumped replacement counts.
           const request = signed?.request ?? followOnly(record);
           const included = await waits.awaitCaptureInclusion.executeWithOptions(summary('waiting for its block'), [
             { ...request, transactionHash: record.transactionHash! },
@@ -137,7 +113,7 @@ export async function runRefund(initial: RefundRecord, deps: RefundDependencies)
         case 'awaitingExpiry': {
           // Its window is still open: nothing can be decided before it closes, so the caller may
           // carry on with other refunds meanwhile and come back to this one.
-          if (Date.now() < expiryDueAt(record) && deps.setAsideWhileExpiring?.()) return record;
+          if (Date.now() < expiryDueAt(record) && deps.setAsideWhileExpiring) return record;
           const onchain = await waits.awaitAuthorizationExpiry.executeWithOptions(summary('waiting for its refused attempt to expire'), [
             {
               authorizer: record.merchant,
@@ -197,7 +173,7 @@ export function retryRefund(record: RefundRecord): RefundRecord {
   return { ...record, stage: 'prechecking', lastError: record.failure ?? record.lastError, failure: null, failedAt: null };
 }
 
-/** A relayer request and an activity that follows it to depth, as the machine's events (generation 2). */
+/** A relayer request and an activity that follows it to depth, as the machine's events. */
 async function sendAndFollow(record: RefundRecord, signed: CaptureRequest, relay: Relay, options: ActivityOptions): Promise<Command[]> {
   const requestId = `refund:${record.merchant}:${record.nonce}:${record.attempts}`;
   const { workflowId, runId } = workflowInfo();

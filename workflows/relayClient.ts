@@ -3,7 +3,7 @@
 import { ApplicationFailure, condition, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { Address } from 'viem';
 import type { RelayCall, RelayResult } from '../domain/relay.js';
-import { LOCAL_RELAY_REQUEST_PATCH, reads, shortReads } from './activities.js';
+import { committedCalls, localReads } from './activities.js';
 import { relayResultSignal } from './messages.js';
 
 const MAX_ASKS = 5;
@@ -25,7 +25,7 @@ export type Relay = ((requestId: string, call: RelayCall, sender: Address) => Pr
  * its workflow, which must never send one that its history does not hold.
  */
 export function createRelayClient(options: { committed?: boolean } = {}): Relay {
-  const requests = options.committed ? () => reads : () => shortReads(LOCAL_RELAY_REQUEST_PATCH);
+  const requests = options.committed ? committedCalls : localReads;
   const results = new Map<string, RelayResult>();
   setHandler(relayResultSignal, (result) => {
     results.set(result.requestId, result);
@@ -36,7 +36,7 @@ export function createRelayClient(options: { committed?: boolean } = {}): Relay 
     // must end. If the relayer sends it later after all, reconciliation reads the outcome.
     for (let asked = 0; asked < MAX_ASKS; asked += 1) {
       // A signal-with-start keyed by the request id: asking again is harmless, so it runs locally.
-      await requests().requestRelay({ requestId, replyTo: { workflowId, runId }, sender, call });
+      await requests.requestRelay({ requestId, replyTo: { workflowId, runId }, sender, call });
       if (await condition(() => results.has(requestId), '1 minute')) return results.get(requestId)!;
     }
     throw ApplicationFailure.create({ type: 'chain_unavailable', nonRetryable: true, message: `the merchant's relayer did not answer in ${MAX_ASKS} minutes` });

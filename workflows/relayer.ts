@@ -4,11 +4,11 @@
 import { useChain } from './chainHeader.js';
 import {
   ActivityFailure,
+  ApplicationFailure,
   condition,
   continueAsNew,
   getExternalWorkflowHandle,
   log,
-  patched,
   proxyActivities,
   proxySinks,
   setHandler,
@@ -20,7 +20,6 @@ import {
   relayerNetwork,
   relayerSender,
   type InflightTransaction,
-  type LegacyRelayRequest,
   type RelayRequest,
   type RelayResult,
   type RelayerActivities,
@@ -49,22 +48,14 @@ export interface RelayerState {
    */
   answered: [string, RelayResult][];
   /** Requests not yet broadcast when the previous run rolled over (continue-as-new). */
-  queue?: (RelayRequest | LegacyRelayRequest)[];
+  queue?: RelayRequest[];
 }
 
 const BATCH_SIZE = 25;
 const STUCK_AFTER_MS = 30_000;
 const MAINTENANCE_MS = 5_000;
-/** Patch id: histories recorded before it looked after in-flight transactions after every broadcast. */
-const MAINTAIN_ON_ITS_OWN_CLOCK = 'relayer-maintains-on-its-own-clock';
 const REMEMBERED_ANSWERS = 2_000;
 const PAUSE_AFTER_FAILURE_MS = 2_000;
-/** Patch id: before it, the relayer queued raw `{to, data}` requests; now it answers them with a refusal. */
-const TYPED_REQUESTS_ONLY = 'relayer-typed-requests-only';
-/** Patch id: before it, a refused request was not remembered, and a repeat of it was queued again. */
-const REMEMBER_REFUSALS = 'relayer-remembers-refusals';
-/** Patch id: before it, requests carried no time and the relayer took any it was sent. */
-const FRESH_REQUESTS_ONLY = 'relayer-fresh-requests-only';
 /**
  * A request older than this, or made well before this relayer's execution began, was not made for
  * it: a requester asks once and at once, so such a request is a copy replayed into a relayer started
@@ -75,7 +66,7 @@ const BEFORE_START_SLACK_MS = 30_000;
 
 /** Why a typed request is not acted on for its age, if it is not. */
 function staleness(request: RelayRequest): string | undefined {
-  if (request.issuedAt === undefined) return patched(FRESH_REQUESTS_ONLY) ? 'the request carries no time' : undefined;
+  if (request.issuedAt === undefined) return 'the request carries no time';
   const issued = Date.parse(request.issuedAt);
   if (!Number.isFinite(issued)) return 'the request carries no readable time';
   if (Date.now() - issued > REQUEST_TTL_MS) return 'the request is older than the relayer acts on';
@@ -85,15 +76,17 @@ function staleness(request: RelayRequest): string | undefined {
 
 export async function merchantRelayerWorkflow(state: RelayerState = { accountNonce: null, inflight: [], answered: [] }): Promise<void> {
   // One relayer per merchant key and network: its id names the key it sends with, and the network
-  // (none: the one-network shape's, whose activities carry no header and run on the default chain).
+  // every one of its activities runs on.
   const sender = relayerSender(workflowInfo().workflowId);
   const network = relayerNetwork(workflowInfo().workflowId);
-  useChain(network ? { network } : undefined);
+  if (!sender || !network)
+    throw ApplicationFailure.create({ type: 'validation_error', nonRetryable: true, message: 'not a relayer id: relayer-<network>-<merchant key>' });
+  useChain({ network });
   let accountNonce = state.accountNonce;
   let inflight = state.inflight;
   const answered = new Map(state.answered);
   // Carried over from the last run: a rollover never drops or stalls a request already accepted.
-  const queue: (RelayRequest | LegacyRelayRequest)[] = [...(state.queue ?? [])];
+  const queue: RelayRequest[] = [...(state.queue ?? [])];
 
   const reply = async (to: RelayRequest['replyTo'] | undefined, result: RelayResult) => {
     // A malformed run id would fail the relayer's workflow task (and stall every capture behind it).
@@ -107,21 +100,22 @@ export async function merchantRelayerWorkflow(state: RelayerState = { accountNon
     }
   };
 
-  setHandler(relayRequestSignal, (request: RelayRequest | LegacyRelayRequest) => {
-    // The relayer is no signing service: raw calldata is answered with a refusal, never queued.
-    // (Histories from before the rule queued it; they replay as they ran.)
-    if (!isTypedRelayRequest(request) && patched(TYPED_REQUESTS_ONLY)) {
-      log.warn('relay request refused: raw calldata', { requestId: String(request?.requestId) });
-      if (typeof request?.requestId === 'string')
-        void reply(request.replyTo, {
-          requestId: request.requestId,
+  setHandler(relayRequestSignal, (request) => {
+    // The relayer is no signing service: anything but a typed call (raw calldata, say) is answered
+    // with a refusal, never queued.
+    if (!isTypedRelayRequest(request)) {
+      const untyped = request as Partial<RelayRequest> | undefined;
+      log.warn('relay request refused: not a typed call', { requestId: String(untyped?.requestId) });
+      if (typeof untyped?.requestId === 'string')
+        void reply(untyped.replyTo, {
+          requestId: untyped.requestId,
           failure: { code: 'relay_refused', message: 'the relayer sends only typed captures, cancellations and refunds' },
         });
       return;
     }
-    const onFailureOnly = isTypedRelayRequest(request) && request.replyOn === 'failure';
+    const onFailureOnly = request.replyOn === 'failure';
     const earlier = answered.get(request.requestId);
-    const stale = !earlier && isTypedRelayRequest(request) ? staleness(request) : undefined;
+    const stale = earlier ? undefined : staleness(request);
     if (stale) {
       log.warn('relay request refused: not fresh', { requestId: request.requestId, why: stale });
       return void reply(request.replyTo, { requestId: request.requestId, failure: { code: 'relay_refused', message: `the relayer sent nothing: ${stale}` } });
@@ -169,17 +163,16 @@ export async function merchantRelayerWorkflow(state: RelayerState = { accountNon
     }
     // Answered before, by a transaction the chain holds (the relayer's own memory of it was lost):
     // the same answer again, and no new transaction.
-    for (const known of outcome.known ?? []) {
+    for (const known of outcome.known) {
       const item = batch.find((b) => b.requestId === known.requestId);
       if (!item) continue;
       remember(known);
-      if (!(isTypedRelayRequest(item) && item.replyOn === 'failure')) replies.push(reply(item.replyTo, known));
+      if (item.replyOn !== 'failure') replies.push(reply(item.replyTo, known));
     }
     for (const refused of outcome.refused) {
       const item = batch.find((b) => b.requestId === refused.requestId)!;
       // A refusal is the request's answer too: asked again, it is given again without a chain read.
-      // (Histories from before re-checked a repeated request; they replay as they ran.)
-      if (patched(REMEMBER_REFUSALS)) remember(refused);
+      remember(refused);
       replies.push(reply(item.replyTo, refused));
     }
     await Promise.all(replies);
@@ -221,7 +214,7 @@ export async function merchantRelayerWorkflow(state: RelayerState = { accountNon
       if (queue.length > 0) await broadcastQueued();
       // In-flight transactions are looked after on their own clock, not after every broadcast: under
       // load that look (three node reads) held up the next batch of captures.
-      const due = !patched(MAINTAIN_ON_ITS_OWN_CLOCK) || Date.now() - lastMaintained >= MAINTENANCE_MS;
+      const due = Date.now() - lastMaintained >= MAINTENANCE_MS;
       if (inflight.length > 0 && due) {
         await maintainInflight();
         lastMaintained = Date.now();

@@ -19,7 +19,6 @@ import {
   type Payload,
   log,
   type Next,
-  patched,
   type SignalInput,
   type UpdateInput,
   type WorkflowExecuteInput,
@@ -28,24 +27,13 @@ import {
   type WorkflowOutboundCallsInterceptor,
   workflowInfo,
 } from '@temporalio/workflow';
-import { describeUnsealed, isOperatorSealed, isUnbound, isUnsealed, SEAL_MARKER } from '../domain/sealed.js';
+import { describeUnsealed, isOperatorSealed, isUnsealed, SEAL_MARKER } from '../domain/sealed.js';
 import { workflowIdForOrder } from '../domain/ids.js';
 
 /** Signals and updates an operator may send through the codec server. */
 const OPERATOR_MESSAGES = new Set(['void']);
-/**
- * Patch id: before it, a plain signal (the UI's JSON void) was acted on. Asked only when such a
- * signal arrives, so histories of sealed inputs carry no marker.
- */
-export const SEALED_SIGNALS_PATCH = 'signals-must-be-sealed';
-/**
- * Patch id: before it, payloads were sealed for no place, an operator's void named no authorization
- * and the `void` signal took any sealed input. Asked only when such an input arrives: histories
- * recorded before replay as they ran, a new run refuses it.
- */
-export const BOUND_PAYLOADS_PATCH = 'payloads-bound-to-their-place';
 
-type Screened = { args: unknown[] } | { refused: string; bindingRule?: true };
+type Screened = { args: unknown[] } | { refused: string };
 
 /** Does this operator's input name this workflow (`orderId` of an authorization, or `workflowId`)? */
 function namesThisWorkflow(value: unknown): boolean {
@@ -55,23 +43,17 @@ function namesThisWorkflow(value: unknown): boolean {
   return (typeof workflowId === 'string' && workflowId === here) || (typeof orderId === 'string' && workflowIdForOrder(orderId) === here);
 }
 
-/**
- * The arguments as the handler should see them, or why they are refused. `message`: the signal or
- * update name. Refusals the binding added are flagged: histories from before it replay without them.
- */
+/** The arguments as the handler should see them, or why they are refused. `message`: the signal or update name. */
 function screen(what: string, args: readonly unknown[], message?: string): Screened {
   let operator = false;
   let merchant = false;
   const opened: unknown[] = [];
   for (const arg of args) {
-    // A payload sealed for another place never reached a workflow before the binding (it has a place
-    // only since): refused in every history, no patch asked.
     if (isUnsealed(arg)) return { refused: `${what}: ${describeUnsealed(arg)}` };
-    if (isUnbound(arg)) return { refused: `${what}: a payload sealed for no workflow or activity`, bindingRule: true };
     if (isOperatorSealed(arg)) {
       operator = true;
       if (!(message && OPERATOR_MESSAGES.has(message))) return { refused: `${what}: an operator's input (sealed by the codec server) may only void` };
-      if (!namesThisWorkflow(arg.value)) return { refused: `${what}: an operator's input must name this authorization ("orderId")`, bindingRule: true };
+      if (!namesThisWorkflow(arg.value)) return { refused: `${what}: an operator's input must name this authorization ("orderId")` };
       opened.push(arg.value);
     } else {
       merchant = true;
@@ -80,50 +62,28 @@ function screen(what: string, args: readonly unknown[], message?: string): Scree
   }
   if (operator && !(message && OPERATOR_MESSAGES.has(message))) return { refused: `${what}: an operator's input (sealed by the codec server) may only void` };
   // authcap voids through the update; the signal is the operator's (the Temporal UI's) alone.
-  if (merchant && message === 'void' && what.startsWith('signal'))
-    return { refused: `${what}: the void signal takes only an operator's input`, bindingRule: true };
+  if (merchant && message === 'void' && what.startsWith('signal')) return { refused: `${what}: the void signal takes only an operator's input` };
   return { args: opened };
-}
-
-/** What an old history recorded before the binding: the values as they were sealed. */
-const unwrapUnbound = (args: readonly unknown[]) => args.map((arg) => (isUnbound(arg) ? arg.value : arg));
-/** The arguments as a handler saw them before the binding's rules (an operator's input opened too). */
-const asBeforeBinding = (args: readonly unknown[]) => unwrapUnbound(args).map((arg) => (isOperatorSealed(arg) ? arg.value : arg));
-
-/** Acts as before the binding (a history recorded then), or refuses. */
-function refusesNow(screened: Screened): boolean {
-  if (!('refused' in screened)) return false;
-  if (!screened.bindingRule) return true;
-  return patched(BOUND_PAYLOADS_PATCH);
 }
 
 function unauthenticated(message: string): ApplicationFailure {
   return ApplicationFailure.create({ type: 'unauthenticated_input', nonRetryable: true, message: `refused ${message}` });
 }
 
-// No method here is async: an extra await would move a handler's commands a microtask later, and
-// replays of histories recorded without these interceptors would see them in another order.
+// No method here is async: an extra await would move a handler's commands a microtask later than
+// the workflow code that runs beside it expects them.
 class SealedInbound implements WorkflowInboundCallsInterceptor {
   execute(input: WorkflowExecuteInput, next: Next<WorkflowInboundCallsInterceptor, 'execute'>): Promise<unknown> {
     const screened = screen('the workflow input', input.args);
-    if ('refused' in screened) {
-      if (refusesNow(screened)) return Promise.reject(unauthenticated(screened.refused));
-      return next({ ...input, args: unwrapUnbound(input.args) });
-    }
+    if ('refused' in screened) return Promise.reject(unauthenticated(screened.refused));
     return next(input);
   }
 
   handleSignal(input: SignalInput, next: Next<WorkflowInboundCallsInterceptor, 'handleSignal'>): Promise<void> {
-    const oldMarks = input.args.some((arg) => isUnsealed(arg) || isOperatorSealed(arg));
-    if (!oldMarks && input.signalName !== 'void' && !input.args.some(isUnbound)) return next(input);
-    // Histories from before signals had to be sealed acted on them as they came: they replay so.
-    if (oldMarks && !patched(SEALED_SIGNALS_PATCH)) return next(input);
+    const marked = input.args.some((arg) => isUnsealed(arg) || isOperatorSealed(arg));
+    if (!marked && input.signalName !== 'void') return next(input);
     const screened = screen(`signal ${input.signalName}`, input.args, input.signalName);
     if (!('refused' in screened)) return next({ ...input, args: screened.args });
-    // Histories from before payloads were bound acted on these: they replay so.
-    if (screened.bindingRule && !patched(BOUND_PAYLOADS_PATCH)) {
-      return next({ ...input, args: asBeforeBinding(input.args) });
-    }
     log.warn('signal refused', { signal: input.signalName, why: screened.refused });
     return Promise.resolve();
   }
@@ -136,14 +96,10 @@ class SealedInbound implements WorkflowInboundCallsInterceptor {
   }
 
   handleUpdate(input: UpdateInput, next: Next<WorkflowInboundCallsInterceptor, 'handleUpdate'>): Promise<unknown> {
-    if (!input.args.some((arg) => isUnsealed(arg) || isOperatorSealed(arg) || isUnbound(arg))) return next(input);
-    // Validation refused anything it should: what is left is to unwrap an operator's void, or an
-    // update a history recorded before the rules accepted (it replays as it ran).
+    if (!input.args.some((arg) => isUnsealed(arg) || isOperatorSealed(arg))) return next(input);
+    // Validation refused anything it should: what is left is to unwrap an operator's void.
     const screened = screen(`update ${input.name}`, input.args, input.name);
     if (!('refused' in screened)) return next({ ...input, args: screened.args });
-    if (screened.bindingRule) {
-      if (!patched(BOUND_PAYLOADS_PATCH)) return next({ ...input, args: asBeforeBinding(input.args) });
-    } else if (!patched(SEALED_SIGNALS_PATCH)) return next(input);
     return Promise.reject(unauthenticated(screened.refused));
   }
 }
@@ -168,12 +124,8 @@ function holdsMark(data: Uint8Array): boolean {
   return false;
 }
 
-/**
- * What to do with an activity's decoded result payload: refuse it (plain, copied from elsewhere, an
- * operator's), replace it (sealed for no activity: recorded before payloads were bound, it replays
- * as it ran), or leave it.
- */
-function screenResult(payload: ResultPayload | null | undefined): { refused: string } | { replaced: ResultPayload } | undefined {
+/** Why an activity's decoded result payload is refused (plain, copied from elsewhere, an operator's), if it is. */
+function screenResult(payload: ResultPayload | null | undefined): { refused: string } | undefined {
   const data = payload?.data;
   if (!payload || !data || !holdsMark(data)) return undefined;
   let value: unknown;
@@ -184,7 +136,6 @@ function screenResult(payload: ResultPayload | null | undefined): { refused: str
   }
   if (isUnsealed(value)) return { refused: describeUnsealed(value) };
   if (isOperatorSealed(value)) return { refused: "an operator's input" };
-  if (isUnbound(value)) return { replaced: defaultPayloadConverter.toPayload(value.value) as ResultPayload };
   return undefined;
 }
 
@@ -210,10 +161,6 @@ class SealedResults implements WorkflowInternalsInterceptor {
       const screened = screenResult(resolved.result?.completed?.result);
       if (screened === undefined) continue;
       // In place: the jobs are protobuf messages whose `variant` the SDK reads (a copy would lose it).
-      if ('replaced' in screened) {
-        resolved.result!.completed!.result = screened.replaced;
-        continue;
-      }
       const why = screened.refused;
       log.warn('activity result refused', { seq, why });
       const activityType = known?.activityType ?? 'unknown';
@@ -236,18 +183,13 @@ class SealedResults implements WorkflowInternalsInterceptor {
 }
 
 /**
- * Patch id: before it, an activity's id was its sequence number, which starts again at 1 in every run
- * of a workflow id (a continue-as-new, a start after a termination). The codec binds an activity's
- * payloads to its workflow id and activity id (Temporal's serialization context names no run), so
- * with the run in the id a result sealed in one run does not open in another. A patch, not a switch
- * in the input: a run started by the API of a new build may have scheduled its first activities on a
- * worker of the old one (a rolling deploy), and must replay with the ids it had.
+ * The activity's id: its sequence number and this run. A sequence number alone starts again at 1 in
+ * every run of a workflow id (a continue-as-new, a start after a termination); the codec binds an
+ * activity's payloads to its workflow id and activity id (Temporal's serialization context names no
+ * run), so with the run in the id a result sealed in one run does not open in another.
  */
-export const RUN_BOUND_ACTIVITIES_PATCH = 'activity-ids-name-their-run';
-
-/** The activity's id: its sequence number and this run, in runs since the patch. */
 function runBound(input: ActivityInput): ActivityInput {
-  if (input.options.activityId !== undefined || !patched(RUN_BOUND_ACTIVITIES_PATCH)) return input;
+  if (input.options.activityId !== undefined) return input;
   return { ...input, options: { ...input.options, activityId: `${input.seq}@${workflowInfo().runId}` } };
 }
 

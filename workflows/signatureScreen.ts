@@ -6,7 +6,7 @@
 // against a budget of its own (client/signatureCheck.ts): strangers, refused by the caller, never
 // reach it, so nobody can lock a payer out, EOA or contract wallet.
 import type { Hex } from 'viem';
-import { failure } from './procedures.js';
+import { failure } from './failures.js';
 import type { Lifecycle } from './lifecycle.js';
 import { loadedSignerRecovery } from './signerRecovery.js';
 import { signatureAttemptKind } from './attemptBudget.js';

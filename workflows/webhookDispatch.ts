@@ -1,6 +1,5 @@
 // One dispatcher per webhook endpoint: it delivers the events of every authorization and refunds
-// workflow that keeps its events in its memo (the current generation) to that endpoint, in order per
-// attempt, retrying each refused event for 3 days. The work is one long-running activity at a time
+// workflow (each keeps its events in its memo) to that endpoint, in order per attempt, retrying each refused event for 3 days. The work is one long-running activity at a time
 // (activities/webhookDispatch.ts), which heartbeats its cursor and hands it back every few minutes;
 // this workflow keeps it between them and ends when the endpoint is deleted. Authorizations' events
 // cost it nothing per payment: no signal, no workflow task.

@@ -1,8 +1,8 @@
 // New blocks as the node announces them (a `newHeads` subscription over WebSocket), shared by every
 // wait in the worker process: a capture waiting for its block or its confirmation depth wakes when
 // the block arrives, instead of each one polling the node on its own timer. Without a WebSocket (or
-// when it drops) the waits simply time out and read the node themselves, as before: captures still
-// work, only slower. So the feed also says how it is doing (`status()`), for the worker's /readyz
+// when it drops) the waits simply time out and read the node themselves: captures still work, only
+// slower. So the feed also says how it is doing (`status()`), for the worker's /readyz
 // and the API's, since nothing else would show that captures have quietly become slower.
 import { createPublicClient, hexToBigInt, webSocket, type Chain, type Hex } from 'viem';
 
@@ -56,7 +56,7 @@ export class HeadFeed {
   private stateSince = Date.now();
   private failure = '';
   /** Bumped by every (re)subscription: answers from an abandoned one are ignored. */
-  private generation = 0;
+  private epoch = 0;
   private retryMs = RETRY_MIN_MS;
   private retryTimer: NodeJS.Timeout | undefined;
   private watchdog: NodeJS.Timeout | undefined;
@@ -82,7 +82,7 @@ export class HeadFeed {
     this.watchdog = setInterval(() => {
       if (!this.started || this.state === 'failing' || Date.now() - this.lastAnnouncedAt <= SILENT_AFTER_MS) return;
       // A socket that never opened (a host that drops packets) is a failure like a refused one.
-      if (this.state === 'connecting') this.failed(this.generation, new Error(`no answer in ${SILENT_AFTER_MS / 1000} s`));
+      if (this.state === 'connecting') this.failed(this.epoch, new Error(`no answer in ${SILENT_AFTER_MS / 1000} s`));
       else this.restart();
     }, SILENT_AFTER_MS / 4);
     this.watchdog.unref();
@@ -171,7 +171,7 @@ export class HeadFeed {
    * caches sockets by URL, and a dead one still in its cache would be handed to the next subscribe.
    */
   private closeSubscription(): void {
-    this.generation += 1;
+    this.epoch += 1;
     const socket = this.socket;
     this.socket = undefined;
     try {
@@ -199,8 +199,8 @@ export class HeadFeed {
     for (const waiter of [...this.waiters]) if (head > waiter.after) waiter.resolve(head);
   }
 
-  private failed(generation: number, err: unknown): void {
-    if (generation !== this.generation || this.stopped) return;
+  private failed(epoch: number, err: unknown): void {
+    if (epoch !== this.epoch || this.stopped) return;
     this.failure = reasonOf(err);
     this.setState('failing');
     if (this.retryTimer) return;
@@ -218,26 +218,26 @@ export class HeadFeed {
     if (this.started || this.stopped || !this.wsUrl) return;
     this.started = true;
     this.lastAnnouncedAt = Date.now();
-    const generation = ++this.generation;
-    void this.subscribe(this.wsUrl, generation).catch((err) => this.failed(generation, err));
+    const epoch = ++this.epoch;
+    void this.subscribe(this.wsUrl, epoch).catch((err) => this.failed(epoch, err));
   }
 
-  private async subscribe(wsUrl: string, generation: number): Promise<void> {
+  private async subscribe(wsUrl: string, epoch: number): Promise<void> {
     // Its own socket (the reconnect setting keys viem's socket cache apart from the log watcher's),
     // so closing it here never ends the watcher's subscriptions. Reconnecting is ours: see failed().
     const client = createPublicClient({ chain: this.chain, transport: webSocket(wsUrl, { retryCount: 0, reconnect: { attempts: 0 } }) });
     const transport = client.transport as unknown as SocketTransport;
     const socket = await transport.getRpcClient();
-    if (generation !== this.generation) return socket.close();
+    if (epoch !== this.epoch) return socket.close();
     this.socket = socket;
     await transport.subscribe({
       params: ['newHeads'],
       onData: (data) => {
-        if (generation === this.generation && data.result?.number) this.announce(hexToBigInt(data.result.number));
+        if (epoch === this.epoch && data.result?.number) this.announce(hexToBigInt(data.result.number));
       },
-      onError: (err) => this.failed(generation, err),
+      onError: (err) => this.failed(epoch, err),
     });
-    if (generation !== this.generation) return;
+    if (epoch !== this.epoch) return;
     this.retryMs = RETRY_MIN_MS;
     this.setState('live');
   }

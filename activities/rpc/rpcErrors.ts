@@ -2,7 +2,7 @@
 // retryable errors are thrown as they are; the rest become non-retryable ApplicationFailures.
 import { ApplicationFailure } from '@temporalio/common';
 import { BaseError, HttpRequestError, RpcRequestError, TimeoutError } from 'viem';
-import { isRevert, revertReasonOf } from '../revert.js';
+import { isRevert, revertReasonOf } from '../../runtime/chain/revert.js';
 import { codeForRevertReason } from '../../domain/revertReasons.js';
 import { AuthcapError } from '../../domain/errors.js';
 

@@ -11,17 +11,17 @@ import type { JsonResponse, RouteContext, Router } from '../router.js';
 import { parseWith, type Schemas } from '../schemas.js';
 import { buildCheckoutAssets, type CheckoutAssets } from './assets.js';
 import { htmlSecurityHeaders, notFoundHtml, pageHtml } from './html.js';
-import { CheckoutLinks, checkoutSecret } from './linkToken.js';
-import { readVariable } from '../../runtime/settings/read.js';
+import { CheckoutLinks, checkoutSecret } from '../../runtime/checkoutLinks.js';
 import { checkoutSession, TokenInfoCache } from './session.js';
 
+/** The API process's settings for the pages (api/main.ts reads them: AUTHCAP_PUBLIC_URL, AUTHCAP_CHECKOUT_SECRET, AUTHCAP_MERCHANT_NAME). */
 export interface CheckoutOptions {
-  /** Where payers reach this API (default AUTHCAP_PUBLIC_URL, else the API's own listen URL). */
+  /** Where payers reach this API (default the API's own listen URL). */
   publicUrl?: string;
-  /** The link secret (default AUTHCAP_CHECKOUT_SECRET, else `<stateDir>/checkout-secret`). */
+  /** The link secret (default `<stateDir>/checkout-secret`, else one of this process's own). */
   secret?: string | Buffer;
   stateDir?: string;
-  /** The name payers see (default AUTHCAP_MERCHANT_NAME). */
+  /** The name payers see (default "Merchant"). */
   merchantName?: string;
 }
 
@@ -34,7 +34,6 @@ export interface CheckoutDeps {
   /** The API's own URL once it listens: the default public URL. */
   listenUrl: () => string | undefined;
   options?: CheckoutOptions;
-  env?: NodeJS.ProcessEnv;
 }
 
 export type WithCheckoutLinks<T> = T & { checkoutUrl: string | null; cancelUrl: string | null };
@@ -51,19 +50,18 @@ export class Checkout {
   private readonly assets: Promise<CheckoutAssets>;
 
   constructor(private readonly deps: CheckoutDeps) {
-    const env = deps.env ?? process.env;
     const options = deps.options ?? {};
-    this.links = new CheckoutLinks(checkoutSecret({ secret: options.secret, stateDir: options.stateDir, env }));
+    // No environment here: what is not given is the default, never a variable of this process's.
+    this.links = new CheckoutLinks(checkoutSecret({ secret: options.secret, stateDir: options.stateDir }));
     this.tokens = new TokenInfoCache(deps.rpcUrl);
-    this.merchantName = (options.merchantName ?? readVariable('AUTHCAP_MERCHANT_NAME', env) ?? '').trim() || 'Merchant';
+    this.merchantName = (options.merchantName ?? '').trim() || 'Merchant';
     this.assets = buildCheckoutAssets();
     // Surfaces on the first page request; never an unhandled rejection at start.
     this.assets.catch(() => undefined);
   }
 
   private publicBase(): string {
-    const configured = this.deps.options?.publicUrl ?? readVariable('AUTHCAP_PUBLIC_URL', this.deps.env ?? process.env);
-    return (configured || this.deps.listenUrl() || '').replace(/\/+$/, '');
+    return (this.deps.options?.publicUrl || this.deps.listenUrl() || '').replace(/\/+$/, '');
   }
 
   private url(id: string, tail = ''): string {
@@ -86,17 +84,17 @@ export class Checkout {
       .on('GET', '/checkout/:id/cancel', 'public', (context) => this.page(context, 'cancel'))
       .on('GET', '/checkout/:id/session', 'public', async (context) => {
         const id = this.authorize(context);
-        return this.json(200, await client.getAuthorization(id));
+        return this.json(200, await client.authorizations.get(id));
       })
       .on('POST', '/checkout/:id/signature', 'public', async (context) => {
         const id = this.authorize(context);
         const { signature } = parseWith(schemas.signatureBody, context.body, 'the body');
-        return this.json(200, await client.submitSignature(id, signature));
+        return this.json(200, await client.authorizations.sign(id, signature));
       })
       .on('POST', '/checkout/:id/cancel', 'public', async (context) => {
         const id = this.authorize(context);
         const { signature } = parseWith(schemas.cancelBody, context.body, 'the body');
-        const outcome = await client.cancelWithOutcome(id, signature, { waitMs: CANCEL_WAIT_MS });
+        const outcome = await client.authorizations.cancel(id, signature, { waitMs: CANCEL_WAIT_MS });
         return this.json(outcome.settled ? 200 : 202, outcome.authorization);
       })
       .on('GET', '/checkout-assets/:file', 'public', async ({ params }) => {

@@ -59,7 +59,11 @@ export interface SessionContext {
   now?: () => number;
 }
 
-/** The served network an authorization is on: named by it, else by its signed chain, else the default (records from before networks). */
+/**
+ * The served network an authorization is on: named by it, else by its signed chain, else the deployment's
+ * first. One started by a client given no deployment names no network (the worker put it on its first),
+ * and the answers of sign, cancel and void carry the workflow's view as it is.
+ */
 function servedNetworkOf(resource: AuthorizationResource, catalog: Catalog | undefined): ServedNetwork | undefined {
   if (!catalog) return undefined;
   if (resource.network) return catalog.network(resource.network);

@@ -54,7 +54,8 @@ export class Catalog {
     for (const u of unavailable) this.waiting.set(u.network, { reason: u.reason, tokens: u.tokens });
     this.order_ = [...(options.order ?? [...networks.map((n) => n.network), ...unavailable.map((u) => u.network)])];
     // The default is the configured first network's first token, whether or not its node answers yet:
-    // records from before networks are on it, and a late node must not move them to another.
+    // what names no chain (a run a client without the deployment started) is on it, and a late node
+    // must not move that to another.
     const first = this.order_[0]!;
     const firstServed = networks.find((n) => n.network === first);
     const firstWaiting = unavailable.find((u) => u.network === first);
@@ -148,7 +149,7 @@ export class Catalog {
     return new AuthcapError('chain_unavailable', `the node of ${network} has not answered since this process started; retry shortly`);
   }
 
-  /** The token an existing authorization is on (records from before networks: the default). */
+  /** The token a reference names; what it leaves out is the default's. */
   tokenOf(ref: Partial<ChainRef> | undefined): ServedToken | undefined {
     return this.token({ ...this.defaultRef, ...(ref?.network ? { network: ref.network } : {}), ...(ref?.token ? { token: ref.token } : {}) });
   }

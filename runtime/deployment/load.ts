@@ -1,24 +1,22 @@
-// Reads the deployment configuration once per process: the file named by AUTHCAP_CONFIG, or the
-// one-network variables (RPC_URL, TOKEN_ADDRESS, ...) that every deployment before it used. What
-// comes back is checked against its schema, with `${VARIABLE}` references and keys resolved.
+// Reads the deployment configuration once per process: the file named by AUTHCAP_CONFIG, the one
+// way a process is told its networks and tokens (`npm start` writes one in its state dir). What comes
+// back is checked against its schema, with `${VARIABLE}` references and keys resolved.
 import { readFileSync } from 'node:fs';
 import type { Hex } from 'viem';
 import type { z } from 'zod';
-import { deploymentSchema, networkIdSchema, type DeploymentConfig, type NetworkConfig } from './schema.js';
+import { deploymentSchema, type NetworkConfig } from './schema.js';
 
 export class DeploymentConfigError extends Error {
   override name = 'DeploymentConfigError';
 }
 
 /** A network as a process runs it: URLs read from the environment, keys parsed. */
-export interface LoadedNetwork extends Omit<NetworkConfig, 'id' | 'merchantKeys'> {
-  /** The CAIP-2 id; `undefined` for the one-network variables (it is read from the node at start). */
-  id: string | undefined;
+export interface LoadedNetwork extends Omit<NetworkConfig, 'merchantKeys'> {
   merchantPrivateKeys: Hex[];
 }
 
 export interface LoadedDeployment {
-  /** Where it came from, for messages: the file, or "environment". */
+  /** The file it came from, for messages. */
   source: string;
   networks: LoadedNetwork[];
 }
@@ -30,28 +28,20 @@ export interface LoadOptions {
   keys?: boolean;
 }
 
-// This module is the one reader of the chain settings: AUTHCAP_CONFIG, and the one-network variables
-// (RPC_URL, TOKEN_ADDRESS, MERCHANT_PRIVATE_KEY(S), AUTHCAP_NETWORK, AUTHCAP_WS_URL,
-// AUTHCAP_CONFIRMATIONS). The worker, the API and the dev stack take their networks from here.
+/** What to do when no file is named. */
+export const NO_DEPLOYMENT_FILE = 'set AUTHCAP_CONFIG to the deployment file (docs/configuration.md; `npm start` writes one in its state dir)';
+
+// This module is the one reader of the deployment file: the worker, the API, the CLI and the dev
+// stack take their networks from here.
 export function loadDeployment(env: NodeJS.ProcessEnv = process.env, options: LoadOptions = {}): LoadedDeployment {
   const file = env.AUTHCAP_CONFIG?.trim();
-  if (file) return fromFile(file, env, options);
-  return fromSingleNetworkVariables(env, options);
+  if (!file) throw new DeploymentConfigError(NO_DEPLOYMENT_FILE);
+  return fromFile(file, env, options);
 }
 
-/** Whether the environment names any network: AUTHCAP_CONFIG, or RPC_URL with TOKEN_ADDRESS. */
+/** Whether the environment names a deployment file (AUTHCAP_CONFIG). */
 export function deploymentConfigured(env: NodeJS.ProcessEnv = process.env): boolean {
-  return !!env.AUTHCAP_CONFIG?.trim() || (!!env.RPC_URL && !!env.TOKEN_ADDRESS);
-}
-
-/** RPC_URL alone (an API without a token configured still asks it for /readyz and signatures). */
-export function singleNetworkRpcUrl(env: NodeJS.ProcessEnv = process.env): string | undefined {
-  return env.RPC_URL?.trim() || undefined;
-}
-
-/** The one network of RPC_URL, TOKEN_ADDRESS and MERCHANT_PRIVATE_KEY(S), whatever AUTHCAP_CONFIG says (the dev stack's own chain). */
-export function loadSingleNetwork(env: NodeJS.ProcessEnv = process.env, options: LoadOptions = {}): LoadedNetwork {
-  return fromSingleNetworkVariables(env, options).networks[0]!;
+  return !!env.AUTHCAP_CONFIG?.trim();
 }
 
 /** Parses a configuration's text (JSON); exported for tests and `authcap doctor`. */
@@ -67,6 +57,22 @@ export function parseDeployment(text: string, source: string, env: NodeJS.Proces
   return { source, networks: parsed.data.networks.map((network, i) => resolveNetwork(network, `${source}: networks[${i}] (${network.id})`, env, options)) };
 }
 
+/**
+ * The environment variables a deployment file names: its `merchantKeys` (read by the worker alone)
+ * and the `${VARIABLE}` its URLs are written as (read by every process). A process that starts
+ * others (the dev stack) hands each of them these, and no more.
+ */
+export function variablesNamedBy(file: string): { keys: string[]; urls: string[] } {
+  const parsed = deploymentSchema.safeParse(JSON.parse(readFileSync(file, 'utf8')));
+  if (!parsed.success) throw new DeploymentConfigError(`${file}: ${describeIssues(parsed.error)}`);
+  const named = (value: string | undefined) => (value ? (/^\$\{([A-Z_][A-Z0-9_]*)\}$/.exec(value)?.[1] ?? []) : []);
+  const { networks } = parsed.data;
+  return {
+    keys: [...new Set(networks.flatMap((n) => n.merchantKeys))],
+    urls: [...new Set(networks.flatMap((n) => [...n.rpcUrls, n.wsUrl].flatMap(named)))],
+  };
+}
+
 function fromFile(file: string, env: NodeJS.ProcessEnv, options: LoadOptions): LoadedDeployment {
   let text: string;
   try {
@@ -75,46 +81,6 @@ function fromFile(file: string, env: NodeJS.ProcessEnv, options: LoadOptions): L
     throw new DeploymentConfigError(`AUTHCAP_CONFIG names ${file}, which cannot be read: ${(err as Error).message}`);
   }
   return parseDeployment(text, file, env, options);
-}
-
-function fromSingleNetworkVariables(env: NodeJS.ProcessEnv, options: LoadOptions): LoadedDeployment {
-  const missing = ['RPC_URL', 'TOKEN_ADDRESS', ...(options.keys === false ? [] : ['MERCHANT_PRIVATE_KEY'])].filter((name) => !env[name]);
-  if (missing.length) throw new DeploymentConfigError(`set AUTHCAP_CONFIG, or ${missing.join(', ')} for one network (npm start sets them for the dev stack)`);
-  if (env.AUTHCAP_NETWORK && !networkIdSchema.safeParse(env.AUTHCAP_NETWORK).success)
-    throw new DeploymentConfigError(`AUTHCAP_NETWORK must be a CAIP-2 network id such as "eip155:8453", got "${env.AUTHCAP_NETWORK}"`);
-  const parsed = deploymentSchema.safeParse({
-    networks: [
-      {
-        id: env.AUTHCAP_NETWORK ?? 'eip155:1',
-        rpcUrls: [env.RPC_URL],
-        // Unset: RPC_URL's own WebSocket (ws(s)://, as documented); empty: none, new blocks are polled.
-        ...(wsUrlOf(env) ? { wsUrl: wsUrlOf(env) } : {}),
-        confirmations: confirmationsOf(env.AUTHCAP_CONFIRMATIONS),
-        tokens: [env.TOKEN_ADDRESS],
-        merchantKeys: ['MERCHANT_PRIVATE_KEY', ...(env.MERCHANT_PRIVATE_KEYS?.trim() ? ['MERCHANT_PRIVATE_KEYS'] : [])],
-        singleNetworkIds: true,
-      },
-    ],
-  });
-  if (!parsed.success) throw new DeploymentConfigError(`the one-network variables: ${describeIssues(parsed.error, VARIABLE_OF)}`);
-  const network: DeploymentConfig['networks'][number] = parsed.data.networks[0]!;
-  const loaded = resolveNetwork(network, 'environment', env, options);
-  // The one-network variables never named their chain: it is whatever RPC_URL serves (read at start).
-  return { source: 'environment', networks: [{ ...loaded, id: env.AUTHCAP_NETWORK ?? undefined }] };
-}
-
-function wsUrlOf(env: NodeJS.ProcessEnv): string | undefined {
-  if (env.AUTHCAP_WS_URL !== undefined) return env.AUTHCAP_WS_URL.trim() || undefined;
-  return env.RPC_URL?.replace(/^http/, 'ws');
-}
-
-function confirmationsOf(raw: string | undefined): number | 'safe' | 'finalized' {
-  if (raw === undefined || raw === '') return 1;
-  if (raw === 'safe' || raw === 'finalized') return raw;
-  const value = /^\d+$/.test(raw) ? Number(raw) : Number.NaN;
-  if (!Number.isSafeInteger(value) || value < 1)
-    throw new DeploymentConfigError(`AUTHCAP_CONFIRMATIONS must be a positive whole number, "safe" or "finalized", got "${raw}"`);
-  return value;
 }
 
 function resolveNetwork(network: NetworkConfig, where: string, env: NodeJS.ProcessEnv, options: LoadOptions): LoadedNetwork {
@@ -144,24 +110,14 @@ function fromEnvironment(value: string, where: string, env: NodeJS.ProcessEnv): 
   return resolved;
 }
 
-/** Which variable each field of the one network comes from, for messages. */
-const VARIABLE_OF: Record<string, string> = {
-  'networks[0].rpcUrls[0]': 'RPC_URL',
-  'networks[0].wsUrl': 'AUTHCAP_WS_URL',
-  'networks[0].confirmations': 'AUTHCAP_CONFIRMATIONS',
-  'networks[0].tokens[0]': 'TOKEN_ADDRESS',
-  'networks[0].id': 'AUTHCAP_NETWORK',
-};
-
 /** "networks[1].tokens[0]: must be a token contract address" — every issue, with where it is. */
-function describeIssues(error: z.ZodError, names: Record<string, string> = {}): string {
+function describeIssues(error: z.ZodError): string {
   return error.issues
     .map((issue) => {
-      const raw = issue.path
+      const path = issue.path
         .map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`))
         .join('')
         .replace(/^\./, '');
-      const path = names[raw] ?? raw;
       return `${path || 'the configuration'}: ${issue.message}`;
     })
     .join('; ');

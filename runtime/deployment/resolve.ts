@@ -1,7 +1,7 @@
 // The start checks: each network's node must be the chain its id names, and each token's name,
 // version, decimals, symbol and EIP-3009 form are read from it, never configured by hand.
 import { BaseError, createPublicClient, fallback, http, HttpRequestError, TimeoutError, type Address, type PublicClient } from 'viem';
-import { hasBytesOverloads } from '../../activities/tokenFeatures.js';
+import { hasBytesOverloads } from '../chain/tokenFeatures.js';
 import { tokenAbi } from '../../domain/tokenAbi.js';
 import { Catalog, type ServedNetwork, type ServedToken, type SignatureForm } from './catalog.js';
 import { DeploymentConfigError, type LoadedDeployment, type LoadedNetwork } from './load.js';
@@ -39,8 +39,7 @@ export class NodeUnreachableError extends DeploymentConfigError {
 export interface ResolveOptions {
   timeoutMs?: number;
   /**
-   * Each network its own failure domain: a network whose node does not answer (and whose id is
-   * configured) is left `unavailable` instead of stopping the start; retryUnavailable() brings it in.
+   * Each network its own failure domain: a network whose node does not answer is left `unavailable` instead of stopping the start; retryUnavailable() brings it in.
    * A node that answers wrong (another chain, no such token) still stops the start.
    */
   degraded?: boolean;
@@ -53,7 +52,7 @@ export async function resolveDeployment(loaded: LoadedDeployment, options: Resol
       resolveNetwork(network, loaded.source, timeoutMs).then(
         (resolved) => ({ resolved }),
         (err: unknown) => {
-          if (!options.degraded || !(err instanceof NodeUnreachableError) || !network.id) throw err;
+          if (!options.degraded || !(err instanceof NodeUnreachableError)) throw err;
           const unavailable: UnavailableNetwork = {
             network: network.id,
             chainId: chainIdOfNetwork(network.id),
@@ -152,19 +151,18 @@ export function networkReader(rpcUrls: readonly string[], timeoutMs = 10_000): P
 }
 
 async function resolveNetwork(network: LoadedNetwork, source: string, timeoutMs: number): Promise<ResolvedNetwork> {
-  const label = network.id ?? 'RPC_URL';
   const client = networkReader(network.rpcUrls, timeoutMs);
   let chainId: number;
   try {
     chainId = await client.getChainId();
   } catch (err) {
-    throw new NodeUnreachableError(`${source}: ${label}: the node at ${redact(network.rpcUrls[0]!)} did not answer eth_chainId (${shortMessage(err)})`);
+    throw new NodeUnreachableError(`${source}: ${network.id}: the node at ${redact(network.rpcUrls[0]!)} did not answer eth_chainId (${shortMessage(err)})`);
   }
-  if (network.id && chainIdOfNetwork(network.id) !== chainId)
+  if (chainIdOfNetwork(network.id) !== chainId)
     throw new DeploymentConfigError(
       `${source}: ${network.id}: the node at ${redact(network.rpcUrls[0]!)} serves chain ${chainId} (${networkOfChainId(chainId)}), not ${network.id}`,
     );
-  const id = network.id ?? networkOfChainId(chainId);
+  const id = network.id;
   const tokens = await Promise.all(network.tokens.map((address) => readToken(client, address as Address, `${source}: ${id}: token ${address}`)));
   const { id: _id, name, tokens: _addresses, ...rest } = network;
   return { ...rest, network: id, chainId, name: name ?? id, tokens };
@@ -193,7 +191,7 @@ async function readToken(client: PublicClient, address: Address, where: string):
   }
 }
 
-/** v2.2's `bytes signature` overloads (ERC-1271 too), or v2.1's `v, r, s` only: the activities' own probe. */
+/** v2.2's `bytes signature` overloads (ERC-1271 too), or v2.1's `v, r, s` only: the probe the worker also asks when a payer signs. */
 export async function signatureForm(client: PublicClient, address: Address): Promise<SignatureForm> {
   return (await hasBytesOverloads(client, address)) ? 'bytes' : 'vrs';
 }

@@ -53,12 +53,6 @@ export const networkSchema = z
       .max(16)
       .default(['MERCHANT_PRIVATE_KEY'])
       .describe('Environment variables holding merchant keys (0x-prefixed hex, or several separated by commas).'),
-    singleNetworkIds: z
-      .boolean()
-      .default(false)
-      .describe(
-        "Keep the one-network shape's relayer ids and watcher cursor: set it on the network a deployment served before it had a configuration file, so open relayers keep their nonce sequences.",
-      ),
   })
   .strict();
 
@@ -78,8 +72,6 @@ export const deploymentSchema = z
         tokens.add(token.toLowerCase());
       });
     });
-    const legacy = config.networks.filter((n) => n.singleNetworkIds);
-    if (legacy.length > 1) ctx.addIssue({ code: 'custom', path: ['networks'], message: 'singleNetworkIds may be set on one network only' });
   });
 
 export type DeploymentFile = z.input<typeof deploymentSchema>;

@@ -5,7 +5,7 @@
 import { erc20Abi, formatEther, formatUnits, type Address, type PublicClient } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import * as knownChains from 'viem/chains';
-import { CAPTURE_GAS_LIMIT, PRIORITY_FEE_ALLOWANCE } from '../../activities/precheck.js';
+import { captureGasCost } from '../chain/captureGas.js';
 import type { ServedToken } from '../deployment/catalog.js';
 import type { LoadedDeployment, LoadedNetwork } from '../deployment/load.js';
 import { networkReader, resolveDeployment } from '../deployment/resolve.js';
@@ -23,13 +23,12 @@ const SOURCE = 'doctor';
 interface Where {
   network: LoadedNetwork;
   index: number;
-  /** The deployment file, or undefined for the one-network variables. */
-  file: string | undefined;
+  /** The deployment file. */
+  file: string;
 }
 
-/** Where to fix a field: its path in the deployment file, or the one-network variable. */
+/** Where to fix a field: its path in the deployment file. */
 function pathOf(where: Where, field: 'rpcUrls' | 'tokens' | 'merchantKeys' | 'id', j = 0): string {
-  if (!where.file) return { rpcUrls: 'RPC_URL', tokens: 'TOKEN_ADDRESS', merchantKeys: 'MERCHANT_PRIVATE_KEY(S)', id: 'AUTHCAP_NETWORK' }[field];
   const indexed = field === 'rpcUrls' || field === 'tokens' ? `[${j}]` : '';
   return `networks[${where.index}].${field}${indexed} in ${where.file}`;
 }
@@ -47,8 +46,7 @@ function nativeSymbol(chainId: number): string {
 }
 
 export async function chainChecks(loaded: LoadedDeployment, keysLoaded: boolean): Promise<DoctorCheck[]> {
-  const file = loaded.source === 'environment' ? undefined : loaded.source;
-  const perNetwork = await Promise.all(loaded.networks.map((network, index) => networkChecks({ network, index, file }, keysLoaded)));
+  const perNetwork = await Promise.all(loaded.networks.map((network, index) => networkChecks({ network, index, file: loaded.source }, keysLoaded)));
   return perNetwork.flat();
 }
 
@@ -56,7 +54,7 @@ async function networkChecks(where: Where, keysLoaded: boolean): Promise<DoctorC
   const { network } = where;
   const nodes = await Promise.all(network.rpcUrls.map((url, j) => nodeCheck(where, url, j)));
   const answering = nodes.filter((n) => n.chainId !== undefined);
-  const id = network.id ?? answering[0]?.networkId ?? 'RPC_URL';
+  const id = network.id;
   const checks = nodes.map((n) => n.check);
   if (answering.length === 0) {
     const why = `not checked: no node of ${id} answers`;
@@ -78,13 +76,12 @@ async function networkChecks(where: Where, keysLoaded: boolean): Promise<DoctorC
 interface NodeResult {
   url: string;
   chainId?: number;
-  networkId?: string;
   check: DoctorCheck;
 }
 
 async function nodeCheck(where: Where, url: string, j: number): Promise<NodeResult> {
   const { network } = where;
-  const label = network.id ?? 'RPC_URL';
+  const label = network.id;
   const subject = network.rpcUrls.length > 1 ? `${label} rpcUrls[${j}]` : label;
   const shown = redactUrl(url);
   const one: LoadedDeployment = { source: SOURCE, networks: [{ ...network, rpcUrls: [url], tokens: [] }] };
@@ -97,8 +94,6 @@ async function nodeCheck(where: Where, url: string, j: number): Promise<NodeResu
       return failed(reasonAfter(err, `${label}: `), `point ${pathOf(where, 'rpcUrls', j)} at a node of ${label}, or correct ${pathOf(where, 'id')}`);
     return failed(`the node at ${shown} does not answer (${await whyNodeFails(url)})`, `check ${pathOf(where, 'rpcUrls', j)}, and that the node is up`);
   }
-  const id = resolved.network;
-  const named = network.id ? subject : network.rpcUrls.length > 1 ? `${id} rpcUrls[${j}]` : id;
   try {
     const head = await bounded(networkReader([url], CALL_TIMEOUT_MS).getBlock({ blockTag: 'latest' }), `the head block of ${shown}`);
     const age = Math.round(Date.now() / 1000 - Number(head.timestamp));
@@ -107,22 +102,25 @@ async function nodeCheck(where: Where, url: string, j: number): Promise<NodeResu
       return {
         url,
         chainId: resolved.chainId,
-        networkId: id,
         check: check(
           'warn',
           'network',
-          named,
+          subject,
           `${found}: stale (older than ${STALE_HEAD_SECONDS / 60} minutes)`,
           'check that the node is synced (or use another provider)',
         ),
       };
-    return { url, chainId: resolved.chainId, networkId: id, check: check('ok', 'network', named, found) };
+    return { url, chainId: resolved.chainId, check: check('ok', 'network', subject, found) };
   } catch (err) {
     return {
       url,
       chainId: resolved.chainId,
-      networkId: id,
-      check: check('warn', 'network', named, `the node at ${shown} serves chain ${resolved.chainId} but its head block could not be read (${firstLine(err)})`),
+      check: check(
+        'warn',
+        'network',
+        subject,
+        `the node at ${shown} serves chain ${resolved.chainId} but its head block could not be read (${firstLine(err)})`,
+      ),
     };
   }
 }
@@ -163,8 +161,8 @@ async function merchantCheck(where: Where, id: string, chainId: number, reader: 
       ]),
       `the balances of ${address}`,
     );
-    // What the capture precheck asks a merchant key to hold (activities/precheck.ts).
-    const perCapture = CAPTURE_GAS_LIMIT * ((block.baseFeePerGas ?? 0n) * 2n + PRIORITY_FEE_ALLOWANCE);
+    // What the capture precheck asks a merchant key to hold (runtime/chain/captureGas.ts).
+    const perCapture = captureGasCost(block.baseFeePerGas);
     const captures = balance / perCapture;
     const tokenText = tokens.length ? `; holds ${tokens.map((t, i) => `${formatUnits(holdings[i]!, t.decimals)} ${t.symbol}`).join(', ')} (for refunds)` : '';
     const held = `holds ${formatEther(balance)} ${nativeSymbol(chainId)} for gas`;

@@ -35,12 +35,12 @@ export interface DeploymentOutcome {
 }
 
 export function deploymentCheck(env: Env): DeploymentOutcome {
-  const subject = env.AUTHCAP_CONFIG?.trim() ? `AUTHCAP_CONFIG ${env.AUTHCAP_CONFIG.trim()}` : 'one-network variables';
+  const subject = env.AUTHCAP_CONFIG?.trim() ? `AUTHCAP_CONFIG ${env.AUTHCAP_CONFIG.trim()}` : 'AUTHCAP_CONFIG';
   try {
     const deployment = loadDeployment(env);
     const tokens = deployment.networks.reduce((n, network) => n + network.tokens.length, 0);
     const keys = new Set(deployment.networks.flatMap((n) => n.merchantPrivateKeys)).size;
-    const networks = deployment.networks.map((n) => n.id ?? 'the network RPC_URL serves').join(', ');
+    const networks = deployment.networks.map((n) => n.id).join(', ');
     return {
       deployment,
       keysLoaded: true,

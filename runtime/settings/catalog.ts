@@ -1,7 +1,10 @@
 // Every environment variable authcap reads, in one place: which processes read it, its rule (a zod
 // schema from the raw string, with its default) and what it means. Each process validates all of
-// its own at start (readSettings, ./read.ts), so a wrong one stops the start with its name; the
-// functions that still take an `env` (activitySlots, WaitLimits.fromEnv, ...) read through the same
+// its own at start, at its entry (readSettings, ./read.ts: worker/main.ts, api/main.ts,
+// devstack/main.ts, client/cli.ts, runtime/codecServerMain.ts), so a wrong one stops the start with its
+// name, and passes the values down as options; an option left out falls back to its variable's default
+// (defaultOf), never to the environment. The functions that take an `env` (the client library, whose
+// embedder configures it through the environment; the doctor, which examines one) read through the same
 // rule (readVariable). docs/configuration.md is generated from this file (npm run docs:config).
 //
 // Variables read by a library (@temporalio/envconfig's TEMPORAL_*, the OTLP exporter's OTEL_*) are

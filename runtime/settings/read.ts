@@ -56,6 +56,14 @@ export function readVariable<K extends VariableName>(name: K, env: Env = process
 }
 
 /**
+ * A variable's default, from its catalog rule: what an option left out by an embedder (a test, the
+ * bench) falls back to, so the default lives in one place. Reads no environment.
+ */
+export function defaultOf<K extends VariableName>(name: K): ValueOf<K> {
+  return readVariable(name, {});
+}
+
+/**
  * For a process's entry point: its settings, or the SettingsError's message on stderr and exit 1
  * (the way a bad deployment file stops the start).
  */

@@ -37,7 +37,7 @@ export const TEMPORAL_CLIENTS = ['worker', 'api', 'cli', 'dev-stack', 'scripts']
 export const ENVCONFIG = '@temporalio/envconfig';
 export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
 
-/** AUTHCAP_CONFIRMATIONS: the deployment loader's rule (runtime/deployment/load.ts), which the worker shares. */
+/** AUTHCAP_CONFIRMATIONS: the deployment file's rule (runtime/deployment/schema.ts), for the dev chain's file. */
 export const confirmations = rule((raw): number | 'safe' | 'finalized' => {
   if (raw === undefined || raw === '') return 1;
   if (raw === 'safe' || raw === 'finalized') return raw;

@@ -33,8 +33,7 @@ export async function setup(project: TestProject): Promise<void> {
   // The stack must not pick up a developer's cluster, chain, keys or checkout settings.
   const cleared = [
     'TEMPORAL_ADDRESS',
-    'RPC_URL',
-    'TOKEN_ADDRESS',
+    'AUTHCAP_CONFIG',
     'MERCHANT_PRIVATE_KEY',
     'MERCHANT_PRIVATE_KEYS',
     'AUTHCAP_API_KEY',

@@ -158,37 +158,24 @@ describe('resolveDeployment', () => {
     expect((refused as AuthcapError).code).toBe('validation_error');
   });
 
-  it('the one-network variables: the id is the chain the node serves', async () => {
-    const loaded: LoadedDeployment = {
-      source: 'environment',
-      networks: [
-        { id: undefined, rpcUrls: [ours.rpcUrl], tokens: [ourToken], confirmations: 1, logSpan: 1999, singleNetworkIds: true, merchantPrivateKeys: [] },
-      ],
-    };
-    const resolved = await resolveDeployment(loaded);
-    expect(resolved.networks[0]).toMatchObject({ network: 'eip155:31337', chainId: 31337, name: 'eip155:31337', singleNetworkIds: true });
-    expect(resolved.catalog.defaultRef).toEqual({ network: 'eip155:31337', token: ourToken });
-  });
-
   it('refuses a node serving another chain than the id names, naming both', async () => {
     const err = await refusal(load([{ id: 'eip155:8453', rpcUrls: [ours.rpcUrl], tokens: [ourToken] }]));
     expect(err.message).toContain('test.json: eip155:8453: ');
     expect(err.message).toContain('serves chain 31337 (eip155:31337), not eip155:8453');
   });
 
-  it('refuses two networks that turn out to be one chain', async () => {
+  it('refuses two networks that are one chain', async () => {
     const base: Omit<LoadedNetwork, 'id'> = {
       rpcUrls: [ours.rpcUrl],
       tokens: [ourToken],
       confirmations: 1,
       logSpan: 1999,
-      singleNetworkIds: false,
       merchantPrivateKeys: [],
     };
     const err = await refusal({
       source: 'mixed',
       networks: [
-        { ...base, id: undefined },
+        { ...base, id: 'eip155:31337' },
         { ...base, id: 'eip155:31337' },
       ],
     });

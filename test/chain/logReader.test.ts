@@ -11,8 +11,8 @@ import {
   consumptionTopics,
   logPairKey,
   nonceTopics,
-  pairKey,
 } from '../../activities/nonceState.js';
+import { pairKey } from '../../domain/eip3009.js';
 import { PAYER_FUNDING } from '../../devstack/token.js';
 import { tokenAbi } from '../../domain/tokenAbi.js';
 import { addressTopic, freshNonce, hex, logKey, startChain, type TestChain } from './support/chain.js';

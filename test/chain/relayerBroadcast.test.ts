@@ -15,7 +15,7 @@ import { startAnvil, type Anvil } from '../../devstack/anvil.js';
 import { freePort } from '../../devstack/process.js';
 import { deployDevToken, devAccounts } from '../../devstack/token.js';
 import { tokenAbi } from '../../domain/tokenAbi.js';
-import type { BroadcastOutcome, InflightTransaction, LegacyRelayRequest, RelayRequest } from '../../domain/relay.js';
+import type { BroadcastOutcome, InflightTransaction, RelayRequest } from '../../domain/relay.js';
 import { defineChain } from 'viem';
 
 let anvil: Anvil;
@@ -60,6 +60,9 @@ async function harmlessRequest(id: string): Promise<RelayRequest> {
   return { requestId: id, replyTo: { workflowId: 'nobody', runId: 'none' }, call: { kind: 'cancel', authorizer: payer.address, nonce, signature } };
 }
 
+/** What a first attempt heartbeats once it has signed: its transactions (and nothing refused or known yet). */
+const signedBatch = (signed: InflightTransaction[]) => ({ signed, refused: [], known: [] });
+
 const items: Record<string, RelayRequest> = {};
 const harmless = async (id: string) => (items[id] ??= await harmlessRequest(id));
 
@@ -79,7 +82,7 @@ describe('broadcastBatch, retried after its transaction was mined', () => {
     expect(await client.getTransactionCount({ address: ctx.merchant })).toBe(start + 2);
 
     // The retried attempt gets the signed transactions back from its heartbeat, as Temporal does.
-    const retried = new MockActivityEnvironment({ heartbeatDetails: first.sent as InflightTransaction[] });
+    const retried = new MockActivityEnvironment({ heartbeatDetails: signedBatch(first.sent) });
     const again: BroadcastOutcome = await retried.run(relayer.broadcastBatch, {
       startNonce: start,
       items: [await harmless('a'), await harmless('b')],
@@ -102,7 +105,7 @@ describe('broadcastBatch, retried after its transaction was mined', () => {
       sentAt: Date.now(),
     });
     const other = { ...signedOnly.sent[0]!, hash: `0x${'11'.repeat(32)}` as Hex };
-    const retried = new MockActivityEnvironment({ heartbeatDetails: [other] });
+    const retried = new MockActivityEnvironment({ heartbeatDetails: signedBatch([other]) });
     const outcome: BroadcastOutcome = await retried.run(relayer.broadcastBatch, { startNonce: start, items: [await harmless('c')], sentAt: Date.now() });
     // Our transaction is not known under that hash: the request goes back to the queue, from the chain's nonce.
     expect(outcome.sent).toEqual([]);
@@ -117,7 +120,8 @@ describe('broadcastBatch refuses what it cannot check', () => {
     const client = createPublicClient({ transport: http(anvil.rpcUrl) });
     const start = await relayer.relayerAccountNonce();
     const thief = '0x000000000000000000000000000000000000bEEF';
-    const raw: LegacyRelayRequest = {
+    // Raw calldata, as a forged request might carry it: no typed call for the relayer to build.
+    const raw = {
       requestId: 'raw',
       replyTo: { workflowId: 'nobody', runId: 'none' },
       to: ctx.tokenAddress,
@@ -159,7 +163,7 @@ describe('broadcastBatch refuses what it cannot check', () => {
     const otherNetwork: RelayRequest = { ...(await harmless('other-network')), requestId: 'other-network', network: 'eip155:8453' };
     const outcome: BroadcastOutcome = await new MockActivityEnvironment().run(relayer.broadcastBatch, {
       startNonce: start,
-      items: [raw, elsewhere, unbacked, wrongNonce, otherNetwork, cancel],
+      items: [raw as unknown as RelayRequest, elsewhere, unbacked, wrongNonce, otherNetwork, cancel],
       sentAt: Date.now(),
     });
     expect(outcome.refused.map((r) => [r.requestId, r.failure.code])).toEqual([

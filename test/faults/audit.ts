@@ -81,8 +81,8 @@ export async function audit(world: World, ids: string[], options: AuditOptions):
       }
     }
   };
-  const read = (id: string) => retried(() => world.client.getAuthorization(id));
-  const readRefunds = (id: string) => retried(() => world.client.listRefunds(id));
+  const read = (id: string) => retried(() => world.client.authorizations.get(id));
+  const readRefunds = (id: string) => retried(() => world.client.refunds.list(id));
   const mayHaveRefunds = (a: AuthorizationResource) => a.state === 'captured' || a.state === 'capturing';
 
   // Refunds still in flight end first (bounded): money is compared once nothing moves any more.

@@ -13,20 +13,20 @@ export function sign(typedData: unknown, privateKey: Hex): Hex {
 export async function createStored(world: World, i: number, amount = '0.01', validForSeconds?: number, network?: string): Promise<string> {
   const p = world.payers[i % world.payers.length]!;
   counter += 1;
-  const drafted = await world.client.createAuthorization({
+  const drafted = await world.client.authorizations.create({
     orderId: `fault-${process.pid}-${Date.now()}-${counter}`,
     payer: p.address,
     amount,
     validForSeconds,
     ...(network ? { network } : {}),
   });
-  const stored = await world.client.submitSignature(drafted.id, sign(drafted.typedData, p.privateKey));
+  const stored = await world.client.authorizations.sign(drafted.id, sign(drafted.typedData, p.privateKey));
   return stored.id;
 }
 
 /** Fires a capture and forgets its answer: the audit reads the outcome from authcap and the chain. */
 export function captureInBackground(world: World, id: string): Promise<unknown> {
-  return world.client.capture(id, { waitMs: 60_000 }).catch((err: unknown) => err);
+  return world.client.authorizations.capture(id, { waitMs: 60_000 }).catch((err: unknown) => err);
 }
 
 /**
@@ -37,13 +37,13 @@ export function captureInBackground(world: World, id: string): Promise<unknown> 
 export async function settleCaptures(world: World, ids: string[], captures: Promise<unknown>[], timeoutMs: number) {
   await Promise.all(captures);
   for (const id of ids) {
-    const a = await world.client.getAuthorization(id);
+    const a = await world.client.authorizations.get(id);
     if (a.state === 'stored') await captureInBackground(world, id);
   }
   return Promise.all(
     ids.map((id) =>
       eventually(
-        () => world.client.getAuthorization(id),
+        () => world.client.authorizations.get(id),
         (a) => a.state === 'captured',
         timeoutMs,
       ),

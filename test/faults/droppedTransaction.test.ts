@@ -34,7 +34,7 @@ describe('transactions dropped from the pool', () => {
     await world.testClient.setIntervalMining({ interval: 1 });
     await capture;
     const captured = await eventually(
-      () => world.client.getAuthorization(id),
+      () => world.client.authorizations.get(id),
       (a) => a.state === 'captured',
       150_000,
     );

@@ -27,22 +27,27 @@ describe('expiry at scale', () => {
         while (next < OPEN) {
           const i = next++;
           const p = world.payers[i % world.payers.length]!;
-          const drafted = await world.client.createAuthorization({ orderId: `expire-${process.pid}-${i}`, payer: p.address, amount: '0.01', validForSeconds });
+          const drafted = await world.client.authorizations.create({
+            orderId: `expire-${process.pid}-${i}`,
+            payer: p.address,
+            amount: '0.01',
+            validForSeconds,
+          });
           // Half stored (signed), half left drafted.
-          if (i % 2 === 0) await world.client.submitSignature(drafted.id, sign(drafted.typedData, p.privateKey));
+          if (i % 2 === 0) await world.client.authorizations.sign(drafted.id, sign(drafted.typedData, p.privateKey));
           ids.push(drafted.id);
         }
       }),
     );
     // Wait past the deadline, then read every one (a few at a time: a thousand pollers would only load the server).
     await sleep((validForSeconds + 15) * 1000);
-    const states: Awaited<ReturnType<typeof world.client.getAuthorization>>[] = [];
+    const states: Awaited<ReturnType<typeof world.client.authorizations.get>>[] = [];
     for (let i = 0; i < ids.length; i += 20) {
       states.push(
         ...(await Promise.all(
           ids.slice(i, i + 20).map((id) =>
             eventually(
-              () => world.client.getAuthorization(id),
+              () => world.client.authorizations.get(id),
               (a) => a.state === 'expired',
               120_000,
             ),

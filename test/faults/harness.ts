@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { createPublicClient, createTestClient, createWalletClient, defineChain, http, type Address, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { ApiKeyStore } from '../../client/apiKeys.js';
+import { webhookAddressPolicyFromEnv } from '../../runtime/webhookAddressPolicy.js';
 import { AuthcapClient } from '../../client/authcapClient.js';
 import { startAnvil, type Anvil } from '../../devstack/anvil.js';
 import { apiHostFiles, prepareHost, startApiProcess, startWorkerProcess, type Host } from '../../devstack/appProcesses.js';
@@ -20,6 +21,7 @@ import { ensureDevCodecKeys } from '../../runtime/codec.js';
 import { loadTemporalSettings } from '../../runtime/temporal.js';
 import { startFaultProxy, type FaultProxy } from './faultProxy.js';
 import { startSecondNetwork, writeTwoNetworkDeployment, type SecondNetwork } from './secondNetwork.js';
+import { writeTestDeployment } from '../support/deploymentFile.js';
 import { loadDeployment } from '../../runtime/deployment/load.js';
 import { resolveDeployment, retryUnavailable } from '../../runtime/deployment/resolve.js';
 
@@ -148,13 +150,14 @@ export async function startWorld(
   };
   const second = options.networks === 2 ? await startSecondNetwork(accounts) : undefined;
   if (second && options.secondDownAtStart) second.proxy.set('drop', 1);
-  const configFile = second ? writeTwoNetworkDeployment(stateDir, { chainId: anvil.chainId, proxyUrl: proxy.url, tokenAddress }, second) : undefined;
+  // Every process through the fault proxy; one network's file takes a case's AUTHCAP_CONFIRMATIONS.
+  const configFile = second
+    ? writeTwoNetworkDeployment(stateDir, { chainId: anvil.chainId, proxyUrl: proxy.url, tokenAddress }, second)
+    : writeTestDeployment(stateDir, { chainId: anvil.chainId, rpcUrl: proxy.url, tokenAddress }, options.env);
   const env: Record<string, string> = {
-    ...(configFile ? { AUTHCAP_CONFIG: configFile } : {}),
+    AUTHCAP_CONFIG: configFile,
     TEMPORAL_ADDRESS: temporal.address,
     TEMPORAL_NAMESPACE: temporal.namespace,
-    RPC_URL: proxy.url,
-    TOKEN_ADDRESS: tokenAddress,
     AUTHCAP_STATE_DIR: stateDir,
     AUTHCAP_CODEC_KEYS: codecKeys,
     AUTHCAP_RECONCILE_SECONDS: '2',
@@ -188,11 +191,15 @@ export async function startWorld(
   };
   for (let i = 0; i < (options.workers ?? 1); i += 1) await startWorker();
   // As the API resolves it: a network whose node is down waits, and is brought in once it answers.
-  const deployment = configFile ? await resolveDeployment(loadDeployment({ AUTHCAP_CONFIG: configFile }, { keys: false }), { degraded: true }) : undefined;
+  const deployment = second ? await resolveDeployment(loadDeployment({ AUTHCAP_CONFIG: configFile }, { keys: false }), { degraded: true }) : undefined;
   const retrying = deployment?.unavailable.length ? retryUnavailable(deployment, { intervalMs: 500, maxIntervalMs: 2_000 }) : undefined;
-  const client = await AuthcapClient.connect(loadTemporalSettings({ address: temporal.address, namespace: temporal.namespace }), { deployment });
+  // The harness's receivers are on this machine (AUTHCAP_WEBHOOK_ALLOW_LOOPBACK above), as under npm start.
+  const client = await AuthcapClient.connect(loadTemporalSettings({ address: temporal.address, namespace: temporal.namespace }), {
+    deployment,
+    webhookAddressPolicy: webhookAddressPolicyFromEnv(),
+  });
   const startApiAt = async (port: number, index = 0) => {
-    const keys = ApiKeyStore.open(join(stateDir, 'api-keys.json'), {});
+    const keys = ApiKeyStore.open(join(stateDir, 'api-keys.json'));
     world.apiKey ??= keys.create('order-service', 'faults').key;
     // A restarted API is the same host again: its state dir is kept.
     const own = hostEnv(`api-${index + 1}`, 'api');

@@ -44,7 +44,7 @@ describe('one network down, the other carries on', () => {
     const captured1 = await Promise.all(
       ids1.map((id) =>
         eventually(
-          () => world.client.getAuthorization(id),
+          () => world.client.authorizations.get(id),
           (a) => a.state === 'captured',
           OUTAGE_MS,
         ),
@@ -54,7 +54,7 @@ describe('one network down, the other carries on', () => {
     expect(captured1.map((a) => a?.state)).toEqual(ids1.map(() => 'captured'));
     expect(firstDoneAfterMs).toBeLessThan(OUTAGE_MS);
     // And nothing of the second network's was captured meanwhile: its node never answered.
-    const during2 = await Promise.all(ids2.map((id) => world.client.getAuthorization(id)));
+    const during2 = await Promise.all(ids2.map((id) => world.client.authorizations.get(id)));
     expect(during2.filter((a) => a.state === 'captured')).toEqual([]);
 
     const remaining = OUTAGE_MS - (Date.now() - outageStarted);

@@ -25,7 +25,7 @@ describe('each network its own failure domain', () => {
   /** The order's attempts once none is `drafting` any more (a stalled draft or check ends, never hangs). */
   const attemptsOnceClosed = (order: string) =>
     eventually(
-      () => world.client.listPage({ orderId: order }),
+      () => world.client.authorizations.list({ orderId: order }),
       (page) => page.data.length > 0 && page.data.every((a) => a.state !== 'drafting'),
       30_000,
     );
@@ -47,7 +47,7 @@ describe('each network its own failure domain', () => {
     expect(ready?.body.checks.networks[network2]).toMatchObject({ ok: false, served: false });
 
     const id1 = await createStored(world, 0, '0.01', undefined, network1);
-    expect((await world.client.capture(id1, { waitMs: 60_000 })).authorization.state).toBe('captured');
+    expect((await world.client.authorizations.capture(id1, { waitMs: 60_000 })).authorization.state).toBe('captured');
 
     // The down network: refused at once, with a code to retry on, nothing started.
     const payer = world.payers[1]!.address;
@@ -68,7 +68,7 @@ describe('each network its own failure domain', () => {
       60_000,
     );
     expect(id2).toBeTypeOf('string');
-    expect((await world.client.capture(id2, { waitMs: 60_000 })).authorization.state).toBe('captured');
+    expect((await world.client.authorizations.capture(id2, { waitMs: 60_000 })).authorization.state).toBe('captured');
   }, 300_000);
 
   it('a create while the node is stalled: chain_unavailable with Retry-After at once, nothing drafting for ever, nothing FAILED, the order tries again', async () => {
@@ -87,7 +87,7 @@ describe('each network its own failure domain', () => {
       // The client library asks no node first: the workflow's draft is what must end the attempt,
       // within its own short budget, as `chain_unavailable`, and not as a FAILED workflow.
       const library = Date.now();
-      const err = (await world.client.createAuthorization(request).then(
+      const err = (await world.client.authorizations.create(request).then(
         () => undefined,
         (e: unknown) => e,
       )) as AuthcapError | undefined;
@@ -101,12 +101,12 @@ describe('each network its own failure domain', () => {
     // The attempt the stall cut off is closed, its record says why: never `drafting` for ever.
     const listed = await attemptsOnceClosed(order);
     expect(listed.data.map((a) => a.state)).toEqual(['rejected']);
-    const rejected = await world.client.getAuthorization(listed.data[0]!.id);
+    const rejected = await world.client.authorizations.get(listed.data[0]!.id);
     expect(rejected).toMatchObject({ state: 'rejected', lastError: { code: 'chain_unavailable' } });
 
     // The node answers: the same order is created, and nothing of authcap's ended FAILED.
     const created = await eventually(
-      () => world.client.createAuthorization(request),
+      () => world.client.authorizations.create(request),
       (a) => a?.state === 'drafted',
       60_000,
     );
@@ -117,8 +117,8 @@ describe('each network its own failure domain', () => {
   it("a pre-signed create while the node is stalled: chain_unavailable within the check's short budget, the attempt rejected, nothing FAILED", async () => {
     const p = world.payers[5]!;
     // The second network's token domain, as authcap drafts with it (the draft made while the node answers).
-    const probe = await world.client.createAuthorization({ orderId: orderId('presigned-domain'), payer: p.address, amount: '0.01', network: network2 });
-    await world.client.voidAuthorization(probe.id, { reason: 'only needed the domain' });
+    const probe = await world.client.authorizations.create({ orderId: orderId('presigned-domain'), payer: p.address, amount: '0.01', network: network2 });
+    await world.client.authorizations.void(probe.id, { reason: 'only needed the domain' });
     const typedData = probe.typedData!;
     const authorization = { ...typedData.message, nonce: `0x${Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('hex')}` };
     const signature = sign({ ...typedData, message: authorization }, p.privateKey);
@@ -126,8 +126,8 @@ describe('each network its own failure domain', () => {
     world.second!.proxy.set('stall', 1, 600_000);
     try {
       const started = Date.now();
-      const err = (await world.client
-        .createPresignedAuthorization({ orderId: order, network: network2, primaryType: 'ReceiveWithAuthorization', authorization, signature })
+      const err = (await world.client.authorizations
+        .create({ orderId: order, network: network2, primaryType: 'ReceiveWithAuthorization', authorization, signature })
         .then(
           () => undefined,
           (e: unknown) => e,
@@ -158,13 +158,13 @@ describe('each network its own failure domain', () => {
     }
     // Once the node answers the capture goes on (or, its reads given up, the order service asks again).
     const after = await eventually(
-      () => world.client.getAuthorization(id),
+      () => world.client.authorizations.get(id),
       (a) => a.state === 'captured' || (a.state === 'stored' && a.lastError !== null),
       120_000,
     );
-    if (after.state === 'stored') await world.client.capture(id, { waitMs: 60_000 });
+    if (after.state === 'stored') await world.client.authorizations.capture(id, { waitMs: 60_000 });
     const final = await eventually(
-      () => world.client.getAuthorization(id),
+      () => world.client.authorizations.get(id),
       (a) => a.state === 'captured',
       60_000,
     );

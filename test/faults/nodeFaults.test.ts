@@ -34,7 +34,7 @@ describe('the node misbehaves', () => {
     // Everything stalls for 10 s: reads must still answer quickly.
     world.proxy.set('stall', 1, 10_000);
     const readStarted = Date.now();
-    const read = await world.client.getAuthorization(ids[0]!);
+    const read = await world.client.authorizations.get(ids[0]!);
     expect(read.id).toBe(ids[0]);
     expect(Date.now() - readStarted).toBeLessThan(2_000);
     await sleep(10_000);

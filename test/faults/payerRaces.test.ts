@@ -28,7 +28,7 @@ describe('payer races', () => {
     // 1. The payer cancels onchain just before the merchant captures.
     const canceledId = await createStored(world, 0);
     ids.push(canceledId);
-    const toCancel = await world.client.getAuthorization(canceledId);
+    const toCancel = await world.client.authorizations.get(canceledId);
     const cancelSig = parseSignature(sign(toCancel.cancellationTypedData, world.payers[0]!.privateKey));
     const cancelHash = await payerWallet(0).writeContract({
       address: world.tokenAddress,
@@ -38,7 +38,7 @@ describe('payer races', () => {
       account: privateKeyToAccount(world.payers[0]!.privateKey),
       args: [toCancel.authorization!.from, toCancel.authorization!.nonce, Number(cancelSig.v), cancelSig.r, cancelSig.s],
     });
-    const raced = await world.client.capture(canceledId, { waitMs: 30_000 }).then(
+    const raced = await world.client.authorizations.capture(canceledId, { waitMs: 30_000 }).then(
       (o) => o.authorization.state,
       (e: { code?: string }) => e.code,
     );
@@ -47,7 +47,7 @@ describe('payer races', () => {
     expect(
       (
         await eventually(
-          () => world.client.getAuthorization(canceledId),
+          () => world.client.authorizations.get(canceledId),
           (a) => a.state === 'canceled',
           60_000,
         )
@@ -72,19 +72,19 @@ describe('payer races', () => {
       args: [world.payers[2]!.address, balance],
     });
     await world.publicClient.waitForTransactionReceipt({ hash: moved });
-    const refused = await world.client.capture(brokeId).then(
+    const refused = await world.client.authorizations.capture(brokeId).then(
       () => 'captured',
       (e: { code?: string }) => e.code,
     );
     expect(refused).toBe('insufficient_balance');
-    expect((await world.client.getAuthorization(brokeId)).state).toBe('stored');
-    await world.client.voidAuthorization(brokeId, { reason: 'payer has no funds' });
+    expect((await world.client.authorizations.get(brokeId)).state).toBe('stored');
+    await world.client.authorizations.void(brokeId, { reason: 'payer has no funds' });
 
     // 3. A pre-signed TransferWithAuthorization settled by someone else just before our capture.
     const p3 = world.payers[3]!;
     // The token's own domain, as authcap drafts with it.
-    const probe = await world.client.createAuthorization({ orderId: `race-domain-${Date.now()}`, payer: p3.address, amount: '0.01' });
-    await world.client.voidAuthorization(probe.id, { reason: 'only needed the domain' });
+    const probe = await world.client.authorizations.create({ orderId: `race-domain-${Date.now()}`, payer: p3.address, amount: '0.01' });
+    await world.client.authorizations.void(probe.id, { reason: 'only needed the domain' });
     const domain = probe.domain!;
     const now = Math.floor(Date.now() / 1000);
     const authorization = {
@@ -117,7 +117,7 @@ describe('payer races', () => {
       message: authorization,
     };
     const signature = sign(typedData, p3.privateKey);
-    const presigned = await world.client.createPresignedAuthorization({
+    const presigned = await world.client.authorizations.create({
       orderId: `race-settled-${Date.now()}`,
       primaryType: 'TransferWithAuthorization',
       authorization,
@@ -143,13 +143,13 @@ describe('payer races', () => {
         sig.s,
       ],
     });
-    const outcome = await world.client.capture(presigned.id, { waitMs: 30_000 }).then(
+    const outcome = await world.client.authorizations.capture(presigned.id, { waitMs: 30_000 }).then(
       (o) => o.authorization,
       () => undefined,
     );
     await world.publicClient.waitForTransactionReceipt({ hash: settledHash });
     const settled = await eventually(
-      () => world.client.getAuthorization(presigned.id),
+      () => world.client.authorizations.get(presigned.id),
       (a) => a.state === 'captured',
       60_000,
     );
@@ -161,7 +161,7 @@ describe('payer races', () => {
     ids.push(lateId);
     await world.testClient.setAutomine(false);
     await world.testClient.setIntervalMining({ interval: 0 });
-    const late = world.client.capture(lateId, { waitMs: 60_000 }).then(
+    const late = world.client.authorizations.capture(lateId, { waitMs: 60_000 }).then(
       (o) => o.authorization.state,
       (e: { code?: string }) => e.code,
     );
@@ -172,7 +172,7 @@ describe('payer races', () => {
     expect(
       (
         await eventually(
-          () => world.client.getAuthorization(lateId),
+          () => world.client.authorizations.get(lateId),
           (a) => a.state === 'expired',
           60_000,
         )

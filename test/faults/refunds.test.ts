@@ -129,7 +129,7 @@ async function killWorkerWhen(world: World, ready: () => Promise<boolean>, timeo
 
 /** Any of these authorizations' refunds (the release included) matching `which`, read straight from Temporal. */
 async function anyRefund(world: World, ids: string[], which: (r: Refund) => boolean): Promise<boolean> {
-  const all = await Promise.all(ids.map((id) => world.client.listRefunds(id).catch(() => [] as Refund[])));
+  const all = await Promise.all(ids.map((id) => world.client.refunds.list(id).catch(() => [] as Refund[])));
   return all.some((refunds) => refunds.some(which));
 }
 
@@ -241,7 +241,7 @@ describe('partial captures through worker kills', () => {
     const keep = (i: number) => KEEP[i % KEEP.length]!;
     // Captures go out one after another, so that each kill finds one at the step it aims for.
     const captures = ids.map((id, i) => sleep(i * 700).then(() => captureViaApi(world, id, keep(i))));
-    const readAll = () => Promise.all(ids.map((id) => world.client.getAuthorization(id).catch(() => undefined)));
+    const readAll = () => Promise.all(ids.map((id) => world.client.authorizations.get(id).catch(() => undefined)));
     const aims = [
       // The capture's transaction is out, its release not yet created.
       () => readAll().then((all) => all.some((a) => a?.state === 'capturing' && a.capture?.transactionHash && a.capture.confirmedAt === null)),
@@ -299,7 +299,7 @@ describe('refunds across a Temporal server restart', () => {
     );
     const partialCaptures = partials.map((id) => captureViaApi(world, id, '3.5'));
     await sleep(800);
-    const inFlight = await Promise.all([...ids, ...partials].map((id) => world.client.listRefunds(id).catch(() => [] as Refund[])));
+    const inFlight = await Promise.all([...ids, ...partials].map((id) => world.client.refunds.list(id).catch(() => [] as Refund[])));
     await world.restartTemporal();
     console.log(`refunds across a Temporal restart: ${inFlight.flat().filter((r) => r.state === 'pending').length} refunds pending at the kill`);
     const results = (await Promise.all(refunds)).flat();

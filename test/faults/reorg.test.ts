@@ -19,7 +19,7 @@ describe('reorgs around a capture', () => {
     const ids = [await createStored(world, 0), await createStored(world, 1)];
     const first = captureInBackground(world, ids[0]!);
     const preconfirmed = await eventually(
-      () => world.client.getAuthorization(ids[0]!),
+      () => world.client.authorizations.get(ids[0]!),
       (a) => Boolean(a.capture?.preconfirmedAt) && a.state === 'capturing',
       60_000,
     );
@@ -28,7 +28,7 @@ describe('reorgs around a capture', () => {
     await world.publicClient.request({ method: 'anvil_reorg' as never, params: [3, []] as never });
     await first;
     const captured = await eventually(
-      () => world.client.getAuthorization(ids[0]!),
+      () => world.client.authorizations.get(ids[0]!),
       (a) => a.state === 'captured',
       120_000,
     );
@@ -38,7 +38,7 @@ describe('reorgs around a capture', () => {
 
     // The second is captured first, then a 2-block reorg hits the chain head.
     await captureInBackground(world, ids[1]!);
-    expect((await world.client.getAuthorization(ids[1]!)).state).toBe('captured');
+    expect((await world.client.authorizations.get(ids[1]!)).state).toBe('captured');
     await world.publicClient.request({ method: 'anvil_reorg' as never, params: [2, []] as never });
     // Let the reorged transactions be mined again, then audit once.
     await eventually(

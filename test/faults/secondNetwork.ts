@@ -67,7 +67,7 @@ export async function startSecondNetwork(accounts: DevAccounts): Promise<SecondN
   };
 }
 
-/** deployment.json for both networks, each through its fault proxy; the first keeps the one-network ids. */
+/** deployment.json for both networks, each through its fault proxy; the first is the default. */
 export function writeTwoNetworkDeployment(
   stateDir: string,
   first: { chainId: number; proxyUrl: string; tokenAddress: Address },
@@ -76,7 +76,7 @@ export function writeTwoNetworkDeployment(
   const file = join(stateDir, 'deployment.json');
   const config = {
     networks: [
-      { id: `eip155:${first.chainId}`, rpcUrls: [first.proxyUrl], tokens: [first.tokenAddress], singleNetworkIds: true },
+      { id: `eip155:${first.chainId}`, rpcUrls: [first.proxyUrl], tokens: [first.tokenAddress] },
       { id: second.network, rpcUrls: [second.proxy.url], tokens: [second.tokenAddress] },
     ],
   };

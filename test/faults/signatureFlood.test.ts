@@ -6,7 +6,7 @@
 // at once, and the payer's real signature and the capture go through within seconds.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client, Connection } from '@temporalio/client';
-import { parseResourceId } from '../../client/ids.js';
+import { parseResourceId } from '../../domain/ids.js';
 import { loadTemporalSettings } from '../../runtime/temporal.js';
 import { acceptedUpdates } from '../support/signatureFlood.js';
 import { audit } from './audit.js';
@@ -86,7 +86,7 @@ describe('a checkout link flooded with wrong signatures, then a worker restart',
     );
     expect(signed.body.state).toBe('stored');
     expect(await acceptedUpdates(temporal, created.id)).toBe(startUpdates + 1);
-    const captured = await world.client.capture(created.id, { waitMs: 30_000 });
+    const captured = await world.client.authorizations.capture(created.id, { waitMs: 30_000 });
     expect(captured.authorization.state).toBe('captured');
 
     const result = await audit(world, [created.id], { caseName: 'signature flood then worker restart', merchantTxBefore: before });

@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { audit } from './audit.js';
 import { FULL, eventually, kill, sleep, startWorld, type World } from './harness.js';
-import { pool } from '../../bench/stats.js';
+import { pool } from '../bench/stats.js';
 import { createStored, sign } from './drive.js';
 
 const MINUTES = Number(process.env.AUTHCAP_SOAK_MINUTES ?? 30);
@@ -31,12 +31,14 @@ describe.skipIf(!FULL)('soak', () => {
             const id = await createStored(world, n, '0.01', 120);
             ids.push(id);
             const pick = n % 5;
-            if (pick <= 2) await world.client.capture(id, { waitMs: 30_000 }).catch(() => undefined);
-            else if (pick === 3) await world.client.voidAuthorization(id, { reason: 'soak' }).catch(() => undefined);
+            if (pick <= 2) await world.client.authorizations.capture(id, { waitMs: 30_000 }).catch(() => undefined);
+            else if (pick === 3) await world.client.authorizations.void(id, { reason: 'soak' }).catch(() => undefined);
             else {
-              const a = await world.client.getAuthorization(id);
+              const a = await world.client.authorizations.get(id);
               if (a.cancellationTypedData)
-                await world.client.cancel(id, sign(a.cancellationTypedData, world.payers[n % world.payers.length]!.privateKey)).catch(() => undefined);
+                await world.client.authorizations
+                  .cancel(id, sign(a.cancellationTypedData, world.payers[n % world.payers.length]!.privateKey))
+                  .catch(() => undefined);
             }
           } catch {
             // a worker being killed: the next loop goes on; the audit judges the outcome
@@ -61,7 +63,7 @@ describe.skipIf(!FULL)('soak', () => {
       const settled = Date.now() + 400_000;
       await pool(ids, 16, (id) =>
         eventually(
-          () => world.client.getAuthorization(id),
+          () => world.client.authorizations.get(id),
           (a) => ['captured', 'canceled', 'voided', 'expired'].includes(a.state),
           Math.max(1_000, settled - Date.now()),
         ),

@@ -24,7 +24,7 @@ describe('Temporal server restarted', () => {
     await Promise.all(captures);
     for (const id of ids) {
       const a = await eventually(
-        () => world.client.getAuthorization(id),
+        () => world.client.authorizations.get(id),
         () => true,
         60_000,
       );
@@ -33,7 +33,7 @@ describe('Temporal server restarted', () => {
     const states = await Promise.all(
       ids.map((id) =>
         eventually(
-          () => world.client.getAuthorization(id),
+          () => world.client.authorizations.get(id),
           (a) => a.state === 'captured',
           180_000,
         ),

@@ -3,7 +3,7 @@
 // no transition arrives under two different event ids (a repeated delivery of the same id is allowed:
 // that is what the id is for).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { verifyWebhook } from '../../client/authcapClient.js';
+import { verifyWebhook } from '../../runtime/webhookSignature.js';
 import { startReceiver, type Receiver } from '../support/webhookReceiver.js';
 import { audit } from './audit.js';
 import { FULL, eventually, startWorld, type World } from './harness.js';
@@ -51,9 +51,9 @@ describe('webhooks across worker kills', () => {
       for (const t of types.slice(2, -1)) expect(['authorization.capture_failed', 'authorization.preconfirmed', 'authorization.reorged']).toContain(t);
       // Ids are numbered by the authorization in order: no gap (nothing lost), no id twice under another number.
       expect(firsts.map((e) => Number(e.id.split('_').at(-1)))).toEqual(firsts.map((_, i) => i + 1));
-      // The feed, read from the authorization's event stream rather than from deliveries, agrees.
+      // The feed, read from the authorization's memo rather than from deliveries, agrees.
       const feed = await eventually(
-        () => world.client.listEvents({ orderId, limit: 100 }),
+        () => world.client.events.list({ orderId, limit: 100 }),
         (page) => page.data.length === firsts.length,
         10_000,
       );

@@ -45,7 +45,7 @@ describe('fuzzing the API with malformed requests', () => {
 
   beforeAll(async () => {
     const dir = scratch();
-    const keys = ApiKeyStore.open(join(dir, 'keys.json'), {});
+    const keys = ApiKeyStore.open(join(dir, 'keys.json'));
     key = keys.create('order-service', 'fuzz').key;
     operatorKey = keys.create('operator', 'fuzz').key;
     client = await AuthcapClient.connect(loadTemporalSettings({ address: dev().temporalAddress, namespace: dev().temporalNamespace }));
@@ -191,7 +191,7 @@ describe('fuzzing the API with malformed requests', () => {
     }))
       started.push(execution.workflowId);
     expect(started).toEqual([]);
-    expect((await client.getAuthorization(existingId)).state).toBe('stored');
+    expect((await client.authorizations.get(existingId)).state).toBe('stored');
     expect(await tokenBalance(p.address)).toBe(balanceBefore);
     await expectNoMerchantTransactionFor(mark, p.address);
     await temporal.connection.close();

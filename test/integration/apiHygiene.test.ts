@@ -10,6 +10,8 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { parseUnits } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import type { Client } from '@temporalio/client';
+import { nonceScopeOf } from '../../activities/nonceKey.js';
+import { networkOfChainId } from '../../runtime/deployment/schema.js';
 import { startWatcher } from '../../worker/watcher.js';
 import { api, chain, dev, newOrderId } from '../support/api.js';
 import { mint, stored } from '../support/lifecycle.js';
@@ -148,7 +150,7 @@ describe('the watcher cursor file', () => {
     const watcher = startWatcher({
       client: temporal,
       publicClient: chain() as never,
-      tokens: [{ address: dev().tokenAddress, nonceScope: '' }],
+      tokens: [{ address: dev().tokenAddress, nonceScope: nonceScopeOf(networkOfChainId(dev().chainId), dev().tokenAddress) }],
       cursorFile,
       pollIntervalMs: 100,
     });

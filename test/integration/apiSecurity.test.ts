@@ -175,7 +175,7 @@ describe('an API of its own: restart, rate limit, Temporal down', () => {
   let key: string;
   beforeAll(async () => {
     dir = scratch();
-    keys = ApiKeyStore.open(join(dir, 'keys.json'), {});
+    keys = ApiKeyStore.open(join(dir, 'keys.json'));
     key = keys.create('order-service', 'test').key;
     client = await AuthcapClient.connect(loadTemporalSettings({ address: dev().temporalAddress, namespace: dev().temporalNamespace }));
   });

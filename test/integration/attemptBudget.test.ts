@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@temporalio/client';
 import { generatePrivateKey } from 'viem/accounts';
 import { AuthcapClient } from '../../client/authcapClient.js';
-import { parseResourceId } from '../../client/ids.js';
+import { parseResourceId } from '../../domain/ids.js';
 import { AuthcapError } from '../../domain/errors.js';
 import { OrderIdAttribute, PayerAttribute, AuthorizationStateAttribute } from '../../domain/searchAttributes.js';
 import { loadTemporalSettings } from '../../runtime/temporal.js';
@@ -149,7 +149,7 @@ describe('the attempt budget, for callers that send signatures unchecked', () =>
       const before = await acceptedUpdates(temporal, resource.id);
       const codes: string[] = [];
       for (let i = 0; i < FREE_FAILURES + 20; i += 1) {
-        const err = await client.cancelWithOutcome(resource.id, wrong).then(
+        const err = await client.authorizations.cancel(resource.id, wrong).then(
           () => undefined,
           (e: unknown) => e,
         );
@@ -165,7 +165,7 @@ describe('the attempt budget, for callers that send signatures unchecked', () =>
       expect({ status: viaApi.status, code: viaApi.body.error?.code }).toEqual({ status: 422, code: 'invalid_signature' });
       expect(await acceptedUpdates(temporal, resource.id)).toBe(before + FREE_FAILURES);
 
-      const outcome = await client.cancelWithOutcome(resource.id, walletSign(typedData, p.privateKey), { waitMs: 30_000 });
+      const outcome = await client.authorizations.cancel(resource.id, walletSign(typedData, p.privateKey), { waitMs: 30_000 });
       expect(['canceling', 'canceled']).toContain(outcome.authorization.state);
       expect((await waitForState(resource.id, 'canceled', 30_000)).state).toBe('canceled');
     } finally {

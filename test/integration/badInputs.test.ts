@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@temporalio/client';
 import { tokenAbi } from '../../domain/tokenAbi.js';
-import { resourceId, workflowIdForOrder } from '../../client/ids.js';
+import { resourceId, workflowIdForOrder } from '../../domain/ids.js';
 import { api, chain, dev, newOrderId, payer, walletSign } from '../support/api.js';
 import { expectApiError, expectNothingChanges } from '../support/sideEffects.js';
 import { connectTemporal, workflowExists } from '../support/temporal.js';

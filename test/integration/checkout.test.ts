@@ -7,7 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { ApiKeyStore } from '../../client/apiKeys.js';
 import { AuthcapClient } from '../../client/authcapClient.js';
-import { CheckoutLinks, checkoutSecret } from '../../api/checkout/linkToken.js';
+import { CheckoutLinks, checkoutSecret } from '../../runtime/checkoutLinks.js';
+import { readVariable } from '../../runtime/settings/read.js';
 import { createApiServer, listen } from '../../api/server.js';
 import { RateLimiter } from '../../api/rateLimit.js';
 import { errorCodes } from '../../domain/errors.js';
@@ -77,16 +78,19 @@ describe('link tokens', () => {
     expect(() => new CheckoutLinks(Buffer.alloc(16))).toThrow(/32 bytes/);
   });
 
-  it('take the secret from AUTHCAP_CHECKOUT_SECRET, else a 0600 file in the state dir, the same on every read', () => {
-    expect(checkoutSecret({ env: { AUTHCAP_CHECKOUT_SECRET: 's'.repeat(32) } })).toEqual(Buffer.from('s'.repeat(32)));
-    expect(() => checkoutSecret({ env: { AUTHCAP_CHECKOUT_SECRET: 'short' } })).toThrow(/at least 32/);
+  it('take the secret given (AUTHCAP_CHECKOUT_SECRET, read at the entry), else a 0600 file in the state dir, the same on every read', () => {
+    const fromSettings = readVariable('AUTHCAP_CHECKOUT_SECRET', { AUTHCAP_CHECKOUT_SECRET: 's'.repeat(32) });
+    expect(checkoutSecret({ secret: fromSettings })).toEqual(Buffer.from('s'.repeat(32)));
+    expect(() => readVariable('AUTHCAP_CHECKOUT_SECRET', { AUTHCAP_CHECKOUT_SECRET: 'short' })).toThrow(/at least 32/);
     const dir = join(scratch(), 'state');
-    const first = checkoutSecret({ stateDir: dir, env: {} });
+    const first = checkoutSecret({ stateDir: dir });
     expect(first.length).toBe(32);
     expect(statSync(join(dir, 'checkout-secret')).mode & 0o777).toBe(0o600);
-    expect(checkoutSecret({ stateDir: dir, env: {} })).toEqual(first);
+    expect(checkoutSecret({ stateDir: dir })).toEqual(first);
+    // Unset (undefined or empty): the file.
+    expect(checkoutSecret({ secret: '', stateDir: dir })).toEqual(first);
     // Without a state dir: a secret for this process only, never a fixed one.
-    expect(checkoutSecret({ env: {} })).not.toEqual(checkoutSecret({ env: {} }));
+    expect(checkoutSecret({})).not.toEqual(checkoutSecret({}));
   });
 });
 
@@ -273,7 +277,7 @@ describe('an API of its own: public URL, rate limit', () => {
   let key: string;
   beforeAll(async () => {
     dir = scratch();
-    keys = ApiKeyStore.open(join(dir, 'keys.json'), {});
+    keys = ApiKeyStore.open(join(dir, 'keys.json'));
     key = keys.create('order-service', 'test').key;
     client = await AuthcapClient.connect(loadTemporalSettings({ address: dev().temporalAddress, namespace: dev().temporalNamespace }));
   });

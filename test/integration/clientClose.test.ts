@@ -22,7 +22,7 @@ describe('AuthcapClient.close with Temporal unreachable', () => {
     const client = await AuthcapClient.connect(
       loadTemporalSettings({ address: `127.0.0.1:${(proxy.address() as { port: number }).port}`, namespace: dev().temporalNamespace }),
     );
-    await client.list({ limit: 1 });
+    await client.authorizations.list({ limit: 1 });
     proxy.close();
     for (const socket of sockets) socket.destroy();
 
@@ -30,7 +30,7 @@ describe('AuthcapClient.close with Temporal unreachable', () => {
     const record = (err: unknown) => uncaught.push(err);
     process.on('uncaughtException', record);
     try {
-      await expect(client.list({ limit: 1 })).rejects.toMatchObject({ code: 'temporal_unavailable' });
+      await expect(client.authorizations.list({ limit: 1 })).rejects.toMatchObject({ code: 'temporal_unavailable' });
       await client.close();
       // The library's longest backoff is about 6 s: any retry left behind would have fired by now.
       await new Promise((r) => setTimeout(r, 7_000));

@@ -6,6 +6,8 @@ import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import type { Client } from '@temporalio/client';
 import { resolveTemporalCli } from '../../devstack/temporalCli.js';
+import { relayerWorkflowId } from '../../domain/relay.js';
+import { networkOfChainId } from '../../runtime/deployment/schema.js';
 
 /** History as JSON with payload bytes in base64 (the proto message's own toJSON). */
 function historyToJSON(history: unknown): string {
@@ -53,7 +55,7 @@ describe('payload encryption', () => {
     const captured = await api('POST', `/v1/authorizations/${drafted.id}/capture`);
     expect(captured.body.state).toBe('captured');
     // The relayer's history carries the transaction too: check it as well.
-    const relayer = await raw.workflow.getHandle(`relayer-${dev().merchantAddress.toLowerCase()}`).fetchHistory();
+    const relayer = await raw.workflow.getHandle(relayerWorkflowId(dev().merchantAddress, networkOfChainId(dev().chainId))).fetchHistory();
     expectNoSecrets(payloadBytes(await rawHistory(raw, drafted.id)), secrets);
     expectNoSecrets(payloadBytes(historyToJSON(relayer)), [signature.slice(2, 66)]);
 

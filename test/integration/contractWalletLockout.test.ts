@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@temporalio/client';
 import { parseUnits, type Address } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
-import { parseResourceId } from '../../client/ids.js';
+import { parseResourceId } from '../../domain/ids.js';
 import { FREE_FAILURES } from '../../workflows/attemptBudget.js';
 import { api, chain, newOrderId, tokenBalance, walletSign } from '../support/api.js';
 import { deployContractWallet, mintTokens } from '../support/contractWallet.js';

@@ -203,7 +203,7 @@ describe('the alert rules and the dashboard', () => {
       for (const code of REFUND_FAILURE_CODES) expect(sampleValue(text, 'authcap_refunds_total', { network, outcome: 'failed', code }), code).toBe(0);
       // One state at 1, the one the worker's /readyz names: here `failing`, as the worker's WebSocket
       // URL is its JSON-RPC proxy's, which speaks no WebSocket. (`off`, no WebSocket configured, is
-      // in test/unit/headFeedMetric.test.ts.) live says 0 in both; only failing|silent fires the rule.
+      // in test/unit/activities/headFeedMetric.test.ts.) live says 0 in both; only failing|silent fires the rule.
       const readyzUrl = workerMetricsUrl.replace(/\/metrics$/, '/readyz');
       // The first subscription is refused at once; allow it the moment it takes.
       await vi.waitFor(async () => expect(((await (await fetch(readyzUrl)).json()) as { heads: { state: string } }).heads.state).toBe('failing'), {

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { createPublicClient, createWalletClient, defineChain, http, parseUnits, type Address } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startDevChain } from '../../devstack/devNetworks.js';
+import { devChainOptions, startDevChain } from '../../devstack/devNetworks.js';
 import { freePort } from '../../devstack/process.js';
 import type { DevJson, Stack } from '../../devstack/stack.js';
 import { startTwoNetworkStack } from '../support/twoNetworkStack.js';
@@ -15,6 +15,7 @@ import { deployDevTokens, devAccounts } from '../../devstack/token.js';
 import { tokenAbi } from '../../domain/tokenAbi.js';
 import { parseDeployment } from '../../runtime/deployment/load.js';
 import { resolveDeployment, type ResolvedDeployment } from '../../runtime/deployment/resolve.js';
+import { readSettings } from '../../runtime/settings/read.js';
 
 const reader = (rpcUrl: string) => createPublicClient({ transport: http(rpcUrl) });
 const devChain = (network: { chainId: number; name: string; rpcUrl: string }) =>
@@ -55,10 +56,10 @@ describe('the dev stack with two networks', () => {
     expect(statSync(file).mode & 0o777).toBe(0o600);
     const text = readFileSync(file, 'utf8');
     expect(text).not.toContain(devAccounts().merchant.privateKey.slice(2));
-    const raw = JSON.parse(text) as { networks: { id: string; singleNetworkIds?: boolean; merchantKeys: string[] }[] };
-    expect(raw.networks.map((n) => [n.id, n.singleNetworkIds ?? false, n.merchantKeys])).toEqual([
-      ['eip155:31337', true, ['MERCHANT_PRIVATE_KEY']],
-      ['eip155:31338', false, ['MERCHANT_PRIVATE_KEY']],
+    const raw = JSON.parse(text) as { networks: { id: string; merchantKeys: string[] }[] };
+    expect(raw.networks.map((n) => [n.id, n.merchantKeys])).toEqual([
+      ['eip155:31337', ['MERCHANT_PRIVATE_KEY']],
+      ['eip155:31338', ['MERCHANT_PRIVATE_KEY']],
     ]);
     // What the chains say, not what the file says: resolveDeployment reads each token.
     const tokens = resolved.networks.map((n) => [n.network, n.chainId, n.tokens.map((t) => [t.name, t.symbol, t.decimals, t.version, t.form])]);
@@ -134,7 +135,12 @@ describe('the two dev networks on kept state (npm start)', () => {
     const stateDir = mkdtempSync(join(tmpdir(), 'authcap-networks-kept-'));
     const start = async (rpcPorts: number[]) => {
       const stops: (() => Promise<void>)[] = [];
-      const chain = await startDevChain({ networks: 2, rpcPorts, stateDir, persistent: true, blockTimeSeconds: 0, merchantKeys: 2 }, stops);
+      const options = devChainOptions(
+        { networks: 2, rpcPort: rpcPorts[0]!, moreRpcPorts: rpcPorts.slice(1), stateDir, persistent: true, blockTimeSeconds: 0, merchantKeys: 2 },
+        readSettings('dev-stack', {}),
+        readSettings('worker', {}),
+      );
+      const chain = await startDevChain(options, stops);
       return { chain, stop: async () => void (await Promise.all(stops.map((stop) => stop()))) };
     };
     try {

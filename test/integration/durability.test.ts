@@ -26,8 +26,8 @@ async function eventually<T>(read: () => Promise<T>, ok: (value: T) => boolean, 
 
 async function storedOn(chain: IsolatedChain, payerIndex: number, amount = '1') {
   const payer = chain.payers[payerIndex]!;
-  const drafted = await chain.client.createAuthorization({ orderId: `dur-${process.pid}-${Date.now()}-${payerIndex}`, payer: payer.address, amount });
-  return chain.client.submitSignature(drafted.id, walletSign(drafted.typedData, payer.privateKey));
+  const drafted = await chain.client.authorizations.create({ orderId: `dur-${process.pid}-${Date.now()}-${payerIndex}`, payer: payer.address, amount });
+  return chain.client.authorizations.sign(drafted.id, walletSign(drafted.typedData, payer.privateKey));
 }
 
 describe('a capture whose activity fails for good', () => {
@@ -45,18 +45,18 @@ describe('a capture whose activity fails for good', () => {
     const stored = await storedOn(chain, 0);
     expect(stored.state).toBe('stored');
     refuseCalls = true;
-    const failure = await chain.client.capture(stored.id).then(
+    const failure = await chain.client.authorizations.capture(stored.id).then(
       () => undefined,
       (err: unknown) => err,
     );
     refuseCalls = false;
     expect(failure).toBeInstanceOf(AuthcapError);
     expect((failure as AuthcapError).code).toBe('chain_unavailable');
-    const after = await chain.client.getAuthorization(stored.id);
+    const after = await chain.client.authorizations.get(stored.id);
     expect(after.state).toBe('stored');
     expect(after.lastError?.code).toBe('chain_unavailable');
     // Not busy: void is accepted and the workflow closes.
-    const voided = await chain.client.voidAuthorization(stored.id, { reason: 'order canceled after a failed capture' });
+    const voided = await chain.client.authorizations.void(stored.id, { reason: 'order canceled after a failed capture' });
     expect(voided.state).toBe('voided');
   });
 });
@@ -87,7 +87,7 @@ describe('the relayer and the capture path', () => {
     // The state continue-as-new carries: one request not yet broadcast.
     await temporal.workflow.start('merchantRelayerWorkflow', {
       taskQueue: chain.taskQueue,
-      workflowId: relayerWorkflowId(chain.merchant.address),
+      workflowId: relayerWorkflowId(chain.merchant.address, chain.network),
       args: [
         {
           accountNonce: null,
@@ -115,7 +115,7 @@ describe('the relayer and the capture path', () => {
     const payer = chain.payers[1]!;
     const stored = await storedOn(chain, 1, '2');
     await chain.setMining(false);
-    const pending = chain.client.capture(stored.id, { waitMs: 120_000 }).then(
+    const pending = chain.client.authorizations.capture(stored.id, { waitMs: 120_000 }).then(
       (outcome) => ({ outcome }),
       (error: unknown) => ({ error }),
     );
@@ -155,7 +155,7 @@ describe('the relayer and the capture path', () => {
     const error = (first as { error: AuthcapError }).error;
     expect(error.code).toBe('token_policy_blocked');
     expect(error.message).toMatch(/blacklisted/i);
-    const afterRevert = await chain.client.getAuthorization(stored.id);
+    const afterRevert = await chain.client.authorizations.get(stored.id);
     expect(afterRevert.state).toBe('stored');
     expect(afterRevert.lastError?.message.match(/0x[0-9a-f]{64}/g)?.length ?? 0).toBeLessThanOrEqual(1);
 
@@ -168,7 +168,7 @@ describe('the relayer and the capture path', () => {
       chain: undefined,
     });
     await sleep(600);
-    const retried = await chain.client.capture(stored.id, { waitMs: 30_000 });
+    const retried = await chain.client.authorizations.capture(stored.id, { waitMs: 30_000 });
     expect(retried.settled).toBe(true);
     expect(retried.authorization.state).toBe('captured');
     expect(retried.authorization.capture?.by).toBe('authcap');
@@ -203,7 +203,7 @@ describe('an authorization rolled over by continue-as-new', () => {
       const firstRunId = handle.firstExecutionRunId;
       const id = `auth_${Buffer.from(orderId).toString('base64url')}.${firstRunId}`;
       const drafted = await eventually(
-        () => chain.client.getAuthorization(id).catch(() => undefined),
+        () => chain.client.authorizations.get(id).catch(() => undefined),
         (r) => r?.state === 'drafted',
       );
       const rolled = await eventually(
@@ -214,16 +214,16 @@ describe('an authorization rolled over by continue-as-new', () => {
       expect(rolled.runId).not.toBe(firstRunId);
       expect(rolled.raw.workflowExecutionInfo?.firstRunId).toBe(firstRunId);
       // The same id still reads and commands the authorization, across runs.
-      const read = await chain.client.getAuthorization(id);
+      const read = await chain.client.authorizations.get(id);
       expect(read.state).toBe('drafted');
       expect(read.authorization).toEqual(drafted!.authorization);
-      const stored = await chain.client.submitSignature(id, walletSign(read.typedData, payer.privateKey));
+      const stored = await chain.client.authorizations.sign(id, walletSign(read.typedData, payer.privateKey));
       expect(stored.state).toBe('stored');
-      const captured = await chain.client.capture(id, { waitMs: 30_000 });
+      const captured = await chain.client.authorizations.capture(id, { waitMs: 30_000 });
       expect(captured.authorization.state).toBe('captured');
       expect(captured.authorization.history.map((h) => h.state)).toEqual(['drafting', 'drafted', 'stored', 'capturing', 'captured']);
-      const listed = await chain.client.list({ orderId });
-      expect(listed.map((s) => s.id)).toEqual([id]);
+      const listed = await chain.client.authorizations.list({ orderId });
+      expect(listed.data.map((s) => s.id)).toEqual([id]);
       await temporal.connection.close();
     } finally {
       await chain.stop();

@@ -167,11 +167,11 @@ describe('examples/order-service.ts and examples/webhook-receiver.ts', () => {
     expect(refund).toMatchObject({ state: 'succeeded', amount: '2.5', authorizationId: id });
     // The same return again (a retried request) is the same refund, not a second one.
     expect((await shop.acceptReturn(client, id, { returnId, amount: '2.5' })).id).toBe(refund.id);
-    expect(await client.listRefunds(id)).toHaveLength(1);
+    expect(await client.refunds.list(id)).toHaveLength(1);
     const refundReceipt = await chain().getTransactionReceipt({ hash: refund.transactionHash as Hex });
     await expectTransferOnchain(refundReceipt, merchant, { from: merchant, to: payerAddress, value: parseUnits('2.5', 6) });
     expect(await tokenBalance(payerAddress)).toBe(parseUnits('90', 6));
-    expect((await client.getAuthorization(id)).amountRefunded).toBe('2.5');
+    expect((await client.authorizations.get(id)).amountRefunded).toBe('2.5');
 
     // The receiver verified and recorded the order's events; no delivery authcap made was refused.
     const events = await vi.waitFor(
@@ -388,7 +388,7 @@ describe("'authcap' as a package", () => {
           "import { AuthcapClient, AuthcapError, type AuthorizationResource, type ErrorCode } from 'authcap';",
           "import { verifyWebhook } from 'authcap/webhooks';",
           'export async function amountOf(client: AuthcapClient, id: string): Promise<string> {',
-          '  const a: AuthorizationResource = await client.getAuthorization(id);',
+          '  const a: AuthorizationResource = await client.authorizations.get(id);',
           '  return a.amount;',
           '}',
           "export const code: ErrorCode = new AuthcapError('not_found', 'x').code;",

@@ -1,9 +1,11 @@
-// `npm start` (devstack/main.ts as its own process) on a chain of the operator's own: RPC_URL,
-// TOKEN_ADDRESS and MERCHANT_PRIVATE_KEY name it (here an anvil of this file's own, with our token).
+// `npm start` (devstack/main.ts as its own process) on a chain of the operator's own: their deployment
+// file (AUTHCAP_CONFIG) names it (here an anvil of this file's own, with our token), its URL and key in
+// variables of the operator's choosing, which the stack hands to the worker and API it starts.
 // A newcomer there used to get `payers: []` in dev.json, so the README's first payment failed, and a set
 // AUTHCAP_RPC_PORT was dropped without a word. Now AUTHCAP_DEMO_PAYER_KEYS names payers for dev.json,
 // and the start says which settings it ignores.
 import type { ChildProcess } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPublicClient, defineChain, http, type Address } from 'viem';
@@ -28,6 +30,7 @@ let output: () => string = () => '';
 let stateDir: string;
 let rpcPort: number;
 let dev: DevJson;
+let configFile: string;
 const accounts = devAccounts(2);
 
 beforeAll(async () => {
@@ -43,10 +46,19 @@ beforeAll(async () => {
 
   stateDir = join(scratch(), 'state');
   rpcPort = await freePort();
+  configFile = join(scratch(), 'operator.json');
+  const network = {
+    id: `eip155:${anvil.chainId}`,
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: the deployment file's own ${VARIABLE} syntax
+    rpcUrls: ['${OPERATOR_RPC_URL}'],
+    tokens: [tokenAddress],
+    merchantKeys: ['OPERATOR_MERCHANT_KEY'],
+  };
+  writeFileSync(configFile, JSON.stringify({ networks: [network] }), { mode: 0o600 });
   const started = await startNpmStart(stateDir, {
-    RPC_URL: anvil.rpcUrl,
-    TOKEN_ADDRESS: tokenAddress,
-    MERCHANT_PRIVATE_KEY: accounts.merchant.privateKey,
+    AUTHCAP_CONFIG: configFile,
+    OPERATOR_RPC_URL: anvil.rpcUrl,
+    OPERATOR_MERCHANT_KEY: accounts.merchant.privateKey,
     AUTHCAP_DEMO_PAYER_KEYS: accounts.payers.map((p) => p.privateKey).join(','),
     // Set, as a newcomer copying the configuration table might: it cannot apply to someone else's chain.
     AUTHCAP_RPC_PORT: String(rpcPort),
@@ -66,9 +78,10 @@ afterAll(async () => {
   await anvil?.stop();
 }, 60_000);
 
-describe('npm start on an external chain (RPC_URL, TOKEN_ADDRESS, MERCHANT_PRIVATE_KEY)', () => {
+describe('npm start on an external chain (AUTHCAP_CONFIG)', () => {
   it('says at start that AUTHCAP_RPC_PORT is ignored, and lists the AUTHCAP_DEMO_PAYER_KEYS payers in dev.json', async () => {
-    expect(output()).toContain(`authcap: AUTHCAP_RPC_PORT=${rpcPort} is ignored: RPC_URL names the chain, so no anvil is started`);
+    expect(output()).toContain(`authcap: AUTHCAP_RPC_PORT=${rpcPort} is ignored: AUTHCAP_CONFIG names the chain, so no anvil is started`);
+    expect(dev.configFile).toBe(configFile);
     // Nothing listens on that port: no anvil was started behind the operator's back.
     await expect(fetch(`http://127.0.0.1:${rpcPort}`, { method: 'POST', body: '{}' })).rejects.toThrow();
     expect(dev.rpcUrl).toBe(anvil.rpcUrl);

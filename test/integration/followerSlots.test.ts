@@ -22,13 +22,13 @@ describe('more waiting captures than activity slots', () => {
     const stored = await Promise.all(
       Array.from({ length: 12 }, async (_, i) => {
         const payer = chain.payers[i % chain.payers.length]!;
-        const created = await chain.client.createAuthorization({ orderId: `slots-${process.pid}-${Date.now()}-${i}`, payer: payer.address, amount: '0.25' });
-        await chain.client.submitSignature(created.id, walletSign(created.typedData, payer.privateKey));
+        const created = await chain.client.authorizations.create({ orderId: `slots-${process.pid}-${Date.now()}-${i}`, payer: payer.address, amount: '0.25' });
+        await chain.client.authorizations.sign(created.id, walletSign(created.typedData, payer.privateKey));
         return created;
       }),
     );
     const nonceBefore = await chain.publicClient.getTransactionCount({ address: chain.merchant.address });
-    const outcomes = await Promise.all(stored.map((created) => chain.client.capture(created.id, { waitMs: 60_000 })));
+    const outcomes = await Promise.all(stored.map((created) => chain.client.authorizations.capture(created.id, { waitMs: 60_000 })));
     for (const outcome of outcomes) expect(outcome.authorization.state).toBe('captured');
     expect(new Set(outcomes.map((o) => o.authorization.capture!.transactionHash)).size).toBe(12);
     expect((await chain.publicClient.getTransactionCount({ address: chain.merchant.address })) - nonceBefore).toBe(12);

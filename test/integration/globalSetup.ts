@@ -23,8 +23,7 @@ export async function setup(project: TestProject): Promise<void> {
   // The suite must not pick up a developer's cluster or chain from the environment.
   for (const name of [
     'TEMPORAL_ADDRESS',
-    'RPC_URL',
-    'TOKEN_ADDRESS',
+    'AUTHCAP_CONFIG',
     'MERCHANT_PRIVATE_KEY',
     'AUTHCAP_API_KEY',
     'AUTHCAP_CODEC_KEYS',

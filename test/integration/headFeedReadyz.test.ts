@@ -60,7 +60,7 @@ describe('a worker whose WebSocket head feed is unreachable', () => {
     expect(ready.body.checks.heads).toEqual({
       ok: false,
       state: 'failing',
-      detail: expect.stringMatching(/head feed is down.*AUTHCAP_WS_URL.*captures still succeed but take longer/),
+      detail: expect.stringMatching(/head feed is down.*wsUrl.*captures still succeed but take longer/),
     });
   }, 30_000);
 

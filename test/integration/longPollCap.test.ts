@@ -58,7 +58,7 @@ async function openWait(key: string, id: string, keyId: string): Promise<{ answe
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'authcap-longpoll-'));
-  const store = ApiKeyStore.open(join(dir, 'keys.json'), {});
+  const store = ApiKeyStore.open(join(dir, 'keys.json'));
   keys.orderService = store.create('order-service', 'orders').key;
   keys.prober = store.create('operator', 'prober').key;
   keys.otherProber = store.create('operator', 'other prober').key;

@@ -29,9 +29,9 @@ describe('several merchant keys', () => {
     const runs = await Promise.all(
       Array.from({ length: 6 }, async (_, i) => {
         const payer = chain.payers[i % chain.payers.length]!;
-        const created = await chain.client.createAuthorization({ orderId: `keys-${process.pid}-${Date.now()}-${i}`, payer: payer.address, amount: '0.5' });
-        await chain.client.submitSignature(created.id, walletSign(created.typedData, payer.privateKey));
-        const outcome = await chain.client.capture(created.id, { waitMs: 60_000 });
+        const created = await chain.client.authorizations.create({ orderId: `keys-${process.pid}-${Date.now()}-${i}`, payer: payer.address, amount: '0.5' });
+        await chain.client.authorizations.sign(created.id, walletSign(created.typedData, payer.privateKey));
+        const outcome = await chain.client.authorizations.capture(created.id, { waitMs: 60_000 });
         return { created, outcome };
       }),
     );
@@ -52,7 +52,7 @@ describe('several merchant keys', () => {
     // One relayer per key.
     const temporal = await connectTemporal();
     try {
-      for (const key of keys) expect((await temporal.workflow.getHandle(relayerWorkflowId(key)).describe()).status.name).toBe('RUNNING');
+      for (const key of keys) expect((await temporal.workflow.getHandle(relayerWorkflowId(key, chain.network)).describe()).status.name).toBe('RUNNING');
     } finally {
       await temporal.connection.close();
     }

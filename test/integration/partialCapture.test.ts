@@ -5,7 +5,7 @@
 // of this file's own (its merchant key exclusive, so the merchant's balance is exact there).
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import proto from '@temporalio/proto';
-import { parseEventLogs, type Address, type Hex } from 'viem';
+import { parseEventLogs, type Address } from 'viem';
 import { VIEW_MEMO_KEY, type AuthorizationView } from '../../domain/authorization.js';
 import { workflowIdForOrder } from '../../domain/ids.js';
 import { RELEASE_MEMO_KEY, type RefundRecord } from '../../domain/refunds.js';

@@ -1,17 +1,18 @@
 // What one payment costs Temporal, held where a change could quietly bring it back: the create's
 // round trips, and the whole payment's workflow tasks and history events, its writes, and the
-// workflows it no longer needs (a nonce claim per draft, an event stream per authorization).
+// workflows it must not need (a nonce claim per draft, a workflow per authorization to hold its events).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client, Connection, defaultGrpcRetryOptions, makeGrpcRetryInterceptor } from '@temporalio/client';
 import { InterceptingCall, type Interceptor } from '@grpc/grpc-js';
 import proto from '@temporalio/proto';
 import { AuthcapClient } from '../../client/authcapClient.js';
+import { TemporalTransport } from '../../client/transport/temporalTransport.js';
 import { parseResourceId } from '../../domain/ids.js';
-import { eventStreamWorkflowId, eventsFromMemo } from '../../domain/events.js';
+import { eventsFromMemo } from '../../domain/events.js';
 import { sealedEntries } from '../../domain/sealed.js';
 import { dataConverterFromEnv } from '../../runtime/temporal.js';
 import { api, dev, newOrderId, payer, walletSign } from '../support/api.js';
-import { connectTemporal, workflowExists } from '../support/temporal.js';
+import { connectTemporal } from '../support/temporal.js';
 import { sleep } from '../support/lifecycle.js';
 
 const EventType = proto.temporal.api.enums.v1.EventType;
@@ -30,13 +31,14 @@ describe('the cost of one payment', () => {
       address: dev().temporalAddress,
       interceptors: [counting, makeGrpcRetryInterceptor(defaultGrpcRetryOptions())],
     });
-    client = new AuthcapClient(new Client({ connection, namespace: dev().temporalNamespace, dataConverter: dataConverterFromEnv() }), 'authcap');
+    const temporal = new Client({ connection, namespace: dev().temporalNamespace, dataConverter: dataConverterFromEnv() });
+    client = new AuthcapClient(new TemporalTransport(temporal, 'authcap'));
   });
   afterAll(() => client?.close());
 
   it('a create is one look for an earlier attempt and one update-with-start: the answer names the run', async () => {
     calls.clear();
-    const created = await client.createAuthorization({ orderId: newOrderId('cost'), payer: payer(9).address, amount: '0.01' });
+    const created = await client.authorizations.create({ orderId: newOrderId('cost'), payer: payer(9).address, amount: '0.01' });
     expect(created.state).toBe('drafted');
     expect(calls.get('ExecuteMultiOperation')).toBe(1);
     // The look for an earlier attempt on this order; none after the start to learn the run's id.
@@ -45,7 +47,7 @@ describe('the cost of one payment', () => {
 
   it('a first create asks nothing before it starts: one update-with-start, no describe', async () => {
     calls.clear();
-    const created = await client.createAuthorization({ orderId: newOrderId('cost-first'), payer: payer(9).address, amount: '0.01' });
+    const created = await client.authorizations.create({ orderId: newOrderId('cost-first'), payer: payer(9).address, amount: '0.01' });
     expect(created.state).toBe('drafted');
     expect(calls.get('ExecuteMultiOperation')).toBe(1);
     expect(calls.get('DescribeWorkflowExecution') ?? 0).toBe(0);
@@ -74,18 +76,15 @@ describe('the cost of one payment', () => {
       const count = (type: number) => events.filter((e) => e.eventType === type).length;
       // Create, sign, capture (its precheck and simulation run inside the task), the capture's outcome.
       expect(count(EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED)).toBeLessThanOrEqual(5);
-      // 45, and one patch marker while runs from before activity ids named their run may exist.
-      expect(events.length).toBeLessThanOrEqual(46);
+      expect(events.length).toBeLessThanOrEqual(45);
       // At most one memo write and one search-attribute upsert per task (writes coalesced per activation).
       expect(count(EventType.EVENT_TYPE_WORKFLOW_PROPERTIES_MODIFIED)).toBeLessThanOrEqual(count(EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED) * 2);
       // Markers are the three local activities (the draft, the signature check, the capture's
-      // precheck and simulation), and one patch marker: activity ids that name their run
-      // (workflows/sealedInputs.ts), until no run from before them is left. No child or external
-      // workflow: no nonce claim, no event stream.
-      expect(count(EventType.EVENT_TYPE_MARKER_RECORDED)).toBeLessThanOrEqual(4);
+      // precheck and simulation), and no patch marker. No child or external workflow: no nonce
+      // claim, no other workflow to hand events to.
+      expect(count(EventType.EVENT_TYPE_MARKER_RECORDED)).toBeLessThanOrEqual(3);
       expect(count(EventType.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED)).toBe(0);
       expect(count(EventType.EVENT_TYPE_SIGNAL_EXTERNAL_WORKFLOW_EXECUTION_INITIATED)).toBe(0);
-      expect(await workflowExists(temporal, eventStreamWorkflowId(runId))).toBe(false);
       // Its events are in its own memo, each once.
       const ids = eventsFromMemo(sealedEntries(description.memo)).map((e) => e.type);
       expect(ids).toEqual(['authorization.drafted', 'authorization.stored', 'authorization.preconfirmed', 'authorization.captured']);

@@ -10,9 +10,10 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import proto from '@temporalio/proto';
 import { parseEther } from 'viem';
-import { AuthcapClient, verifyWebhook } from '../../client/authcapClient.js';
+import { AuthcapClient } from '../../client/authcapClient.js';
+import { verifyWebhook } from '../../runtime/webhookSignature.js';
 import { AuthcapError } from '../../domain/errors.js';
-import { parseResourceId, resourceId } from '../../client/ids.js';
+import { parseResourceId, resourceId } from '../../domain/ids.js';
 import { REFUNDS_WORKFLOW_TYPE, refundsWorkflowId } from '../../domain/refunds.js';
 import { refundUpdate, type RefundsWorkflowInput } from '../../workflows/refundMessages.js';
 import { type ApplicationFailure, WithStartWorkflowOperation, WorkflowUpdateFailedError } from '@temporalio/client';
@@ -577,8 +578,8 @@ describe('events: webhooks and the feed (shared stack)', () => {
     expect(types.indexOf('refund.created')).toBeLessThan(types.indexOf('refund.succeeded'));
     expect(all.filter((e) => e.type.startsWith('refund.'))).toEqual(events);
 
-    // data.authorization says where the authorization stands, not its whole record: a refund stream
-    // keeps up to 300 events and rewrites them at each batch, so each carries what a receiver acts on.
+    // data.authorization says where the authorization stands, not its whole record: a refunds ledger
+    // keeps up to 300 events in its memo, so each carries what a receiver acts on and no more.
     expect(Object.keys(succeeded.data.authorization).sort(), 'refund.succeeded data.authorization fields').toEqual([
       'amount',
       'amountCaptured',
@@ -724,7 +725,7 @@ describe('Temporal: the refunds workflow', () => {
         },
         { timeout: 10_000, interval: 500 },
       );
-      // The ledger, each refund under its own key, and (the current generation) its events, each under its own.
+      // The ledger, each refund under its own key, and its events, each under its own.
       expect(Object.keys(d.memo ?? {}).sort(), 'the refunds workflow memo keys').toEqual(['event-0001', 'event-0002', 'ledger', 'refund-001']);
       expect([d.memo?.['event-0001'], d.memo?.['event-0002']].map((e) => (e as { type: string }).type)).toEqual(['refund.created', 'refund.succeeded']);
       expect(d.memo?.['refund-001']).toMatchObject({ sequence: 1, stage: 'succeeded', amountMinor: '500000' });
@@ -789,7 +790,7 @@ describe('Temporal: the refunds workflow', () => {
 });
 
 describe('the typed client (AuthcapClient)', () => {
-  it('capture({amount}), refund, getRefund, listRefunds; errors are AuthcapError with the HTTP codes', async () => {
+  it('authorizations.capture({amount}), refunds.create, refunds.get, refunds.list; errors are AuthcapError with the HTTP codes', async () => {
     const d = dev();
     const client = await AuthcapClient.connect(loadTemporalSettings({ address: d.temporalAddress, namespace: d.temporalNamespace }));
     const c = refundsClient(client);
@@ -799,50 +800,50 @@ describe('the typed client (AuthcapClient)', () => {
       const start = await mark(world, p.address);
       const s = await storedIn(world, p, '10');
 
-      const notYet = await c.refund(s.id, { amount: '1' }).catch((e: unknown) => e);
+      const notYet = await c.refunds.create(s.id, { amount: '1' }).catch((e: unknown) => e);
       expect(notYet).toBeInstanceOf(AuthcapError);
       expect((notYet as AuthcapError).code).toBe('invalid_state');
-      const tooMuch = await c.capture(s.id, { amount: '10.000001' }).catch((e: unknown) => e);
+      const tooMuch = await c.authorizations.capture(s.id, { amount: '10.000001' }).catch((e: unknown) => e);
       expect(tooMuch).toBeInstanceOf(AuthcapError);
       expect((tooMuch as AuthcapError).code).toBe('capture_exceeds_authorized');
-      expect((await c.getAuthorization(s.id)).state).toBe('stored');
+      expect((await c.authorizations.get(s.id)).state).toBe('stored');
 
-      const captured = await c.capture(s.id, { amount: 8, waitMs: 60_000 });
+      const captured = await c.authorizations.capture(s.id, { amount: 8, waitMs: 60_000 });
       expect(captured.settled).toBe(true);
       expect(captured.authorization).toMatchObject({ state: 'captured', amount: '10', amountCaptured: '8', amountRefunded: '0' });
       expect(captured.authorization.capture!.amount).toBe('8');
-      const release = await c.listRefunds(s.id);
+      const release = await c.refunds.list(s.id);
       expect(release).toHaveLength(1);
       expectRefundShape(release[0], { amount: '2', reason: 'partial_capture', state: 'succeeded', authorizationId: s.id });
 
       const key = idempotencyKey('client');
-      const first = await c.refund(s.id, { amount: 1.5, reason: 'client' }, { waitMs: 60_000, idempotencyKey: key });
+      const first = await c.refunds.create(s.id, { amount: 1.5, reason: 'client' }, { waitMs: 60_000, idempotencyKey: key });
       expect(first.settled).toBe(true);
       expectRefundShape(first.refund, { authorizationId: s.id, orderId: s.orderId, amount: '1.5', reason: 'client', state: 'succeeded' });
-      const repeated = await c.refund(s.id, { amount: 1.5, reason: 'client' }, { waitMs: 60_000, idempotencyKey: key });
+      const repeated = await c.refunds.create(s.id, { amount: 1.5, reason: 'client' }, { waitMs: 60_000, idempotencyKey: key });
       expect(repeated.refund.id).toBe(first.refund.id);
-      expect(await c.getRefund(first.refund.id)).toEqual(first.refund);
+      expect(await c.refunds.get(first.refund.id)).toEqual(first.refund);
       // The client and the HTTP API read the same refund.
       expect(await getRefundIn(world, first.refund.id)).toEqual(first.refund);
 
-      const over = await c.refund(s.id, { amount: '7' }).catch((e: unknown) => e);
+      const over = await c.refunds.create(s.id, { amount: '7' }).catch((e: unknown) => e);
       expect(over).toBeInstanceOf(AuthcapError);
       expect((over as AuthcapError).code).toBe('refund_exceeds_captured');
-      const missing = await c.getRefund('ref_nope').catch((e: unknown) => e);
+      const missing = await c.refunds.get('ref_nope').catch((e: unknown) => e);
       expect((missing as AuthcapError).code).toBe('not_found');
 
-      const rest = await c.refund(s.id);
+      const rest = await c.refunds.create(s.id);
       expectRefundShape(rest.refund, { amount: '6.5', reason: null });
       const restFinal = rest.settled ? rest.refund : await awaitWithClient(c, rest.refund.id);
       expect(restFinal.state).toBe('succeeded');
-      const listed = await c.listRefunds(s.id);
+      const listed = await c.refunds.list(s.id);
       expect(listed.map((r) => [r.amount, r.reason, r.state])).toEqual([
         ['2', 'partial_capture', 'succeeded'],
         ['1.5', 'client', 'succeeded'],
         ['6.5', null, 'succeeded'],
       ]);
       expect(listed).toEqual(await listRefundsIn(world, s.id));
-      const a = await c.getAuthorization(s.id);
+      const a = await c.authorizations.get(s.id);
       expect({ amountCaptured: a.amountCaptured, amountRefunded: a.amountRefunded }).toEqual({ amountCaptured: '8', amountRefunded: '8' });
       // Captured 8, refunded 8: the payer is whole.
       await expectMoneyMoved(world, start, { payer: 0n, merchant: 0n });
@@ -861,11 +862,11 @@ describe('the typed client (AuthcapClient)', () => {
       const p = await newPayer(world);
       const captured = await capturedIn(world, p, '3');
       const key = idempotencyKey('window');
-      const first = await c.refund(captured.id, { amount: '1' }, { idempotencyKey: key, waitMs: 60_000 });
+      const first = await c.refunds.create(captured.id, { amount: '1' }, { idempotencyKey: key, waitMs: 60_000 });
       expect(first.refund.state).toBe('succeeded');
       const ledger = temporal.workflow.getHandle(refundsWorkflowId(parseResourceId(captured.id)!.runId));
-      // The refund's events may still be on their way to the stream (a signal, its reply): measure
-      // once the history has settled, so what follows is judged alone.
+      // The refund's last steps may still be landing in the ledger's history: measure once the
+      // history has settled, so what follows is judged alone.
       let historyBefore = (await ledger.describe()).historyLength;
       for (let settled = false; !settled; ) {
         await new Promise((r) => setTimeout(r, 500));
@@ -876,11 +877,11 @@ describe('the typed client (AuthcapClient)', () => {
 
       const realNow = Date.now.bind(Date);
       const later = vi.spyOn(Date, 'now').mockImplementation(() => realNow() + 31 * 86_400_000);
-      let again: Awaited<ReturnType<typeof c.refund>>;
+      let again: Awaited<ReturnType<typeof c.refunds.create>>;
       let fresh: unknown;
       try {
-        again = await c.refund(captured.id, { amount: '1' }, { idempotencyKey: key });
-        fresh = await c.refund(captured.id, { amount: '1' }).catch((e: unknown) => e);
+        again = await c.refunds.create(captured.id, { amount: '1' }, { idempotencyKey: key });
+        fresh = await c.refunds.create(captured.id, { amount: '1' }).catch((e: unknown) => e);
       } finally {
         later.mockRestore();
       }
@@ -889,7 +890,7 @@ describe('the typed client (AuthcapClient)', () => {
       expect((fresh as AuthcapError).code).toBe('invalid_state');
       expect((fresh as AuthcapError).message).toMatch(/refunds for this authorization closed at /);
       expect((await ledger.describe()).historyLength).toBe(historyBefore);
-      expect((await c.getAuthorization(captured.id)).amountRefunded).toBe('1');
+      expect((await c.authorizations.get(captured.id)).amountRefunded).toBe('1');
     } finally {
       await temporal.connection.close();
       await client.close();
@@ -900,7 +901,7 @@ describe('the typed client (AuthcapClient)', () => {
 async function awaitWithClient(c: ReturnType<typeof refundsClient>, id: string): Promise<Refund> {
   const deadline = Date.now() + 60_000;
   for (;;) {
-    const r = await c.getRefund(id);
+    const r = await c.refunds.get(id);
     if (r.state !== 'pending' || Date.now() > deadline) return r;
     await sleep(250);
   }

@@ -58,8 +58,6 @@ afterAll(async () => {
   await world?.stop();
 });
 
-const HASH = /^0x[0-9a-f]{64}$/;
-
 async function amounts(id: string) {
   const a = await getAuthorizationIn(world, id);
   return { state: a.state, amountCaptured: a.amountCaptured, amountRefunded: a.amountRefunded };

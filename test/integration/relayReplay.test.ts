@@ -43,7 +43,7 @@ describe('a relayer terminated and started again by a client without the codec k
       const captured = await capturedIn(world, p, '1');
       expect(captured.state).toBe('captured');
     }
-    const workflowId = relayerWorkflowId(world.merchant);
+    const workflowId = relayerWorkflowId(world.merchant, world.chain.network);
 
     // What the probe read: the start event and every relayRequest signal, payloads, headers and all.
     const history = await rawHistory(keyless, workflowId);

@@ -12,6 +12,7 @@ import { privateKeyToAccount, generatePrivateKey } from 'viem/accounts';
 import { tokenAbi } from '../../domain/tokenAbi.js';
 import { relayerWorkflowId } from '../../domain/relay.js';
 import { WEBHOOK_ENDPOINTS_WORKFLOW_ID } from '../../domain/events.js';
+import { networkOfChainId } from '../../runtime/deployment/schema.js';
 import { api, dev, newOrderId, payer, tokenBalance } from '../support/api.js';
 import { connectTemporal, connectTemporalWithoutKeys } from '../support/temporal.js';
 import { getAuthorization, sleep, stored, waitForState } from '../support/lifecycle.js';
@@ -34,7 +35,7 @@ afterAll(async () => {
   await operator?.connection.close();
 });
 
-const relayer = () => relayerWorkflowId(dev().merchantAddress);
+const relayer = () => relayerWorkflowId(dev().merchantAddress, networkOfChainId(dev().chainId));
 const workflowIdOf = (resource: { orderId: string }) => `authorization-${resource.orderId}`;
 
 async function expectUpdateRefused(promise: Promise<unknown>, pattern = /not sealed|unsealed|plain payload|operator/i) {

@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
-import { parseResourceId } from '../../client/ids.js';
+import { parseResourceId } from '../../domain/ids.js';
 import { api, newOrderId, payer, walletSign } from '../support/api.js';
 import { connectTemporal } from '../support/temporal.js';
 
@@ -24,7 +24,7 @@ afterAll(async () => {
   await temporal?.connection.close();
 });
 
-/** The order's authorization workflows: its events stream (`events-<runId>`) carries the order id too. */
+/** The order's authorization workflows (its refunds ledger carries the order id too). */
 async function listByOrder(orderId: string): Promise<WorkflowExecutionInfo[]> {
   const found: WorkflowExecutionInfo[] = [];
   const query = `OrderId = "${orderId}" AND WorkflowType = "authorizationWorkflow"`;

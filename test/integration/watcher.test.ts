@@ -9,11 +9,14 @@ import { privateKeyToAccount } from 'viem/accounts';
 import { tokenAbi } from '../../domain/tokenAbi.js';
 import { startWatcher } from '../../worker/watcher.js';
 import { connectTemporal } from '../support/temporal.js';
-import { nonceSearchKey } from '../../activities/nonceKey.js';
+import { nonceScopeOf, nonceSearchKey } from '../../activities/nonceKey.js';
+import { networkOfChainId } from '../../runtime/deployment/schema.js';
 import { api, dev, newOrderId, payer, walletSign } from '../support/api.js';
 import { scratchDirs } from '../support/scratch.js';
 
 const scratch = scratchDirs('watcher');
+/** The dev token's digest scope, as the stack's worker keys its authorizations. */
+const scope = () => nonceScopeOf(networkOfChainId(dev().chainId), dev().tokenAddress);
 
 // Payer 11's authorizations here; the token owner relays the "outside" cancellations.
 const P = 11;
@@ -69,7 +72,7 @@ describe('the log watcher', () => {
   const watcherOptions = () => ({
     client,
     publicClient: publicClient(),
-    tokens: [{ address: dev().tokenAddress, nonceScope: '' }],
+    tokens: [{ address: dev().tokenAddress, nonceScope: scope() }],
     cursorFile,
     wsUrl: dev().rpcUrl.replace(/^http/, 'ws'),
     pollIntervalMs: 200,
@@ -123,7 +126,7 @@ describe('the log watcher', () => {
             if (name === 'list')
               return (...args: Parameters<Client['workflow']['list']>) => {
                 // Other files' authorizations share this chain: only a list for this nonce counts.
-                if (args[0]?.query?.includes(nonceSearchKey(resource.authorization.from, resource.authorization.nonce))) lists++;
+                if (args[0]?.query?.includes(nonceSearchKey(resource.authorization.from, resource.authorization.nonce, scope()))) lists++;
                 return workflow.list(...args);
               };
             const value = Reflect.get(workflow, name);
@@ -148,7 +151,7 @@ describe('the log watcher', () => {
 
   it('a log whose nudge failed (Temporal unavailable) is handled again by the next scan: the cursor stays before it', async () => {
     const resource = await storedAuthorization();
-    const key = nonceSearchKey(resource.authorization.from, resource.authorization.nonce);
+    const key = nonceSearchKey(resource.authorization.from, resource.authorization.nonce, scope());
     let lists = 0;
     const failingOnce = new Proxy(client, {
       get(target, prop) {
@@ -203,7 +206,7 @@ describe('the log watcher', () => {
     const resource = await storedAuthorization();
     // Wait until the stack's own checks have the authorization's search attributes indexed.
     await until(async () => {
-      const key = nonceSearchKey(resource.authorization.from, resource.authorization.nonce);
+      const key = nonceSearchKey(resource.authorization.from, resource.authorization.nonce, scope());
       for await (const _ of client.workflow.list({ query: `AuthorizationNonce = "${key}"` })) return true;
       return false;
     });

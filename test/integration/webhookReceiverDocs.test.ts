@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { freePort } from '../../devstack/process.js';
-import { signWebhook } from '../../client/authcapClient.js';
+import { signWebhook } from '../../runtime/webhookSignature.js';
 import { api, payer } from '../support/api.js';
 import { draft, repoRoot } from '../support/lifecycle.js';
 

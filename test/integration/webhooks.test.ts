@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { parseUnits, type Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
-import { verifyWebhook } from '../../client/authcapClient.js';
+import { verifyWebhook } from '../../runtime/webhookSignature.js';
 import { tokenAbi } from '../../domain/tokenAbi.js';
 import { api, dev, walletSign } from '../support/api.js';
 import { asTokenOwner, draft, mint, runCli, sleep, stored, type DemoKey } from '../support/lifecycle.js';

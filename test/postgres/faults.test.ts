@@ -23,7 +23,7 @@ describe('faults on the Temporal server with PostgreSQL, two workers, two APIs',
   const settleAndAudit = async (caseName: string, batch: string[]) => {
     for (const id of batch) {
       const a = await eventually(
-        () => world.client.getAuthorization(id),
+        () => world.client.authorizations.get(id),
         () => true,
         60_000,
       );
@@ -32,7 +32,7 @@ describe('faults on the Temporal server with PostgreSQL, two workers, two APIs',
     const finals = await Promise.all(
       batch.map((id) =>
         eventually(
-          () => world.client.getAuthorization(id),
+          () => world.client.authorizations.get(id),
           (a) => a.state === 'captured',
           180_000,
         ),

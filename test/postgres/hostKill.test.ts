@@ -77,7 +77,7 @@ describe('a host killed under load', () => {
     const finals = await Promise.all(
       ids.map((id) =>
         eventually(
-          () => world.client.getAuthorization(id),
+          () => world.client.authorizations.get(id),
           (a) => a.state === 'captured',
           180_000,
         ),

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import type { Hex } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fingerprintOf, legacyFingerprintOf, type IdempotencyClaim } from '../../api/idempotency.js';
+import { fingerprintOf, type IdempotencyClaim } from '../../api/idempotency.js';
 import { IDEMPOTENCY_TABLE, PENDING_STALE_MS, PostgresIdempotencyStore } from '../../api/idempotencyPostgres.js';
 import { sign } from '../faults/drive.js';
 import { eventually, sleep, type World } from '../faults/harness.js';
@@ -96,8 +96,8 @@ describe('Idempotency-Key across API processes on separate hosts', () => {
     expect(reused.status).toBe(409);
     expect(reused.body.error.code).toBe('idempotency_key_reused');
     // Read from Temporal itself (not visibility, which lags): no workflow for the other order.
-    await expect(world.client.idForOrder(other)).rejects.toMatchObject({ code: 'not_found' });
-    expect(await world.client.idForOrder(first)).toBe(created.body.id);
+    await expect(world.client.authorizations.idForOrder(other)).rejects.toMatchObject({ code: 'not_found' });
+    expect(await world.client.authorizations.idForOrder(first)).toBe(created.body.id);
   });
 
   it('20 concurrent retries of one create over both APIs: one authorization, every answer the same', async () => {
@@ -118,7 +118,7 @@ describe('Idempotency-Key across API processes on separate hosts', () => {
     expect(ids.size).toBe(1);
     expect(finals.filter((a) => a.headers.get(REPLAYED) !== 'true')).toHaveLength(1);
     const id = [...ids][0];
-    expect(await world.client.idForOrder(orderId)).toBe(id);
+    expect(await world.client.authorizations.idForOrder(orderId)).toBe(id);
     const listed = await eventually(
       () => call(world, 'GET', `/v1/authorizations?orderId=${encodeURIComponent(orderId)}`),
       (r) => r.body.data?.length >= 1,
@@ -158,7 +158,7 @@ describe('Idempotency-Key across API processes on separate hosts', () => {
 
     it('replays, refuses a reused key, answers in progress, and forgets a released claim', async () => {
       const body = { orderId: 'o-1', amount: '1' };
-      const claim = await newClaim(store.claim(scope, 'k1', fp(body), legacyFingerprintOf('POST', path, body)));
+      const claim = await newClaim(store.claim(scope, 'k1', fp(body)));
       expect((await other.claim(scope, 'k1', fp(body))).kind).toBe('in_progress');
       await claim.complete({ status: 201, body: { id: 'auth_1', nested: { z: 1, a: 2 } } });
       const replay = await other.claim(scope, 'k1', fp({ amount: '1', orderId: 'o-1' }));
@@ -169,14 +169,6 @@ describe('Idempotency-Key across API processes on separate hosts', () => {
       const released = await newClaim(store.claim(scope, 'k2', fp(body)));
       await released.release();
       await newClaim(other.claim(scope, 'k2', fp({ something: 'else' })));
-    });
-
-    it('an answer stored under the legacy fingerprint replays to the same request only', async () => {
-      const body = { b: 1, a: 2 };
-      const old = await newClaim(store.claim(scope, 'legacy', legacyFingerprintOf('POST', path, body)));
-      await old.complete({ status: 201, body: { id: 'auth_legacy' } });
-      expect((await other.claim(scope, 'legacy', fp(body), legacyFingerprintOf('POST', path, body))).kind).toBe('replay');
-      expect((await other.claim(scope, 'legacy', fp({ a: 3 }), legacyFingerprintOf('POST', path, { a: 3 }))).kind).toBe('reused');
     });
 
     it("takes over at once a pending claim whose process on this machine is gone; another host's once its holder stops touching it", async () => {

@@ -6,7 +6,7 @@ import { promisify } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Hex } from 'viem';
-import { verifyWebhook } from '../../client/authcapClient.js';
+import { verifyWebhook } from '../../runtime/webhookSignature.js';
 import { clientTlsEnv, connectionTls, issueClientCertificate, tlsEnvFor, type TemporalTls } from '../../devstack/temporalTls.js';
 import { startReceiver, type Receiver } from '../support/webhookReceiver.js';
 import { audit } from '../faults/audit.js';
@@ -110,7 +110,7 @@ describe('the lifecycle on the Temporal server with PostgreSQL', () => {
     expect(types.at(-1)).toBe('authorization.captured');
     const delivery = receiver.deliveries.find((d) => received.some((e) => e.id === d.eventId))!;
     expect(verifyWebhook(delivery.body, delivery.headers['authcap-signature'], endpoint.body.secret).id).toBe(delivery.eventId);
-    // The feed lists event streams through visibility: it catches up within seconds.
+    // The feed finds the workflows' events through visibility: it catches up within seconds.
     const feed = await eventually(
       () => call(world, 'GET', `/v1/events?orderId=${encodeURIComponent(orderId)}&limit=100`),
       (r) => r.body.data?.length === types.length,

@@ -63,11 +63,11 @@ describe('the chain watcher: one per network, on whichever worker is alive', () 
   it("its host killed mid-scan: a payer's outside cancel and an outside settlement during the move are both seen, once", async () => {
     // A: stored; the payer will cancel it onchain from their own wallet.
     const canceledId = await createStored(world, 0);
-    const toCancel = await world.client.getAuthorization(canceledId);
+    const toCancel = await world.client.authorizations.get(canceledId);
     // B: a pre-signed TransferWithAuthorization that the payer will settle onchain themselves.
     const p3 = world.payers[3]!;
-    const probe = await world.client.createAuthorization({ orderId: `watch-domain-${Date.now()}`, payer: p3.address, amount: '0.01' });
-    await world.client.voidAuthorization(probe.id, { reason: 'only needed the domain' });
+    const probe = await world.client.authorizations.create({ orderId: `watch-domain-${Date.now()}`, payer: p3.address, amount: '0.01' });
+    await world.client.authorizations.void(probe.id, { reason: 'only needed the domain' });
     const now = Math.floor(Date.now() / 1000);
     const authorization = {
       from: p3.address,
@@ -78,7 +78,7 @@ describe('the chain watcher: one per network, on whichever worker is alive', () 
       nonce: `0x${Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('hex')}` as Hex,
     };
     const signature = sign(authorizationTypedData(probe.domain!, 'TransferWithAuthorization', authorization), p3.privateKey);
-    const settled = await world.client.createPresignedAuthorization({
+    const settled = await world.client.authorizations.create({
       orderId: `watch-settled-${Date.now()}`,
       primaryType: 'TransferWithAuthorization',
       authorization,
@@ -125,13 +125,13 @@ describe('the chain watcher: one per network, on whichever worker is alive', () 
 
     // Both seen (the periodic checks are 5 minutes away: this is the watcher's doing), each once.
     const canceled = await eventually(
-      () => world.client.getAuthorization(canceledId),
+      () => world.client.authorizations.get(canceledId),
       (a) => a.state === 'canceled',
       90_000,
     );
     expect(canceled?.cancellation).toMatchObject({ by: 'onchain', transactionHash: cancelHash });
     const captured = await eventually(
-      () => world.client.getAuthorization(settled.id),
+      () => world.client.authorizations.get(settled.id),
       (a) => a.state === 'captured',
       90_000,
     );

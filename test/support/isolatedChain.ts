@@ -2,7 +2,7 @@
 // an optional JSON-RPC proxy that injects faults, our token, and a worker process on its own task
 // queue with its own merchant key (so its relayer is its own too). Temporal is the suite's.
 import { randomBytes } from 'node:crypto';
-import { appendFileSync } from 'node:fs';
+import { appendFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -16,9 +16,11 @@ import { freePort, startProcess, type ManagedProcess } from '../../devstack/proc
 import { processCommand } from '../../devstack/build.js';
 import { deployDevToken, devAccounts } from '../../devstack/token.js';
 import { tokenAbi } from '../../domain/tokenAbi.js';
+import { networkOfChainId } from '../../runtime/deployment/schema.js';
 import { loadTemporalSettings } from '../../runtime/temporal.js';
 import { startRpcProxy, type ProxyOptions } from '../chain/support/rpcProxy.js';
 import { dev } from './api.js';
+import { writeTestDeployment } from './deploymentFile.js';
 
 function newKey(): { address: Address; privateKey: Hex } {
   const privateKey = generatePrivateKey();
@@ -32,6 +34,8 @@ function keyAt(addressIndex: number): { address: Address; privateKey: Hex } {
 
 export interface IsolatedChain {
   anvil: Anvil;
+  /** The anvil's CAIP-2 id, as the worker serves it (relayer ids name it). */
+  network: string;
   /** What the worker talks to: the proxy when one was asked for, else anvil. */
   workerRpcUrl: string;
   tokenAddress: Address;
@@ -64,7 +68,7 @@ export async function startIsolatedChain(
   const publicClient = createPublicClient({ chain, transport, pollingInterval: 100 });
   const testClient = createTestClient({ chain, transport, mode: 'anvil' });
   // A key of its own, never one another test process could pick: the relayer's workflow id is the
-  // key's (relayer-<address>), and Temporal is the suite's, so two chains sharing a key would share
+  // network's and key's (relayer-<network>-<address>; every anvil is eip155:31337), and Temporal is the suite's, so two chains sharing a key would share
   // a relayer, and one chain's captures would be sent on the other's.
   const merchant = newKey();
   await testClient.setBalance({ address: merchant.address, value: parseEther('100') });
@@ -74,6 +78,12 @@ export async function startIsolatedChain(
   const workerRpcUrl = proxy?.url ?? anvil.rpcUrl;
   const taskQueue = `isolated-${process.pid}-${randomBytes(4).toString('hex')}`;
   const workerLog = join(tmpdir(), `authcap-${taskQueue}-worker.log`);
+  // Its deployment file (AUTHCAP_WS_URL or AUTHCAP_CONFIRMATIONS in options.env are written in).
+  const configFile = writeTestDeployment(
+    mkdtempSync(join(tmpdir(), `authcap-${taskQueue}-`)),
+    { chainId: anvil.chainId, rpcUrl: workerRpcUrl, tokenAddress },
+    options.env,
+  );
   const root = fileURLToPath(new URL('../..', import.meta.url));
 
   const spawnWorker = () => {
@@ -87,8 +97,7 @@ export async function startIsolatedChain(
         TEMPORAL_ADDRESS: dev().temporalAddress,
         TEMPORAL_NAMESPACE: dev().temporalNamespace,
         AUTHCAP_TASK_QUEUE: taskQueue,
-        RPC_URL: workerRpcUrl,
-        TOKEN_ADDRESS: tokenAddress,
+        AUTHCAP_CONFIG: configFile,
         MERCHANT_PRIVATE_KEY: merchant.privateKey,
         AUTHCAP_RECONCILE_SECONDS: '2',
         AUTHCAP_WATCH: '0',
@@ -116,6 +125,7 @@ export async function startIsolatedChain(
   const ownerWallet = createWalletClient({ chain, transport, account: mnemonicToAccount(ANVIL_MNEMONIC, { addressIndex: 0 }) });
   const isolated: IsolatedChain = {
     anvil,
+    network: networkOfChainId(anvil.chainId),
     workerRpcUrl,
     tokenAddress,
     merchant,

@@ -11,8 +11,7 @@ const root = fileURLToPath(new URL('../..', import.meta.url));
 /** What the suite's process may carry that would point npm start elsewhere. */
 const SUITE_SETTINGS = [
   'TEMPORAL_ADDRESS',
-  'RPC_URL',
-  'TOKEN_ADDRESS',
+  'AUTHCAP_CONFIG',
   'MERCHANT_PRIVATE_KEY',
   'MERCHANT_PRIVATE_KEYS',
   'AUTHCAP_MERCHANT_KEYS',

@@ -7,6 +7,7 @@ import { ApiKeyStore } from '../../client/apiKeys.js';
 import { AuthcapClient } from '../../client/authcapClient.js';
 import { createApiServer, listen, type ApiOptions } from '../../api/server.js';
 import { loadTemporalSettings } from '../../runtime/temporal.js';
+import { webhookAddressPolicyFromEnv } from '../../runtime/webhookAddressPolicy.js';
 import { dev } from './api.js';
 
 export interface OwnApi {
@@ -24,12 +25,17 @@ export async function startOwnApi(
   taskQueue?: string,
 ): Promise<OwnApi> {
   const dir = mkdtempSync(join(tmpdir(), `authcap-${label}-`));
-  const keys = ApiKeyStore.open(join(dir, 'keys.json'), {});
+  const keys = ApiKeyStore.open(join(dir, 'keys.json'));
   const key = keys.create('order-service', label).key;
   const settings = loadTemporalSettings({ address: dev().temporalAddress, namespace: dev().temporalNamespace });
   // Signatures are checked against the API's chain, as the API process does (an isolated chain names its own).
   const rpcUrl = options.rpcUrl ?? (taskQueue ? undefined : dev().rpcUrl);
-  const client = await AuthcapClient.connect(taskQueue ? { ...settings, taskQueue } : settings, { rpcUrl });
+  // The webhook address policy as api/main.ts reads it at its start: from this process's environment
+  // (the dev stack allows loopback receivers; webhookSsrf.test.ts removes that before it starts its API).
+  const client = await AuthcapClient.connect(taskQueue ? { ...settings, taskQueue } : settings, {
+    rpcUrl,
+    webhookAddressPolicy: webhookAddressPolicyFromEnv(process.env),
+  });
   const server = createApiServer({ client, keys, idempotency: { dir: join(dir, 'idem') }, ...options });
   const url = await listen(server, 0);
   return {

@@ -578,17 +578,21 @@ export async function feedFor(world: World, orderId: string, ready: (events: any
 
 // --- the typed client, as the spec fixes it --------------------------------------------------------
 
-/** The typed client's refund surface (spec, "Typed client"). */
+/** The typed client's refund surface (spec, "Typed client"): its resources' signatures. */
 export interface RefundsClient {
-  capture(id: string, options?: { amount?: string | number; waitMs?: number }): Promise<{ authorization: AuthorizationResource; settled: boolean }>;
-  refund(
-    authorizationId: string,
-    request?: { amount?: string | number; reason?: string },
-    options?: { waitMs?: number; idempotencyKey?: string },
-  ): Promise<{ refund: Refund; settled: boolean }>;
-  listRefunds(authorizationId: string): Promise<Refund[]>;
-  getRefund(refundId: string): Promise<Refund>;
-  getAuthorization(id: string): Promise<AuthorizationResource>;
+  authorizations: {
+    capture(id: string, options?: { amount?: string | number; waitMs?: number }): Promise<{ authorization: AuthorizationResource; settled: boolean }>;
+    get(id: string): Promise<AuthorizationResource>;
+  };
+  refunds: {
+    create(
+      authorizationId: string,
+      request?: { amount?: string | number; reason?: string },
+      options?: { waitMs?: number; idempotencyKey?: string },
+    ): Promise<{ refund: Refund; settled: boolean }>;
+    list(authorizationId: string): Promise<Refund[]>;
+    get(refundId: string): Promise<Refund>;
+  };
 }
 
 /** The AuthcapClient, seen through the spec's signatures (this fails to compile if they differ). */

@@ -7,7 +7,7 @@ import http from 'node:http';
 import type { Client } from '@temporalio/client';
 import proto, { type temporal as protoTypes } from '@temporalio/proto';
 import { expect } from 'vitest';
-import { parseResourceId } from '../../client/ids.js';
+import { parseResourceId } from '../../domain/ids.js';
 import { readApiResult, type ApiResult } from './api.js';
 
 const EventType = proto.temporal.api.enums.v1.EventType;

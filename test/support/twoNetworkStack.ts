@@ -7,7 +7,7 @@ import { dirname, join } from 'node:path';
 import { freePort } from '../../devstack/process.js';
 import { startStack, type Stack, type StackOptions } from '../../devstack/stack.js';
 
-const SET_ASIDE = ['AUTHCAP_CODEC_KEYS', 'TEMPORAL_ADDRESS', 'RPC_URL', 'TOKEN_ADDRESS', 'MERCHANT_PRIVATE_KEY', 'AUTHCAP_CONFIG'];
+const SET_ASIDE = ['AUTHCAP_CODEC_KEYS', 'TEMPORAL_ADDRESS', 'MERCHANT_PRIVATE_KEY', 'AUTHCAP_CONFIG'];
 
 export async function startTwoNetworkStack(
   label: string,

@@ -17,8 +17,8 @@ export async function startWorkerProcess(dev: DevJson, env: Record<string, strin
     env: {
       TEMPORAL_ADDRESS: dev.temporalAddress,
       TEMPORAL_NAMESPACE: dev.temporalNamespace,
-      RPC_URL: dev.rpcUrl,
-      TOKEN_ADDRESS: dev.tokenAddress,
+      // The suite stack's own deployment file: its networks, its keys named MERCHANT_PRIVATE_KEY.
+      AUTHCAP_CONFIG: dev.configFile,
       MERCHANT_PRIVATE_KEY: devAccounts().merchant.privateKey,
       AUTHCAP_RECONCILE_SECONDS: '2',
       AUTHCAP_WATCH: '0',

@@ -44,7 +44,7 @@ export const apiVariables = {
     processes: ['api', 'cli'],
     schema: text(),
     secret: true,
-    description: 'One more order-service API key, besides the key file (older deployments).',
+    description: 'One more order-service API key, besides the key file: for a deployment that hands keys out as secret variables.',
   }),
   AUTHCAP_IDEMPOTENCY_DIR: variable({
     processes: ['api'],

@@ -1,6 +1,6 @@
-// The chain, token and merchant of the one-network shape, and the worker's policy.
-import { onlyOne, onUnlessOff, port, positiveWhole, privateKeys, refuse, rule, text, url } from '../rules.js';
-import { variable, confirmations, reconcileSeconds } from '../variable.js';
+// The deployment file and the merchant keys it names, and the worker's policy.
+import { onlyOne, onUnlessOff, port, positiveWhole, privateKeys, refuse, rule, text } from '../rules.js';
+import { variable, reconcileSeconds } from '../variable.js';
 
 /** What Temporal accepts in a worker deployment version: the server joins name and build id with "." or ":". */
 const versionPart = (banned: RegExp, bannedText: string) =>
@@ -11,51 +11,25 @@ const versionPart = (banned: RegExp, bannedText: string) =>
   });
 
 export const chainAndWorkerVariables = {
-  // ── Deployment: chain, token, merchant ──────────────────────────────────────────────────────────────
+  // ── Deployment: the file, and the merchant keys it names ───────────────────────────────────────────
   AUTHCAP_CONFIG: variable({
     processes: ['worker', 'api', 'dev-stack', 'cli'],
     schema: text(),
-    description: 'The deployment file (JSON: networks and tokens). Without it, the one-network variables below describe one network.',
-  }),
-  RPC_URL: variable({
-    processes: ['worker', 'api', 'dev-stack', 'cli'],
-    schema: url(['http', 'https']),
-    secret: true,
+    defaultText: "— (the CLI beside `npm start`: the dev stack's, `<AUTHCAP_STATE_DIR>/deployment.json`)",
     description:
-      "One network's JSON-RPC URL (without AUTHCAP_CONFIG); on `npm start`, with TOKEN_ADDRESS and MERCHANT_PRIVATE_KEY, your chain instead of anvil.",
-  }),
-  TOKEN_ADDRESS: variable({
-    processes: ['worker', 'api', 'dev-stack', 'cli'],
-    schema: text(),
-    description: "One network's token contract (without AUTHCAP_CONFIG); the API also refuses it as a payer.",
+      'The deployment file (JSON: networks, tokens, the variables holding the merchant keys): the one way a process is told its chains. On `npm start`, your chain instead of anvil (unset: the stack writes its own).',
   }),
   MERCHANT_PRIVATE_KEY: variable({
     processes: ['worker', 'dev-stack', 'cli'],
     schema: privateKeys(),
     secret: true,
-    description: "The merchant's key (0x-prefixed hex): the default variable a network's `merchantKeys` names.",
+    description: "The merchant's key (0x-prefixed hex): the variable a network's `merchantKeys` names by default.",
   }),
   MERCHANT_PRIVATE_KEYS: variable({
     processes: ['worker', 'dev-stack', 'cli'],
     schema: privateKeys(),
     secret: true,
-    description: 'More merchant keys, comma-separated (MERCHANT_PRIVATE_KEY stays the first): new authorizations are spread over them.',
-  }),
-  AUTHCAP_NETWORK: variable({
-    processes: ['worker', 'api', 'cli'],
-    schema: text(),
-    description: 'The one network\'s CAIP-2 id (e.g. "eip155:8453"), without AUTHCAP_CONFIG; read from the node when unset.',
-  }),
-  AUTHCAP_WS_URL: variable({
-    processes: ['worker', 'api', 'cli'],
-    schema: text(),
-    defaultText: 'RPC_URL with ws(s)://',
-    description: "The one network's WebSocket endpoint for new blocks (empty: poll over HTTP).",
-  }),
-  AUTHCAP_CONFIRMATIONS: variable({
-    processes: ['worker', 'api', 'cli'],
-    schema: confirmations,
-    description: 'When a capture counts as final on the one network: blocks built on it, or "safe" / "finalized".',
+    description: "More merchant keys, comma-separated, for a `merchantKeys` that names it (the dev stack's does with AUTHCAP_MERCHANT_KEYS above 1).",
   }),
   AUTHCAP_MERCHANT_ADDRESS: variable({
     processes: ['api'],
@@ -95,13 +69,6 @@ export const chainAndWorkerVariables = {
     schema: onUnlessOff(),
     description:
       'The log watcher that nudges authorizations whose nonce moved: one per network and task queue, a Temporal workflow whose activity runs on whichever worker is alive. A worker with it on starts it if it is not running; "0" or "false" leaves that to other workers.',
-  }),
-  AUTHCAP_WATCHER_CURSOR: variable({
-    processes: ['worker'],
-    schema: text(),
-    defaultText: '`<AUTHCAP_STATE_DIR>/watcher-cursor.json`',
-    description:
-      "Where a worker from before the watcher moved into Temporal kept its place in the chain: read once, when a network's watcher starts without a cursor of its own, so an upgrade misses no block. The cursor now lives in Temporal.",
   }),
   AUTHCAP_ACTIVITY_SLOTS: variable({
     processes: ['worker'],

@@ -1,6 +1,6 @@
 // The dev stack (npm start) and the maintainer scripts.
 import { oneOf, onlyOne, port, positiveWhole, privateKeys, text, url, wholeBetween } from '../rules.js';
-import { variable, devNetworks, commaList } from '../variable.js';
+import { variable, confirmations, devNetworks, commaList } from '../variable.js';
 
 export const devStackVariables = {
   // ── Dev stack (npm start) ───────────────────────────────────────────────────────────────────────────
@@ -24,6 +24,17 @@ export const devStackVariables = {
     schema: devNetworks,
     description: 'Anvils to run: 1, or 2 (a second chain with an 18-decimal token).',
   }),
+  AUTHCAP_CONFIRMATIONS: variable({
+    processes: ['dev-stack'],
+    schema: confirmations,
+    description: 'On anvil: when a capture counts as final, as the deployment.json the stack writes says (blocks built on it, or "safe" / "finalized").',
+  }),
+  AUTHCAP_WS_URL: variable({
+    processes: ['dev-stack'],
+    schema: text(),
+    defaultText: "anvil's WebSocket",
+    description: 'On anvil: set empty, the deployment.json the stack writes names no WebSocket (new blocks are polled over HTTP).',
+  }),
   AUTHCAP_MERCHANT_KEYS: variable({
     processes: ['dev-stack'],
     schema: positiveWhole(1),
@@ -33,7 +44,7 @@ export const devStackVariables = {
     processes: ['dev-stack'],
     schema: privateKeys(),
     secret: true,
-    description: 'On your own chain: payer keys (comma-separated) listed in dev.json.',
+    description: 'On your own chain (AUTHCAP_CONFIG): payer keys (comma-separated) listed in dev.json.',
   }),
   AUTHCAP_WORKERS: variable({
     processes: ['dev-stack'],

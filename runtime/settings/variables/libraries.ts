@@ -8,7 +8,7 @@ export const librariesVariables = {
     processes: TEMPORAL_CLIENTS,
     schema: text(),
     readBy: ENVCONFIG,
-    defaultText: '127.0.0.1:7233',
+    defaultText: "127.0.0.1:7233 (the CLI beside `npm start`: the stack's, from its dev.json)",
     description: "Temporal's frontend (host:port); on `npm start`, an external cluster instead of the embedded one.",
   }),
   TEMPORAL_NAMESPACE: variable({

@@ -5,9 +5,9 @@ import { variable, TEMPORAL_CLIENTS, LOG_LEVELS, logLevel, commaList } from '../
 export const sharedVariables = {
   // ── Shared by the processes ─────────────────────────────────────────────────────────────────────────
   AUTHCAP_STATE_DIR: variable({
-    processes: ['worker', 'api', 'cli', 'dev-stack'],
+    processes: ['api', 'cli', 'dev-stack'],
     schema: text('.authcap'),
-    description: 'Where local state lives: API keys, idempotency answers, the checkout secret, the watcher cursor, the dev stack.',
+    description: 'Where local state lives: API keys, idempotency answers, the checkout secret, the dev stack.',
   }),
   AUTHCAP_TASK_QUEUE: variable({
     processes: TEMPORAL_CLIENTS,
@@ -23,15 +23,8 @@ export const sharedVariables = {
   AUTHCAP_CODEC_KEY_FILE: variable({
     processes: ['worker', 'api', 'cli', 'codec-server', 'dev-stack'],
     schema: text(),
+    defaultText: "— (the CLI beside `npm start`: the stack's, `<AUTHCAP_STATE_DIR>/codec-keys.json`)",
     description: 'A JSON key file (`{"active": id, "keys": {id: base64}}`) instead of AUTHCAP_CODEC_KEYS.',
-  }),
-  AUTHCAP_ACCEPT_UNBOUND_PAYLOADS: variable({
-    processes: ['worker', 'api', 'cli'],
-    schema: offUnlessOn(),
-    description:
-      'During a rollout from a build that sealed payloads for no place (before payloads were bound to their workflow or activity): "1" lets new ' +
-      'workers and clients act on those payloads as the old build did. Turn it off once the old build is drained: from then on a payload ' +
-      'sealed for no place is refused like a plain one.',
   }),
   AUTHCAP_CODEC: variable({
     processes: ['worker', 'api', 'cli', 'dev-stack'],

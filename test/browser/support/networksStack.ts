@@ -16,8 +16,6 @@ const START_TIMEOUT_MS = 170_000;
 /** What the browser suite's globalSetup clears: the stack must not pick up a developer's settings. */
 const CLEARED = [
   'TEMPORAL_ADDRESS',
-  'RPC_URL',
-  'TOKEN_ADDRESS',
   'MERCHANT_PRIVATE_KEY',
   'MERCHANT_PRIVATE_KEYS',
   'AUTHCAP_API_KEY',

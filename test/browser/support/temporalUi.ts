@@ -18,8 +18,7 @@ const READY_PREFIX = 'authcap-ui-stack ';
 /** What the browser suite's globalSetup clears: the stack must not pick up a developer's settings. */
 const CLEARED = [
   'TEMPORAL_ADDRESS',
-  'RPC_URL',
-  'TOKEN_ADDRESS',
+  'AUTHCAP_CONFIG',
   'MERCHANT_PRIVATE_KEY',
   'MERCHANT_PRIVATE_KEYS',
   'AUTHCAP_API_KEY',

@@ -1,0 +1,43 @@
+// `authorizations.create`: a draft for the payer to sign, or an authorization the payer signed
+// elsewhere (the request carries its signature), checked against what the deployment serves before
+// anything starts. The HTTP API's POST /v1/authorizations tells them apart the same way.
+import type { AuthorizationResource } from '../../domain/authorization.js';
+import { parseAddress } from '../../domain/address.js';
+import { selectChain } from '../chainSelection.js';
+import { parseAmount, parseOrderId, parsePresigned, parseValidFor } from '../requests.js';
+import type { ReadContext } from './readModel.js';
+import { startAttempt } from './startProtocol.js';
+import type { CreateAuthorizationRequest, CreatePresignedRequest } from './types.js';
+
+/** A request carrying a signature (or its signed authorization) is pre-signed; anything else is a draft. */
+export function isPresigned(request: CreateAuthorizationRequest | CreatePresignedRequest): request is CreatePresignedRequest {
+  const fields = request as Partial<CreatePresignedRequest>;
+  return fields?.signature !== undefined || fields?.authorization !== undefined;
+}
+
+/** Resolves once the draft's typed data exists, or once the pre-signed authorization is stored. */
+export function create(ctx: ReadContext, request: CreateAuthorizationRequest | CreatePresignedRequest): Promise<AuthorizationResource> {
+  return isPresigned(request) ? createPresigned(ctx, request) : createDraft(ctx, request);
+}
+
+async function createDraft(ctx: ReadContext, request: CreateAuthorizationRequest): Promise<AuthorizationResource> {
+  const orderId = parseOrderId(request?.orderId);
+  const payer = parseAddress(request?.payer, 'payer');
+  const chain = selectChain(ctx.catalog, request ?? {});
+  const value = parseAmount(request?.amount, chain?.decimals);
+  const validForSeconds = parseValidFor(request?.validForSeconds);
+  const input = { orderId, draft: { payer, value: value.toString(), validForSeconds }, ...(chain ? { chain } : {}) };
+  return startAttempt(ctx, { orderId, payer, value, input });
+}
+
+/**
+ * Stored after checking it against this merchant's token domain and recipient. A
+ * TransferWithAuthorization is captured with transferWithAuthorization.
+ */
+async function createPresigned(ctx: ReadContext, request: CreatePresignedRequest): Promise<AuthorizationResource> {
+  const orderId = parseOrderId(request?.orderId);
+  const presigned = parsePresigned(request);
+  const chain = selectChain(ctx.catalog, request, presigned.domain);
+  const value = BigInt(presigned.authorization.value);
+  return startAttempt(ctx, { orderId, payer: presigned.authorization.from, value, input: { orderId, presigned, ...(chain ? { chain } : {}) } });
+}

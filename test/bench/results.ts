@@ -1,0 +1,137 @@
+// The shape of one bench run, as written to test/bench/results/*.json.
+import type { TwoNetworksRow } from './twoNetworks.js';
+import type { WatchingRow } from './watcherCalls.js';
+import type { ServerCallsPerLifecycle } from './temporalServerCalls.js';
+import type { ProfileSummary } from './cpuProfile.js';
+import type { TemporalCost } from './temporalCost.js';
+import type { TemporalPerLifecycle } from './lifecycleCost.js';
+import type { Distribution } from './stats.js';
+import type { UsageByProcess } from './processUsage.js';
+import type { ExactlyOnceFindings } from './exactlyOnce.js';
+import type { KeysRun } from './keysComparison.js';
+import type { WebhookFigures } from './webhookReceiver.js';
+
+export interface RpcCost {
+  byMethod: Record<string, number>;
+  total: number;
+}
+
+export interface ConcurrencyRow {
+  concurrency: number;
+  authorizations: number;
+  baselineA: { capturesPerSecond: number; captured: Distribution };
+  authcap: {
+    /** Whole lifecycles (create → sign → store → capture → captured) finished per second. */
+    lifecyclesPerSecond: number;
+    capturedFromRequest: Distribution;
+    preconfirmedFromRequest: Distribution;
+    lifecycle: Distribution;
+    get: Distribution;
+    ratioToA: { throughput: number | null; capturedP50: number | null; capturedP95: number | null };
+  };
+  usage: UsageByProcess;
+  /** What one completed lifecycle cost in this row (test/bench/lifecycleCost.ts, test/bench/cpuTime.ts). */
+  costPerLifecycle?: LifecycleCost;
+  /** The Temporal server's requests and persistence work in this row, per lifecycle (test/bench/temporalServerCalls.ts). */
+  serverCalls?: ServerCallsPerLifecycle;
+  /** Webhook deliveries the bench's receiver got while the row ran (absent in runs without one). */
+  webhookDeliveries?: number;
+}
+
+export interface LifecycleCost {
+  /** CPU ms of each stack process over the whole phase ÷ lifecycles (the bench's own CPU excluded). */
+  cpuMs: Record<string, number>;
+  cpuMsTotal: number;
+  /** Temporal figures over every workflow a lifecycle causes; null when reading histories failed. */
+  temporal: TemporalPerLifecycle | null;
+}
+
+export interface Target {
+  name: string;
+  target: string;
+  got: string;
+  met: boolean;
+}
+
+/** One of the cost targets (test/bench/costTargets.ts), judged against this run's figures (`met` null: not measurable in this run). */
+export interface CostTarget {
+  figure: string;
+  got: string;
+  target: string;
+  met: boolean | null;
+}
+
+/** The refund rows against their floor (test/bench/refundFlows.ts). */
+export interface RefundResults {
+  amount: string;
+  floor: { included: Distribution; settled: Distribution; rpc: RpcCost };
+  rows: RefundRow[];
+  /** Node calls per refund one at a time, by method (the worker's /metrics; its idle background included). */
+  rpcPerRefund: RpcCost;
+  /** Mean gas of each transaction kind, from receipts. */
+  gasUsed: { transfer: number; transferWithAuthorization: number; receiveWithAuthorization: number };
+  partialCapture: { n: number; kept: string; captured: Distribution; floor: Distribution; ratio: { p50: number | null; p95: number | null } };
+  /** GET /v1/authorizations/{id} one at a time on the same authorizations: ms, and Temporal describes per read. */
+  reads: Record<'stored' | 'captured' | 'refunded', { latency: Distribution; describesPerRead: number }>;
+}
+
+/** One row of refunds through the HTTP API (test/bench/refundRow.ts). */
+export interface RefundRow {
+  concurrency: number;
+  n: number;
+  /** Request → succeeded (the POST's 201, or the GET that first saw it after a 202). */
+  succeeded: Distribution;
+  /** Request → the refund's succeededAt as its workflow recorded it (before the API saw it). */
+  recorded: Distribution;
+  answers: Record<string, number>;
+  refundsPerSecond: number;
+  floor: { transfersPerSecond: number; settled: Distribution };
+  ratioToFloor: { p50: number | null; p95: number | null; p99: number | null; throughput: number | null };
+  cost: LifecycleCost;
+  serverCalls: ServerCallsPerLifecycle;
+}
+
+export interface BenchResults {
+  version: 1;
+  mode: 'quick' | 'full';
+  startedAt: string;
+  durationSeconds: number;
+  command: string;
+  machine: { cpus: number; model: string; memoryGb: number; node: string; platform: string };
+  /** Which Temporal the run used: the dev server, the Temporal server on PostgreSQL, or an external cluster. */
+  temporalTopology?: string;
+  configuration: string;
+  latency: {
+    baselineA: { preconfirmed: Distribution; captured: Distribution };
+    baselineB: { settled: Distribution } | { error: string };
+    authcap: { preconfirmed: Distribution; captured: Distribution };
+    ratioToA: { preconfirmed: Record<'p50' | 'p95' | 'p99', number | null>; captured: Record<'p50' | 'p95' | 'p99', number | null> };
+  };
+  rpcPerCapture: { baselineA: RpcCost; baselineB: RpcCost | null; authcap: RpcCost; authcapIdlePerSecond: RpcCost };
+  temporalPerAuthorization: TemporalCost;
+  /** Where one capture's time goes (ms, mean over the sequential captures), from workflow history. */
+  captureProfileMs: Record<string, number>;
+  concurrency: ConcurrencyRow[];
+  creates: { concurrency: number; n: number; perSecond: number; latency: Distribution };
+  createAndSign: { concurrency: number; n: number; perSecond: number; latency: Distribution };
+  captureBurst: { callers: number; n: number; capturesPerSecond: number; captured: Distribution; get: Distribution };
+  idle: { open: number; seconds: number; rpcPerSecond: RpcCost; usage: UsageByProcess }[];
+  exactlyOnce: ExactlyOnceFindings;
+  /** 503/429 answers the bench's callers waited out (Retry-After) and retried. */
+  apiRetries: number;
+  /** The capture burst on a stack with one merchant key and on one with four. */
+  keys: KeysRun[];
+  /** Concurrency 50 on one network, then spread over two, on a stack serving both; absent in older results (latest-full.json). */
+  networks?: TwoNetworksRow;
+  /** Node calls per block for watching, idle, with one worker process and with two. */
+  watching?: WatchingRow;
+  targets: Target[];
+  /** The cost targets (test/bench/costTargets.ts); absent in older results (latest-full.json). */
+  costTargets?: CostTarget[];
+  /** The merchant's webhook endpoint the rows ran with (test/bench/webhookReceiver.ts); absent in older results (latest-full.json). */
+  webhook?: WebhookFigures;
+  /** Refunds and partial captures against their floor; absent in older results (latest-full.json). */
+  refunds?: RefundResults;
+  /** With --profile: where the worker's and the API's CPU went in the highest-concurrency row (self time; the profiler's own overhead is in this run's CPU figures). */
+  profile?: Record<string, ProfileSummary>;
+}
