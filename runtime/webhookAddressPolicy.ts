@@ -48,7 +48,7 @@ const EMBEDDING_PREFIXES = ['::ffff:', '::ffff:0:', '64:ff9b::', '::'];
 const RULES: [Exclude<AddressClass, 'public'>, v4: string[], v6: string[]][] = [
   [
     'metadata',
-    // AWS/GCP/Azure/OCI IMDS, ECS task metadata, Alibaba, Azure WireServer, Oracle legacy.
+    // AWS/GCP/Azure/OCI IMDS, ECS task metadata, Alibaba, Azure WireServer, Oracle Cloud's older metadata address.
     ['169.254.169.254/32', '169.254.170.2/32', '100.100.100.200/32', '168.63.129.16/32', '192.0.0.192/32'],
     ['fd00:ec2::254/128', 'fd20:ce::254/128'],
   ],
