@@ -7,7 +7,7 @@ import { nonceSearchKey } from './nonceKey.js';
 import type { ChainContext } from './chainContext.js';
 import { workerPolicyOf } from './workerPolicy.js';
 import { holdTerms } from '../domain/hold.js';
-import { holdAuthorizationMessage } from '../domain/escrow.js';
+import { holdAuthorizationMessage, paymentInfoHash } from '../domain/escrow.js';
 import { toWire } from '../domain/escrowCall.js';
 import { AuthcapError } from '../domain/errors.js';
 
@@ -75,7 +75,7 @@ export function createDraftActivity(ctx: ChainContext, deps: { now?: () => numbe
       nonceKey: nonceSearchKey(request.payer, authorization.nonce, ctx.nonceScope),
       policy: workerPolicyOf(ctx),
       authorization,
-      hold: { terms: toWire(terms) },
+      hold: { terms: toWire(terms), paymentInfoHash: paymentInfoHash(terms, ctx.chainId, ctx.escrow.escrow) },
     };
   }
 }

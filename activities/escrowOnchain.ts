@@ -62,7 +62,7 @@ export function createEscrowOnchainActivity(ctx: ChainContext, requestRelay: (re
       );
       if (again) {
         const tx = await ctx.publicClient.getTransaction({ hash: seen.transactionHash });
-        return { ...seen, by: ctx.isMerchant(tx.from) ? 'authcap' : 'onchain', confirmedAt: new Date().toISOString() };
+        return { ...seen, paymentInfoHash: hash, by: ctx.isMerchant(tx.from) ? 'authcap' : 'onchain', confirmedAt: new Date().toISOString() };
       }
       progress = { fromBlock: progress.fromBlock };
       heartbeat(progress);
@@ -70,7 +70,7 @@ export function createEscrowOnchainActivity(ctx: ChainContext, requestRelay: (re
   };
 }
 
-type Seen = Omit<EscrowOnchainResult, 'by' | 'confirmedAt'>;
+type Seen = Omit<EscrowOnchainResult, 'by' | 'confirmedAt' | 'paymentInfoHash'>;
 
 async function untilSeen(ctx: ChainContext, escrow: Hex, hash: Hex, wanted: EscrowEventName[], counted: Set<string>, fromBlock: bigint): Promise<Seen> {
   for (;;) {

@@ -18,6 +18,7 @@ import type { EventActivities } from '../domain/activityContract.js';
 import { draftNonce, type DraftNonceKeys } from './draftNonce.js';
 import { createCaptureOnchainActivity } from './captureOnchain.js';
 import { createEscrowOnchainActivity } from './escrowOnchain.js';
+import { createHoldAttemptActivity } from './holdAttempt.js';
 import { createCaptureAttemptActivity } from './captureAttempt.js';
 
 export { createChainContext, createNetworkContexts, type ChainConfig, type ChainContext, type ChainPolicy } from './chainContext.js';
@@ -70,6 +71,7 @@ function createChainActivities(
     readNonceState: createNonceStateActivity(ctx),
     ...createCaptureActivities(ctx),
     prepareCaptureAttempt: createCaptureAttemptActivity(ctx),
+    prepareHoldAttempt: createHoldAttemptActivity(ctx),
     captureOnchain: createCaptureOnchainActivity(ctx, requestRelay),
     escrowOnchain: createEscrowOnchainActivity(ctx, requestRelay),
     ...createRefundActivities(ctx),

@@ -1,7 +1,7 @@
 // The activities a workflow may call, as an interface. Workflows proxy it; activities/ implements it.
 // Living in domain/ keeps the dependency direction one way (design.md): neither side imports the other.
 import type { EscrowOnchainRequest, EscrowOnchainResult } from './holds.js';
-import type { WirePaymentInfo } from './escrowCall.js';
+import type { EscrowCall, WirePaymentInfo } from './escrowCall.js';
 import type { Address, Hex } from 'viem';
 import type { AuthorizationMessage, AuthorizationPrimaryType, TokenDomain } from './eip3009.js';
 import type { CaptureFailure, CapturePrecheckFacts, OnchainConsumption, OnchainNonceFacts, RefundPrecheckFacts, SignatureCheck } from './facts.js';
@@ -18,7 +18,7 @@ export interface DraftResult {
   /** The worker's policy, read with the draft: the workflow keeps it for its whole life. */
   policy: WorkerPolicy;
   /** A hold's terms (the authorization is the collector's ReceiveWithAuthorization of them). */
-  hold?: { terms: WirePaymentInfo };
+  hold?: { terms: WirePaymentInfo; paymentInfoHash: Hex };
 }
 
 export interface CaptureRequest {
@@ -168,6 +168,8 @@ export interface AuthorizationActivities extends RefundActivities {
   readNonceState(request: NonceStateRequest): Promise<OnchainNonceFacts>;
   /** Reads the `pending` view (nonce state, balances, token policy, chain time, gas) and simulates the capture there, in one local activity. */
   prepareCaptureAttempt(request: CaptureRequest): Promise<CaptureAttempt>;
+  /** A hold's precheck and its authorize simulated at `pending` from the operator, in one local activity. */
+  prepareHoldAttempt(request: CaptureRequest & { call: EscrowCall }): Promise<CaptureAttempt>;
   /** Hands the capture (or a refund) to the relayer and follows it to the confirmation depth. */
   captureOnchain(request: CaptureOnchainRequest): Promise<CaptureOnchainResult>;
   /** A held payment's escrow call: sent by the relayer, followed to its own event at depth (activities/escrowOnchain.ts). */

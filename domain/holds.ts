@@ -43,6 +43,8 @@ export interface HoldRelease {
 
 export interface HoldRecord {
   terms: WirePaymentInfo;
+  /** The escrow's id of the payment (getHash: the terms, the chain, the escrow): its events carry it. */
+  paymentInfoHash: Hex;
   /** What the escrow holds for this authorization (0 until the authorize is at depth). */
   heldMinor: string;
   authorizeTransactionHash: Hex | null;
@@ -81,6 +83,8 @@ export interface EscrowOnchainRequest {
 }
 
 export interface EscrowOnchainResult {
+  /** The payment the event is of: the workflow believes it only for its own hold's. */
+  paymentInfoHash: Hex;
   event: EscrowEventName;
   amountMinor: string;
   transactionHash: Hex;

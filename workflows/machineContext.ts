@@ -48,7 +48,7 @@ export interface MachineInput {
 /** Every event carries `at`, the workflow time it happened (ISO-8601), so the machine stays pure. */
 export type AuthorizationEvent =
   /** `hold`: the escrow terms the authorization is of (a hold's draft, or a pre-signed hold). */
-  | { type: 'DRAFTED'; at: string; domain: TokenDomain; authorization: AuthorizationMessage; hold?: { terms: WirePaymentInfo } }
+  | { type: 'DRAFTED'; at: string; domain: TokenDomain; authorization: AuthorizationMessage; hold?: { terms: WirePaymentInfo; paymentInfoHash: Hex } }
   | {
       type: 'PRESIGNED_CHECKED';
       at: string;
@@ -56,7 +56,7 @@ export type AuthorizationEvent =
       authorization: AuthorizationMessage;
       signature: Hex;
       check: SignatureCheck;
-      hold?: { terms: WirePaymentInfo };
+      hold?: { terms: WirePaymentInfo; paymentInfoHash: Hex };
     }
   | { type: 'SIGNATURE_SUBMITTED'; at: string }
   | { type: 'SIGNATURE_CHECKED'; at: string; signature: Hex; check: SignatureCheck }
@@ -99,8 +99,8 @@ export type AuthorizationEvent =
 export type EventOf<T extends AuthorizationEvent['type']> = Extract<AuthorizationEvent, { type: T }>;
 
 /** A hold as it starts: its terms, nothing held yet. */
-export function newHold(terms: WirePaymentInfo): HoldRecord {
-  return { terms, heldMinor: '0', authorizeTransactionHash: null, captures: [], release: null };
+export function newHold({ terms, paymentInfoHash }: { terms: WirePaymentInfo; paymentInfoHash: Hex }): HoldRecord {
+  return { terms, paymentInfoHash, heldMinor: '0', authorizeTransactionHash: null, captures: [], release: null };
 }
 
 export function recorded(code: ErrorCode, message: string, at: string): RecordedError {

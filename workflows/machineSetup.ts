@@ -60,7 +60,7 @@ export const authorizationSetup = setup({
   actions: {
     recordDraft: assign(({ event }) => {
       const e = event as EventOf<'DRAFTED'> | EventOf<'PRESIGNED_CHECKED'>;
-      return { domain: e.domain, authorization: e.authorization, ...(e.hold ? { hold: newHold(e.hold.terms) } : {}) };
+      return { domain: e.domain, authorization: e.authorization, ...(e.hold ? { hold: newHold(e.hold) } : {}) };
     }),
     recordSignature: assign({
       signature: ({ event }) => (event as EventOf<'SIGNATURE_CHECKED'> | EventOf<'PRESIGNED_CHECKED'>).signature,

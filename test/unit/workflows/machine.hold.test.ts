@@ -43,7 +43,7 @@ const startHold = (): Snapshot => initialTransition(authorizationMachine, input)
 const toHolding = () =>
   run(
     startHold(),
-    { type: 'DRAFTED', at: at(1), domain, authorization, hold: { terms } },
+    { type: 'DRAFTED', at: at(1), domain, authorization, hold: { terms, paymentInfoHash: `0x${'ab'.repeat(32)}` } },
     { type: 'SIGNATURE_SUBMITTED', at: at(2) },
     { type: 'SIGNATURE_CHECKED', at: at(3), signature: SIGNATURE, check: { valid: true } },
   );
