@@ -42,7 +42,10 @@ describe('an escrow call for the relayer', () => {
       args: [terms, 10_000_000n, getAddress(addresses.paymentCollector), '0xabcd'],
     });
     expect(decode(call({ action: 'void', amount: undefined }))).toMatchObject({ functionName: 'void', args: [terms] });
-    expect(decode(call({ action: 'refund', amount: '1' }))).toMatchObject({ functionName: 'refund', args: [terms, 1n, getAddress(addresses.refundCollector), '0x'] });
+    expect(decode(call({ action: 'refund', amount: '1' }))).toMatchObject({
+      functionName: 'refund',
+      args: [terms, 1n, getAddress(addresses.refundCollector), '0x'],
+    });
   });
 
   it('is sent only by its operator, for its own token, paying the merchant key, with no fee', () => {

@@ -17,7 +17,14 @@ const terms = toWire(
   }),
 );
 const expiry = Number(terms.authorizationExpiry);
-const held = (): HoldRecord => ({ terms, paymentInfoHash: `0x${'ab'.repeat(32)}`, heldMinor: '10000000', authorizeTransactionHash: '0xaa', captures: [], release: null });
+const held = (): HoldRecord => ({
+  terms,
+  paymentInfoHash: `0x${'ab'.repeat(32)}`,
+  heldMinor: '10000000',
+  authorizeTransactionHash: '0xaa',
+  captures: [],
+  release: null,
+});
 const at = { nowSeconds: 2_000 };
 const tx = (n: number) => `0x${n.toString(16).padStart(64, '0')}` as const;
 let keys = 0;
