@@ -13,7 +13,7 @@ import { Lifecycle, type PersistedLifecycle } from './lifecycle.js';
 import { openAuthorization, requestOf } from './openAuthorization.js';
 import { completePartialCapture } from './partialCaptureRelease.js';
 import { expireAtDeadline, reconcile, type ChainWindow } from './procedures.js';
-import { createRelayClient } from './relayClient.js';
+import { createRelayClient, type Relay } from './relayClient.js';
 import { rollOver, shouldRollOver } from './rollOver.js';
 
 const now = () => new Date().toISOString();
@@ -44,6 +44,12 @@ export async function authorizationWorkflow(input: AuthorizationWorkflowInput): 
   const deadline = lifecycle.context.authorization ? Number(lifecycle.context.authorization.validBefore) * 1000 : Date.now();
   const roll = () => rollOver(input.orderId, lifecycle, policy, window, resumed?.runs ?? 0);
   while (!lifecycle.isFinal) {
+    // A hold is carried by its own steps (docs/holds.md): placed once signed, then its parts and its void.
+    if (lifecycle.context.hold && (lifecycle.matches('holding') || lifecycle.matches('held'))) {
+      await holdStep(lifecycle, relay, () => inbox.checkRequested || inbox.rollOverDue);
+      inbox.checkRequested = false;
+      continue;
+    }
     // The chain settled a partial capture that no command is following (its own gave up, or a
     // deadline or watcher check found the nonce used): the rest goes back to the payer first.
     if (lifecycle.matches({ capturing: 'releasing' })) {
@@ -81,6 +87,16 @@ async function readChainOrWait(lifecycle: Lifecycle, window: ChainWindow, woken:
 function waitForNews(lifecycle: Lifecycle, inbox: Inbox, policy: WorkerPolicy, untilDeadline: number): Promise<boolean> {
   const period = policy.reconcileIntervalSeconds > 0 ? policy.reconcileIntervalSeconds * 1000 : untilDeadline;
   return condition(() => lifecycle.isFinal || inbox.checkRequested || inbox.rollOverDue, Math.min(untilDeadline, period));
+}
+
+/** One step of a hold. Loaded only by authorizations that hold: the sandbox evaluates every module a workflow imports. */
+async function holdStep(lifecycle: Lifecycle, relay: Relay, news: () => boolean): Promise<void> {
+  if (lifecycle.matches('holding')) {
+    const { placeHold } = await import(/* webpackMode: "eager" */ './holdProcedure.js');
+    return placeHold(lifecycle, relay);
+  }
+  const { driveHeld } = await import(/* webpackMode: "eager" */ './heldProcedure.js');
+  return driveHeld(lifecycle, relay, news);
 }
 
 /** The run ends once the last command has had its answer. */
