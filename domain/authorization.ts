@@ -41,7 +41,13 @@ export interface PresignedAuthorization {
 
 /** Workflow input: draft a new authorization for the payer to sign, or store one signed elsewhere. */
 export type AuthorizationWorkflowInput =
-  | (({ orderId: string; draft: { payer: Address; value: string; validForSeconds?: number } } | { orderId: string; presigned: PresignedAuthorization }) & {
+  | ((
+      | {
+          orderId: string;
+          draft: { payer: Address; value: string; validForSeconds?: number /** Hold the funds in the network's escrow (docs/holds.md). */; hold?: boolean };
+        }
+      | { orderId: string; presigned: PresignedAuthorization }
+    ) & {
       /** The network and token (absent: the worker's first network and token). */
       chain?: AuthorizationChain;
       /** Operators' and tests' knobs over the worker's policy for this one workflow (not on the API). */

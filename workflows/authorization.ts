@@ -63,6 +63,8 @@ export async function authorizationWorkflow(input: AuthorizationWorkflowInput): 
       continue;
     }
     const woken = await waitForNews(lifecycle, inbox, policy, untilDeadline);
+    // The signature of a hold was checked meanwhile: the hold's own steps take it from here.
+    if (lifecycle.matches('holding')) continue;
     // Commands grow history while the loop waits: roll over as soon as it is long, whatever the state.
     if (inbox.rollOverDue && !lifecycle.isFinal) await roll();
     inbox.checkRequested = false;
@@ -86,7 +88,8 @@ async function readChainOrWait(lifecycle: Lifecycle, window: ChainWindow, woken:
 /** Until something happens: the authorization ends, the watcher nudges, history grows long, or the next periodic check (or the deadline) is due. */
 function waitForNews(lifecycle: Lifecycle, inbox: Inbox, policy: WorkerPolicy, untilDeadline: number): Promise<boolean> {
   const period = policy.reconcileIntervalSeconds > 0 ? policy.reconcileIntervalSeconds * 1000 : untilDeadline;
-  return condition(() => lifecycle.isFinal || inbox.checkRequested || inbox.rollOverDue, Math.min(untilDeadline, period));
+  // A hold's checked signature wakes it too: the loop places the hold.
+  return condition(() => lifecycle.isFinal || inbox.checkRequested || inbox.rollOverDue || lifecycle.matches('holding'), Math.min(untilDeadline, period));
 }
 
 /** One step of a hold. Loaded only by authorizations that hold: the sandbox evaluates every module a workflow imports. */

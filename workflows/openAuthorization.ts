@@ -3,7 +3,7 @@
 // has a short budget of its own (workflows/activities.ts); one the node could not answer ends the
 // attempt `rejected` with the reason: a node outage ends no workflow failed, and leaves no record
 // `drafting` for ever. The worker's policy comes with the read, and is kept for the attempt's life.
-import { log } from '@temporalio/workflow';
+import { log, workflowInfo } from '@temporalio/workflow';
 import type { WorkerPolicy } from '../domain/activityContract.js';
 import type { AuthorizationWorkflowInput, PresignedAuthorization } from '../domain/authorization.js';
 import { draftReads } from './activities.js';
@@ -34,12 +34,20 @@ export async function openAuthorization(input: FreshStart, lifecycle: Lifecycle,
 }
 
 async function draft(request: DraftRequest, lifecycle: Lifecycle, window: ChainWindow): Promise<WorkerPolicy | undefined> {
-  const drafted = await firstReadOrRefusal(lifecycle, () => draftReads.draftAuthorization({ ...request, primaryType: lifecycle.context.primaryType }));
+  const { hold, ...asked } = request;
+  const drafted = await firstReadOrRefusal(lifecycle, () =>
+    draftReads.draftAuthorization({
+      ...asked,
+      primaryType: lifecycle.context.primaryType,
+      // A hold's terms are this authorization's own: its id salts them.
+      ...(hold ? { hold: { authorizationId: workflowInfo().workflowId } } : {}),
+    }),
+  );
   if (!drafted) return undefined;
   window.fromBlock = drafted.fromBlock;
   // Voided while it was being drafted: the draft is dropped.
   if (lifecycle.can({ type: 'DRAFTED', ...drafted })) {
-    lifecycle.send({ type: 'DRAFTED', domain: drafted.domain, authorization: drafted.authorization });
+    lifecycle.send({ type: 'DRAFTED', domain: drafted.domain, authorization: drafted.authorization, ...(drafted.hold ? { hold: drafted.hold } : {}) });
     // The payer will sign this exact nonce: it must not be posted again as a pre-signed authorization
     // for another order. A draft's nonce carries a keyed tag the pre-signed check refuses
     // (activities/draftNonce.ts), so it needs no claim of its own.
