@@ -125,6 +125,10 @@ export function createSchemas(options: SchemaOptions = {}) {
       validForSeconds: z.number().int().min(1).max(2_592_000).optional().describe('A shorter window than the default, in seconds.'),
       network: networkSchema.optional(),
       token: tokenSchema.optional(),
+      hold: z
+        .boolean()
+        .optional()
+        .describe("Hold the funds in the network's escrow once signed, to capture in parts (docs/holds.md). Absent: the deployment's default for the token."),
     })
     .strict();
 
@@ -184,8 +188,9 @@ export function createSchemas(options: SchemaOptions = {}) {
         amount: amountSchema
           .optional()
           .describe(
-            'What to capture and keep, at most the authorized amount; the rest goes back to the payer as a refund (reason partial_capture). Absent: all of it.',
+            'What to capture and keep, at most the authorized amount; the rest goes back to the payer as a refund (reason partial_capture). Absent: all of it. Of a hold: this part, at most `amountCapturable`.',
           ),
+        final: z.boolean().optional().describe("A held payment's last capture: what is left goes back to the payer once it succeeded."),
       })
       .strict(),
     refundBody: z
