@@ -6,10 +6,10 @@
 // this hold already counted is this call's, whichever transaction carried it (ours, a fee-bumped
 // replacement). The relayer signals the workflow only when it refuses the call or its transaction
 // reverts or is abandoned.
-import { decodeEventLog, encodeEventTopics, type Hex } from 'viem';
+import { decodeEventLog, encodeEventTopics, padHex, type Hex } from 'viem';
 import { paymentInfoHash } from '../domain/escrow.js';
 import { escrowAbi } from '../domain/escrowAbi.js';
-import { fromWire, type EscrowCall } from '../domain/escrowCall.js';
+import { fromWire, tokenAllowanceAbi, type EscrowCall } from '../domain/escrowCall.js';
 import type { RelayRequest } from '../domain/relay.js';
 import type { EscrowEventName, EscrowOnchainRequest, EscrowOnchainResult } from '../domain/holds.js';
 import type { ChainContext } from './chainContext.js';
@@ -28,7 +28,8 @@ const ENDS_WITH: Record<EscrowCall['action'], EscrowEventName[]> = {
   authorize: ['PaymentAuthorized'],
   capture: ['PaymentCaptured'],
   void: ['PaymentVoided', 'PaymentReclaimed'],
-  refund: [],
+  refund: ['PaymentRefunded'],
+  allowRefunds: ['Approval'],
 };
 
 export function createEscrowOnchainActivity(ctx: ChainContext, requestRelay: (request: RelayRequest) => Promise<void>) {
@@ -37,27 +38,41 @@ export function createEscrowOnchainActivity(ctx: ChainContext, requestRelay: (re
     const escrow = ctx.escrow.escrow;
     const hash = paymentInfoHash(fromWire(request.call.paymentInfo), ctx.chainId, escrow);
     const wanted = ENDS_WITH[request.call.action];
+    // What is looked for: the hold's own escrow events, or the token's Approval of the refund collector by the operator.
+    const query: LogQuery =
+      request.call.action === 'allowRefunds'
+        ? {
+            address: ctx.tokenAddress,
+            topics: [approvalTopic, pad(request.call.paymentInfo.operator), pad(ctx.escrow.refundCollector)],
+            abi: tokenAllowanceAbi,
+          }
+        : {
+            address: escrow,
+            topics: [wanted.map((eventName) => encodeEventTopics({ abi: escrowAbi, eventName: eventName as never })[0] as Hex), hash],
+            abi: escrowAbi,
+          };
     let progress = lastHeartbeat<Progress>();
     if (!progress) {
       const lowest = request.fromBlock !== undefined ? BigInt(request.fromBlock) : (await ctx.publicClient.getBlockNumber({ cacheTime: 0 })) - LOOK_BACK_BLOCKS;
-      await requestRelay({
-        requestId: request.requestId,
-        replyTo: request.replyTo,
-        sender: request.call.paymentInfo.operator,
-        call: request.call,
-        replyOn: 'failure',
-      });
+      if (!request.followOnly)
+        await requestRelay({
+          requestId: request.requestId,
+          replyTo: request.replyTo,
+          sender: request.call.paymentInfo.operator,
+          call: request.call,
+          replyOn: 'failure',
+        });
       progress = { fromBlock: (lowest > 0n ? lowest : 0n).toString() };
       heartbeat(progress);
     }
     const counted = new Set(request.counted.map((h) => h.toLowerCase()));
     for (;;) {
-      const seen = await untilSeen(ctx, escrow, hash, wanted, counted, BigInt(progress.fromBlock));
+      const seen = await untilSeen(ctx, query, counted, BigInt(progress.fromBlock));
       progress = { ...progress, seen: { transactionHash: seen.transactionHash, blockNumber: seen.blockNumber, blockHash: seen.blockHash } };
       heartbeat(progress);
       // Depth, then the event read back at its block: a reorg shows as a moved or missing log.
       await waitForDepth(ctx, BigInt(seen.blockNumber));
-      const again = (await hashLogs(ctx, escrow, hash, wanted, BigInt(seen.blockNumber), BigInt(seen.blockNumber))).find(
+      const again = (await logsOf(ctx, query, BigInt(seen.blockNumber), BigInt(seen.blockNumber))).find(
         (l) => l.transactionHash === seen.transactionHash && l.blockHash === seen.blockHash,
       );
       if (again) {
@@ -72,23 +87,31 @@ export function createEscrowOnchainActivity(ctx: ChainContext, requestRelay: (re
 
 type Seen = Omit<EscrowOnchainResult, 'by' | 'confirmedAt' | 'paymentInfoHash'>;
 
-async function untilSeen(ctx: ChainContext, escrow: Hex, hash: Hex, wanted: EscrowEventName[], counted: Set<string>, fromBlock: bigint): Promise<Seen> {
+interface LogQuery {
+  address: Hex;
+  topics: (Hex | Hex[])[];
+  abi: typeof escrowAbi | typeof tokenAllowanceAbi;
+}
+
+const approvalTopic = encodeEventTopics({ abi: tokenAllowanceAbi, eventName: 'Approval' })[0]!;
+const pad = (address: string) => padHex(address.toLowerCase() as Hex, { size: 32 });
+
+async function untilSeen(ctx: ChainContext, query: LogQuery, counted: Set<string>, fromBlock: bigint): Promise<Seen> {
   for (;;) {
     const head = ctx.heads.head;
-    const found = (await hashLogs(ctx, escrow, hash, wanted, fromBlock, 'pending')).find((l) => !counted.has(l.transactionHash.toLowerCase()));
+    const found = (await logsOf(ctx, query, fromBlock, 'pending')).find((l) => !counted.has(l.transactionHash.toLowerCase()));
     if (found) return found;
     await untilNextBlock(ctx, head);
   }
 }
 
-/** The hold's events of the kinds wanted, oldest first. */
-async function hashLogs(ctx: ChainContext, escrow: Hex, hash: Hex, wanted: EscrowEventName[], fromBlock: bigint, toBlock: bigint | 'pending'): Promise<Seen[]> {
-  const topic0 = wanted.map((eventName) => encodeEventTopics({ abi: escrowAbi, eventName })[0]!);
-  const logs = await ctx.logs.getLogs({ address: escrow, topics: [topic0, hash], fromBlock, toBlock });
+/** The events the query names, oldest first. */
+async function logsOf(ctx: ChainContext, query: LogQuery, fromBlock: bigint, toBlock: bigint | 'pending'): Promise<Seen[]> {
+  const logs = await ctx.logs.getLogs({ address: query.address, topics: query.topics as never, fromBlock, toBlock });
   // The log reader decodes the token's events only: the escrow's are decoded here.
   return logs.flatMap((log) => {
     if (log.removed || !log.transactionHash || log.blockNumber === null || !log.blockHash || log.topics.length === 0) return [];
-    const decoded = decodeEventLog({ abi: escrowAbi, data: log.data, topics: log.topics as [Hex, ...Hex[]] });
+    const decoded = decodeEventLog({ abi: query.abi, data: log.data, topics: log.topics as [Hex, ...Hex[]] });
     const amount = (decoded.args as { amount?: bigint }).amount ?? 0n;
     return [
       {

@@ -18,6 +18,7 @@ import type { EventActivities } from '../domain/activityContract.js';
 import { draftNonce, type DraftNonceKeys } from './draftNonce.js';
 import { createCaptureOnchainActivity } from './captureOnchain.js';
 import { createEscrowOnchainActivity } from './escrowOnchain.js';
+import { createEscrowRefundFactsActivity } from './escrowRefund.js';
 import { createHoldAttemptActivity } from './holdAttempt.js';
 import { createCaptureAttemptActivity } from './captureAttempt.js';
 
@@ -74,6 +75,7 @@ function createChainActivities(
     prepareHoldAttempt: createHoldAttemptActivity(ctx),
     captureOnchain: createCaptureOnchainActivity(ctx, requestRelay),
     escrowOnchain: createEscrowOnchainActivity(ctx, requestRelay),
+    escrowRefundFacts: createEscrowRefundFactsActivity(ctx),
     ...createRefundActivities(ctx),
   });
 }

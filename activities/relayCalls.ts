@@ -6,7 +6,7 @@ import { BaseError, TransactionReceiptNotFoundError, encodeFunctionData, parseEv
 import { consumedBy, type RelayCall, type RefundCall } from '../domain/relay.js';
 import { holdNonce, paymentInfoHash } from '../domain/escrow.js';
 import { escrowAbi } from '../domain/escrowAbi.js';
-import { escrowCalldata, escrowCallRefusal, fromWire, type EscrowCall } from '../domain/escrowCall.js';
+import { escrowCalldata, escrowCallRefusal, fromWire, REFUNDS_ALLOWED, tokenAllowanceAbi, type EscrowCall } from '../domain/escrowCall.js';
 import { pairKey } from '../domain/eip3009.js';
 import { MAX_REFUNDS_PER_AUTHORIZATION } from '../domain/refunds.js';
 import { tokenAbi } from '../domain/tokenAbi.js';
@@ -71,6 +71,17 @@ async function buildEscrowTransaction(ctx: ChainContext, sender: Address, call: 
   const info = fromWire(call.paymentInfo);
   if (call.action === 'authorize' && !same(call.nonce ?? '', holdNonce(info, ctx.chainId, ctx.escrow.escrow)))
     return { refused: "an authorize's nonce must be its terms' hash (the payer signed exactly these terms)" };
+  if (call.action === 'allowRefunds') {
+    const allowance = await ctx.publicClient.readContract({
+      address: ctx.tokenAddress,
+      abi: tokenAllowanceAbi,
+      functionName: 'allowance',
+      args: [sender, ctx.escrow.refundCollector],
+      blockTag: 'pending',
+    });
+    if (allowance >= REFUNDS_ALLOWED) return { refused: 'refunds through the escrow are allowed already' };
+    return { transaction: { to: ctx.tokenAddress, data: escrowCalldata(call, ctx.escrow), gas: ESCROW_GAS_LIMITS.allowRefunds } };
+  }
   if (call.expect) {
     const [, capturable, refundable] = await ctx.publicClient.readContract({
       address: ctx.escrow.escrow,
@@ -90,13 +101,21 @@ async function buildEscrowTransaction(ctx: ChainContext, sender: Address, call: 
 }
 
 /** Generous over what each escrow call measures (test/bench holds row), so a fee spike is the only reason to run out. */
-const ESCROW_GAS_LIMITS: Record<EscrowCall['action'], bigint> = { authorize: 300_000n, capture: 200_000n, void: 150_000n, refund: 200_000n };
+const ESCROW_GAS_LIMITS: Record<EscrowCall['action'], bigint> = {
+  authorize: 300_000n,
+  capture: 200_000n,
+  void: 150_000n,
+  refund: 200_000n,
+  allowRefunds: 100_000n,
+};
 
 /**
  * What two requests of one batch must not share: the authorization a call consumes, or for an
  * escrow call its hold (both would pass alone at the pending block; the second must wait for the first).
  */
 export function claimKeyOf(ctx: ChainContext, call: RelayCall): string {
+  if (call.kind === 'escrow' && ctx.escrow && call.action === 'allowRefunds')
+    return `allow:${ctx.tokenAddress.toLowerCase()}:${call.paymentInfo.operator.toLowerCase()}`;
   if (call.kind === 'escrow' && ctx.escrow) return `hold:${paymentInfoHash(fromWire(call.paymentInfo), ctx.chainId, ctx.escrow.escrow)}`;
   const consumes = consumedBy(call);
   return consumes ? `${ctx.tokenAddress.toLowerCase()}:${pairKey(consumes.authorizer, consumes.nonce)}` : `call:${JSON.stringify(call)}`;

@@ -1,6 +1,6 @@
 // The activities a workflow may call, as an interface. Workflows proxy it; activities/ implements it.
 // Living in domain/ keeps the dependency direction one way (design.md): neither side imports the other.
-import type { EscrowOnchainRequest, EscrowOnchainResult } from './holds.js';
+import type { EscrowOnchainRequest, EscrowOnchainResult, EscrowRefundFacts, EscrowRefundFactsRequest } from './holds.js';
 import type { EscrowCall, WirePaymentInfo } from './escrowCall.js';
 import type { Address, Hex } from 'viem';
 import type { AuthorizationMessage, AuthorizationPrimaryType, TokenDomain } from './eip3009.js';
@@ -174,6 +174,8 @@ export interface AuthorizationActivities extends RefundActivities {
   captureOnchain(request: CaptureOnchainRequest): Promise<CaptureOnchainResult>;
   /** A held payment's escrow call: sent by the relayer, followed to its own event at depth (activities/escrowOnchain.ts). */
   escrowOnchain(request: EscrowOnchainRequest): Promise<EscrowOnchainResult>;
+  /** What a refund through the escrow is decided on, at the pending block (activities/escrowRefund.ts). */
+  escrowRefundFacts(request: EscrowRefundFactsRequest): Promise<EscrowRefundFacts>;
 }
 
 /** One attempt of a refund: what the merchant key will sign, and for whom. */

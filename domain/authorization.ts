@@ -2,6 +2,7 @@
 // it crosses Temporal payloads and the HTTP API unchanged.
 import type { Address, Hex } from 'viem';
 import type { RecordedError } from './errors.js';
+import type { WirePaymentInfo } from './escrowCall.js';
 import type { AuthorizationChain } from './chain.js';
 import type { AuthorizationMessage, AuthorizationPrimaryType, CancelAuthorizationMessage, TokenDomain, TypedDataPayload } from './eip3009.js';
 
@@ -193,7 +194,7 @@ export interface HoldView {
   /** Refunds of what was captured go through the escrow until then. */
   refundBefore: string;
   /** The terms the payer signed (PaymentInfo, numbers as decimal strings). */
-  terms: Record<string, string>;
+  terms: WirePaymentInfo;
   /** What went back to the payer: authcap's void (the merchant's, a final capture's or at `voidAt`), or the payer's reclaim. */
   release: { kind: 'void' | 'reclaim'; amount: string; transactionHash: Hex | null; at: string } | null;
 }

@@ -2,14 +2,18 @@
 // Wire form (JSON-safe: amounts and expiries as decimal strings), like the token calls in relay.ts; the
 // relayer builds the calldata itself, for its network's configured escrow only, after the checks in
 // `escrowCallRefusal` (activities/relayCalls.ts).
-import { encodeFunctionData, zeroAddress, type Address, type Hex } from 'viem';
+import { encodeFunctionData, maxUint256, zeroAddress, type Address, type Hex } from 'viem';
 import type { EscrowAddresses, PaymentInfo } from './escrow.js';
 import { escrowAbi } from './escrowAbi.js';
 
 /** `PaymentInfo` with every number a decimal string. */
 export type WirePaymentInfo = { [K in keyof PaymentInfo]: PaymentInfo[K] extends bigint | number ? string : PaymentInfo[K] };
 
-export type EscrowAction = 'authorize' | 'capture' | 'void' | 'refund';
+/**
+ * The escrow's operator calls, and `allowRefunds`: the merchant key's one approval of the network's
+ * operator refund collector (the escrow's `refund` pulls what goes back from the operator through it).
+ */
+export type EscrowAction = 'authorize' | 'capture' | 'void' | 'refund' | 'allowRefunds';
 
 export interface EscrowCall {
   kind: 'escrow';
@@ -63,23 +67,25 @@ export function escrowCallRefusal(call: EscrowCall, sender: Address, token: Addr
     if (typeof info[key] !== 'string' || !ADDRESS.test(info[key])) return `a payment's ${key} is an address`;
   for (const key of ['maxAmount', 'preApprovalExpiry', 'authorizationExpiry', 'refundExpiry', 'minFeeBps', 'maxFeeBps', 'salt'] as const)
     if (typeof info[key] !== 'string' || !UINT.test(info[key])) return `a payment's ${key} is a whole number`;
-  if (!['authorize', 'capture', 'void', 'refund'].includes(call.action))
-    return `the escrow's operator calls are authorize, capture, void and refund, not ${String(call.action)}`;
+  if (!['authorize', 'capture', 'void', 'refund', 'allowRefunds'].includes(call.action))
+    return `the escrow's operator calls are authorize, capture, void, refund and allowRefunds, not ${String(call.action)}`;
   if (!same(info.operator, sender)) return `an escrow call is sent by the payment's operator (${info.operator}), not ${sender}`;
   if (!same(info.receiver, sender)) return `a held payment pays the merchant key that operates it (${sender}), not ${info.receiver}`;
   if (!same(info.token, token)) return `the payment is in ${info.token}, not this relayer's token ${token}`;
   if (info.maxFeeBps !== '0' || !same(info.feeReceiver, zeroAddress)) return 'a held payment takes no fee';
-  if (call.action !== 'void' && (typeof call.amount !== 'string' || !UINT.test(call.amount) || call.amount === '0'))
+  if (call.action !== 'void' && call.action !== 'allowRefunds' && (typeof call.amount !== 'string' || !UINT.test(call.amount) || call.amount === '0'))
     return `an escrow ${call.action} names a positive whole amount`;
   if (call.action === 'authorize' && (typeof call.signature !== 'string' || !SIGNATURE.test(call.signature)))
     return "an authorize carries the payer's signature";
   return undefined;
 }
 
-/** The escrow transaction's calldata for a call `escrowCallRefusal` accepted. */
+/** The transaction's calldata for a call `escrowCallRefusal` accepted (`allowRefunds` goes to the token). */
 export function escrowCalldata(call: EscrowCall, addresses: EscrowAddresses): Hex {
   const info = fromWire(call.paymentInfo);
   switch (call.action) {
+    case 'allowRefunds':
+      return encodeFunctionData({ abi: tokenAllowanceAbi, functionName: 'approve', args: [addresses.refundCollector, maxUint256] });
     case 'authorize':
       return encodeFunctionData({ abi: escrowAbi, functionName: 'authorize', args: [info, BigInt(call.amount!), addresses.paymentCollector, call.signature!] });
     case 'capture':
@@ -90,3 +96,39 @@ export function escrowCalldata(call: EscrowCall, addresses: EscrowAddresses): He
       return encodeFunctionData({ abi: escrowAbi, functionName: 'refund', args: [info, BigInt(call.amount!), addresses.refundCollector, '0x'] });
   }
 }
+
+/** The token's ERC-20 approval surface (the EIP-3009 ABI in tokenAbi.ts has none: only refunds through the escrow need it). */
+export const tokenAllowanceAbi = [
+  {
+    type: 'function',
+    name: 'allowance',
+    stateMutability: 'view',
+    inputs: [
+      { name: 'owner', type: 'address' },
+      { name: 'spender', type: 'address' },
+    ],
+    outputs: [{ name: '', type: 'uint256' }],
+  },
+  {
+    type: 'event',
+    name: 'Approval',
+    inputs: [
+      { name: 'owner', type: 'address', indexed: true },
+      { name: 'spender', type: 'address', indexed: true },
+      { name: 'value', type: 'uint256', indexed: false },
+    ],
+  },
+  {
+    type: 'function',
+    name: 'approve',
+    stateMutability: 'nonpayable',
+    inputs: [
+      { name: 'spender', type: 'address' },
+      { name: 'value', type: 'uint256' },
+    ],
+    outputs: [{ name: '', type: 'bool' }],
+  },
+] as const;
+
+/** An allowance at or past this is the merchant key's standing approval of the refund collector (transfers wear it down, never to below). */
+export const REFUNDS_ALLOWED = 2n ** 255n;

@@ -70,7 +70,8 @@ export function capturableMinor(hold: HoldRecord): bigint {
 
 // --- The escrow follower's contract (activities/escrowOnchain.ts) -----------------------------
 
-export type EscrowEventName = 'PaymentAuthorized' | 'PaymentCaptured' | 'PaymentVoided' | 'PaymentReclaimed';
+/** The escrow's events of a hold; `Approval` is the token's, of the merchant key's approval of the refund collector. */
+export type EscrowEventName = 'PaymentAuthorized' | 'PaymentCaptured' | 'PaymentVoided' | 'PaymentReclaimed' | 'PaymentRefunded' | 'Approval';
 
 export interface EscrowOnchainRequest {
   requestId: string;
@@ -80,6 +81,8 @@ export interface EscrowOnchainRequest {
   fromBlock?: string;
   /** Events of this hold the workflow already counted (their transactions): not this call's. */
   counted: Hex[];
+  /** Only look for the event (the call went out before, and the chain shows it landed): nothing is sent. */
+  followOnly?: boolean;
 }
 
 export interface EscrowOnchainResult {
@@ -93,4 +96,30 @@ export interface EscrowOnchainResult {
   /** Who sent it: authcap's merchant key, or someone else (only the payer can reclaim). */
   by: 'authcap' | 'onchain';
   confirmedAt: string;
+}
+
+// --- Refunds of a held payment (activities/escrowRefund.ts, workflows/escrowRefundProcedure.ts) ---
+
+/** The hold a refund gives back from: its terms (the escrow's refund names them) and its payment hash. */
+export interface HeldRefund {
+  paymentInfo: WirePaymentInfo;
+  paymentInfoHash: Hex;
+}
+
+export interface EscrowRefundFactsRequest {
+  paymentInfo: WirePaymentInfo;
+}
+
+/** The pending view a refund through the escrow is decided on (amounts in minor units). */
+export interface EscrowRefundFacts {
+  /** What the escrow still lets the operator refund of this hold (captured less refunded). */
+  refundableMinor: string;
+  merchantBalance: string;
+  /** The merchant key's allowance to the network's refund collector. */
+  allowance: string;
+  paused: boolean;
+  merchantBlacklisted: boolean;
+  payerBlacklisted: boolean;
+  blockNumber: string;
+  blockTimestamp: string;
 }

@@ -59,7 +59,7 @@ export function somethingCaptured(context: AuthorizationContext): boolean {
   return !!context.hold && capturedMinor(context.hold) > 0n;
 }
 
-/** No part is on the chain now: a void may go (parts still waiting their turn are refused with it). */
-export function noPartOnChain(context: AuthorizationContext): boolean {
-  return !context.hold?.captures.some((c) => c.stage === 'submitted');
+/** No part is asked for and not yet done: a void may go (a part waiting its turn would otherwise never be answered). */
+export function noCaptureUnderWay(context: AuthorizationContext): boolean {
+  return !context.hold?.captures.some((c) => c.stage === 'pending' || c.stage === 'submitted');
 }

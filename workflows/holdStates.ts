@@ -46,8 +46,8 @@ export const held = authorizationSetup.createStateConfig({
   states: {
     open: {
       on: {
-        // The rest goes back to the payer once no part is on the chain (parts still waiting are refused with it).
-        VOID: { guard: 'noPartOnChain', target: 'voiding', actions: 'recordVoid' },
+        // The rest goes back to the payer once no part is under way (a void meanwhile is refused: void after it).
+        VOID: { guard: 'noCaptureUnderWay', target: 'voiding', actions: 'recordVoid' },
       },
     },
     voiding: {

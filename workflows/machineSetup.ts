@@ -18,7 +18,7 @@ import {
   type MachineInput,
 } from './machineContext.js';
 import { precheckFailure } from './precheckFailure.js';
-import { holdConfirmed, holdSubmitted, noPartOnChain, partChanged, partIsKnown, somethingCaptured, spentAfter } from './holdContext.js';
+import { holdConfirmed, holdSubmitted, noCaptureUnderWay, partChanged, partIsKnown, somethingCaptured, spentAfter } from './holdContext.js';
 
 /** Who authcap's own void at the end of a hold's capture window is by: what was left goes back, and the hold expired. */
 export const AUTHCAP_DEADLINE_VOID = 'authcap';
@@ -55,7 +55,7 @@ export const authorizationSetup = setup({
     partIsKnown: ({ context, event }) => partIsKnown(context, event),
     somethingWasCaptured: ({ context, event }) => somethingCaptured(context) || (event.type === 'PART_SUCCEEDED' && context.hold !== undefined),
     releasedByVoid: ({ context, event }) => event.type === 'HOLD_RELEASED' && event.kind === 'void' && context.void?.by !== AUTHCAP_DEADLINE_VOID,
-    noPartOnChain: ({ context }) => noPartOnChain(context),
+    noCaptureUnderWay: ({ context }) => noCaptureUnderWay(context),
   },
   actions: {
     recordDraft: assign(({ event }) => {

@@ -55,7 +55,7 @@ const cases = [
 ] as const;
 
 describe.each(cases)('a held payment on $network in $token', ({ network, token, payerIndex }) => {
-  it('holds 10.00, captures 3.00 then 2.50 exactly once each, voids the rest: the payer gets 4.50 back, the merchant 5.50', async () => {
+  it('holds 10.00, captures 3.00 then 2.50 exactly once each, voids the rest: the payer gets 4.50 back, the merchant 5.50; refunds go back through the escrow', async () => {
     const net = dev().networks.find((n) => n.network === network)!;
     const served = net.tokens.find((t) => t.symbol === token)!;
     const units = (text: string) => parseUnits(text, served.decimals);
@@ -145,5 +145,31 @@ describe.each(cases)('a held payment on $network in $token', ({ network, token, 
       ['PaymentVoided', units('4.5')],
     ]);
     expect(done.captures.map((c: any) => c.transactionHash)).toEqual([ours[1]!.transactionHash, ours[2]!.transactionHash]);
+
+    // Refunds go through the escrow's refund, never past what was captured, each with its PaymentRefunded.
+    const refunded = await api(
+      'POST',
+      `/v1/authorizations/${draft.id}/refunds`,
+      { amount: '2.00', reason: 'one item returned' },
+      { 'idempotency-key': `${draft.id}-refund-1` },
+    );
+    expect(refunded.status, JSON.stringify(refunded.body)).toBe(201);
+    expect(refunded.body).toMatchObject({ state: 'succeeded', amount: '2' });
+    const tooMuch = await api('POST', `/v1/authorizations/${draft.id}/refunds`, { amount: '3.51' });
+    expect(tooMuch.body.error?.code, JSON.stringify(tooMuch.body)).toBe('refund_exceeds_captured');
+    const rest = await api('POST', `/v1/authorizations/${draft.id}/refunds`, {}, { 'idempotency-key': `${draft.id}-refund-2` });
+    expect(rest.status, JSON.stringify(rest.body)).toBe(201);
+    expect(rest.body).toMatchObject({ state: 'succeeded', amount: '3.5' });
+    const refundLogs = parseEventLogs({
+      abi: escrowAbi,
+      logs: await chain.getContractEvents({ address: escrow, abi: escrowAbi, fromBlock, eventName: 'PaymentRefunded' }),
+    }).filter((l) => (l.args as { paymentInfoHash?: Hex }).paymentInfoHash === done.hold.paymentInfoHash);
+    expect(refundLogs.map((l) => [l.transactionHash, (l.args as { amount: bigint }).amount])).toEqual([
+      [refunded.body.transactionHash, units('2')],
+      [rest.body.transactionHash, units('3.5')],
+    ]);
+    expect(await balance(payer.address)).toBe(before.payer);
+    const after = await api('GET', `/v1/authorizations/${draft.id}`);
+    expect(after.body.amountRefunded).toBe('5.5');
   });
 });

@@ -43,7 +43,7 @@ export function stubHoldChain(): StubChain & { escrowCalls: EscrowOnchainRequest
     async escrowOnchain(request) {
       escrowCalls.push(request);
       const call = request.call;
-      const event = { authorize: 'PaymentAuthorized', capture: 'PaymentCaptured', void: 'PaymentVoided', refund: 'PaymentRefunded' }[
+      const event = { authorize: 'PaymentAuthorized', capture: 'PaymentCaptured', void: 'PaymentVoided', refund: 'PaymentRefunded', allowRefunds: 'Approval' }[
         call.action
       ] as 'PaymentAuthorized';
       const amountMinor = call.action === 'void' ? (call.expect?.capturable ?? '0') : (call.amount ?? '0');

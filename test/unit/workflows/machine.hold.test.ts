@@ -137,12 +137,11 @@ describe('an authorization that holds its funds', () => {
     expect(reclaimed.value).toBe('expired');
   });
 
-  it('keeps a failed part on record with why, and voids only while no part is on the chain', () => {
-    let held = run(
-      toHeld(),
-      { type: 'PART_REQUESTED', at: at(10), capture: part(1, '1000000') },
-      { type: 'PART_SUBMITTED', at: at(11), sequence: 1, transactionHash: tx(1) },
-    );
+  it('keeps a failed part on record with why, and voids only while no part is under way', () => {
+    const waiting = send(toHeld(), { type: 'PART_REQUESTED', at: at(10), capture: part(1, '1000000') });
+    // A part waiting its turn: a void now would leave it never answered, so the void is refused.
+    expectUnchanged(waiting, send(waiting, { type: 'VOID', at: at(10), reason: 'x', by: 'merchant' }));
+    let held = send(waiting, { type: 'PART_SUBMITTED', at: at(11), sequence: 1, transactionHash: tx(1) });
     const refused = send(held, { type: 'VOID', at: at(12), reason: 'x', by: 'merchant' });
     expectUnchanged(held, refused);
     held = send(held, { type: 'PART_FAILED', at: at(13), sequence: 1, failure: { code: 'capture_reverted', message: 'reverted' } });
