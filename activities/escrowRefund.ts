@@ -30,9 +30,10 @@ export function createEscrowRefundFactsActivity(ctx: ChainContext) {
       }),
       ctx.publicClient.getBlock({ blockTag: 'pending' }),
     ]);
-    const [[, , refundable], merchantBalance, allowance, paused, merchantBlacklisted, payerBlacklisted] = reads;
+    const [[, capturable, refundable], merchantBalance, allowance, paused, merchantBlacklisted, payerBlacklisted] = reads;
     return {
       refundableMinor: refundable.toString(),
+      capturableMinor: capturable.toString(),
       merchantBalance: merchantBalance.toString(),
       allowance: allowance.toString(),
       paused,

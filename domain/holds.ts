@@ -114,6 +114,8 @@ export interface EscrowRefundFactsRequest {
 export interface EscrowRefundFacts {
   /** What the escrow still lets the operator refund of this hold (captured less refunded). */
   refundableMinor: string;
+  /** What the escrow still holds capturable of this hold. */
+  capturableMinor: string;
   merchantBalance: string;
   /** The merchant key's allowance to the network's refund collector. */
   allowance: string;

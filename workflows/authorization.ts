@@ -48,6 +48,8 @@ export async function authorizationWorkflow(input: AuthorizationWorkflowInput): 
     if (lifecycle.context.hold && (lifecycle.matches('holding') || lifecycle.matches('held'))) {
       await holdStep(lifecycle, relay, () => inbox.checkRequested || inbox.rollOverDue);
       inbox.checkRequested = false;
+      // A hold lives for days and takes many parts: it rolls over between them, with nothing under way.
+      if ((inbox.rollOverDue || shouldRollOver(lifecycle, policy)) && holdAtRest(lifecycle)) await roll();
       continue;
     }
     // The chain settled a partial capture that no command is following (its own gave up, or a
@@ -90,6 +92,12 @@ function waitForNews(lifecycle: Lifecycle, inbox: Inbox, policy: WorkerPolicy, u
   const period = policy.reconcileIntervalSeconds > 0 ? policy.reconcileIntervalSeconds * 1000 : untilDeadline;
   // A hold's checked signature wakes it too: the loop places the hold.
   return condition(() => lifecycle.isFinal || inbox.checkRequested || inbox.rollOverDue || lifecycle.matches('holding'), Math.min(untilDeadline, period));
+}
+
+/** A held payment with no part or void under way and every command answered: it may roll over. */
+function holdAtRest(lifecycle: Lifecycle): boolean {
+  const underWay = lifecycle.context.hold?.captures.some((c) => c.stage === 'pending' || c.stage === 'submitted');
+  return lifecycle.matches({ held: 'open' }) && !underWay && allHandlersFinished();
 }
 
 /** One step of a hold. Loaded only by authorizations that hold: the sandbox evaluates every module a workflow imports. */

@@ -65,7 +65,9 @@ export function acceptCommands(lifecycle: Lifecycle, relay: Relay, window: Chain
   });
   setHandler(
     captureUpdate,
-    (request) => (lifecycle.context.hold ? capturePart(lifecycle, request) : run('capture', () => capture(lifecycle, relay, window, request?.amount))),
+    // A held payment's part ends like any command: its end checks whether history grew long.
+    (request) =>
+      lifecycle.context.hold ? capturePart(lifecycle, request).finally(ended) : run('capture', () => capture(lifecycle, relay, window, request?.amount)),
     {
       validator: (request) => {
         // A held payment's capture is a part: the hold's ledger decides it (workflows/holdParts.ts).

@@ -8,6 +8,7 @@ import type { Hex } from 'viem';
 import type { EscrowCall } from '../domain/escrowCall.js';
 import { capturableOnchainMinor, type HoldCapture, type HoldRecord } from '../domain/holds.js';
 import { voidDeadline } from '../domain/hold.js';
+import { localReads } from './activities.js';
 import { failureOf } from './failures.js';
 import { followEscrowUnlessTroubled } from './followEscrow.js';
 import { HoldLedger } from './holdLedger.js';
@@ -44,7 +45,10 @@ async function capturePart(lifecycle: Lifecycle, relay: Relay, hold: HoldRecord,
     amount: part.amountMinor,
     expect: { capturable: expectCapturableMinor },
   };
-  const outcome = await follow(lifecycle, relay, hold, call, `part:${part.sequence}`);
+  const followed = await follow(lifecycle, relay, hold, call, `part:${part.sequence}`);
+  // Refused or lost, it may have landed all the same: the escrow holding exactly the part less is the sign.
+  const landed = (capturable: bigint) => capturable === BigInt(expectCapturableMinor) - BigInt(part.amountMinor);
+  const outcome = 'result' in followed ? followed : ((await landedAfterAll(lifecycle, relay, hold, call, `part:${part.sequence}`, landed)) ?? followed);
   if ('result' in outcome && outcome.result.event === 'PaymentCaptured') {
     const { transactionHash, blockNumber, confirmedAt } = outcome.result;
     lifecycle.send({ type: 'PART_SUBMITTED', sequence: part.sequence, transactionHash });
@@ -62,7 +66,10 @@ async function capturePart(lifecycle: Lifecycle, relay: Relay, hold: HoldRecord,
 async function releaseRest(lifecycle: Lifecycle, relay: Relay, hold: HoldRecord): Promise<void> {
   const capturable = capturableOnchainMinor(hold).toString();
   const call: EscrowCall = { kind: 'escrow', action: 'void', paymentInfo: hold.terms, expect: { capturable } };
-  const outcome = await follow(lifecycle, relay, hold, call, 'void');
+  const followed = await follow(lifecycle, relay, hold, call, 'void');
+  // Refused with nothing left capturable: our void landed before, or the payer reclaimed after the capture
+  // window (authcap down past it): either event releases the rest, and is looked for without sending.
+  const outcome = 'result' in followed ? followed : ((await landedAfterAll(lifecycle, relay, hold, call, 'void', (left) => left === 0n)) ?? followed);
   if ('result' in outcome && (outcome.result.event === 'PaymentVoided' || outcome.result.event === 'PaymentReclaimed')) {
     const { event, amountMinor, transactionHash, confirmedAt } = outcome.result;
     lifecycle.send({ type: 'HOLD_RELEASED', kind: event === 'PaymentVoided' ? 'void' : 'reclaim', amountMinor, transactionHash }, confirmedAt);
@@ -74,12 +81,20 @@ async function releaseRest(lifecycle: Lifecycle, relay: Relay, hold: HoldRecord)
   });
 }
 
+/** When the escrow shows the call's effect (`landed` of what is capturable now), its event is followed without sending anything. */
+async function landedAfterAll(lifecycle: Lifecycle, relay: Relay, hold: HoldRecord, call: EscrowCall, step: string, landed: (capturable: bigint) => boolean) {
+  const facts = await localReads.escrowRefundFacts({ paymentInfo: hold.terms });
+  if (!landed(BigInt(facts.capturableMinor))) return undefined;
+  return follow(lifecycle, relay, hold, call, `${step}:found`, true);
+}
+
 const requestIdOf = (step: number | string) => `${workflowInfo().workflowId}:${typeof step === 'number' ? `part:${step}` : step}`;
 
-function follow(lifecycle: Lifecycle, relay: Relay, hold: HoldRecord, call: EscrowCall, step: string) {
+function follow(lifecycle: Lifecycle, relay: Relay, hold: HoldRecord, call: EscrowCall, step: string, followOnly = false) {
   const { workflowId, runId } = workflowInfo();
   const counted = hold.captures.flatMap((c) => (c.stage === 'succeeded' && c.transactionHash ? [c.transactionHash as Hex] : []));
-  return followEscrowUnlessTroubled(relay, { requestId: `${workflowId}:${step}`, replyTo: { workflowId, runId }, call, counted }, hold.paymentInfoHash, {
+  const request = { requestId: `${workflowId}:${step}`, replyTo: { workflowId, runId }, call, counted, ...(followOnly ? { followOnly } : {}) };
+  return followEscrowUnlessTroubled(relay, request, hold.paymentInfoHash, {
     scheduleToCloseTimeout: FOLLOW_MS,
     summary: `${call.action} of ${lifecycle.context.orderId}`,
   });

@@ -9,7 +9,8 @@ import { readTokenDomain } from '../../activities/tokenDomain.js';
 import { createChainContext, type ChainContext } from '../../activities/chainContext.js';
 import { createRelayerActivities } from '../../activities/relayer.js';
 import { createEscrowOnchainActivity } from '../../activities/escrowOnchain.js';
-import type { EscrowOnchainRequest, EscrowOnchainResult } from '../../domain/holds.js';
+import { createEscrowRefundFactsActivity } from '../../activities/escrowRefund.js';
+import type { EscrowOnchainRequest, EscrowOnchainResult, EscrowRefundFacts } from '../../domain/holds.js';
 import { startAnvil, type Anvil } from '../../devstack/anvil.js';
 import { freePort } from '../../devstack/process.js';
 import { deployDevToken, devAccounts } from '../../devstack/token.js';
@@ -17,7 +18,7 @@ import { deployDevEscrow } from '../../devstack/escrow.js';
 import { authorizationTypes } from '../../domain/eip3009.js';
 import { holdAuthorizationMessage, type EscrowAddresses, type PaymentInfo } from '../../domain/escrow.js';
 import { escrowAbi } from '../../domain/escrowAbi.js';
-import { fromWire, toWire, type EscrowCall } from '../../domain/escrowCall.js';
+import { fromWire, REFUNDS_ALLOWED, toWire, type EscrowCall } from '../../domain/escrowCall.js';
 import { createDraftActivity } from '../../activities/draft.js';
 import { holdTerms } from '../../domain/hold.js';
 import type { BroadcastOutcome, RelayRequest } from '../../domain/relay.js';
@@ -147,6 +148,44 @@ describe('an escrow call followed to depth', () => {
       },
     );
     expect(released).toMatchObject({ event: 'PaymentReclaimed', amountMinor: '10000000', by: 'onchain', transactionHash: hash });
+  });
+});
+
+describe('a refund through the escrow', () => {
+  it('approves the refund collector once, then refunds exactly once what the escrow says is refundable, proved by PaymentRefunded', async () => {
+    const { terms, authorize } = await signedHold();
+    await follow({ requestId: 'r-a', replyTo, call: authorize, counted: [] });
+    const part = await follow({
+      requestId: 'r-p',
+      replyTo,
+      call: call('capture', terms, { amount: '6000000', expect: { capturable: '10000000' } }),
+      counted: [],
+    });
+    const facts = (): Promise<EscrowRefundFacts> => new MockActivityEnvironment().run(createEscrowRefundFactsActivity(ctx), { paymentInfo: toWire(terms) });
+    expect(await facts()).toMatchObject({ capturableMinor: '4000000', refundableMinor: '6000000', allowance: '0' });
+
+    const allowed = await follow({ requestId: 'r-allow', replyTo, call: call('allowRefunds', terms), counted: [] });
+    expect(allowed).toMatchObject({ event: 'Approval', by: 'authcap' });
+    expect(BigInt((await facts()).allowance)).toBeGreaterThanOrEqual(REFUNDS_ALLOWED);
+    // Allowed already: the relayer sends no second approval.
+    await expect(relay({ requestId: 'r-allow-2', replyTo, sender: ctx.merchant, call: call('allowRefunds', terms), replyOn: 'failure' })).rejects.toThrow(
+      /allowed already/,
+    );
+
+    const refund = call('refund', terms, { amount: '2000000', expect: { refundable: '6000000' } });
+    const refunded = await follow({ requestId: 'r-1', replyTo, call: refund, counted: [part.transactionHash] });
+    expect(refunded).toMatchObject({ event: 'PaymentRefunded', amountMinor: '2000000', by: 'authcap' });
+    expect(await facts()).toMatchObject({ refundableMinor: '4000000' });
+    // The same refund asked again (a lost answer, a replay): the escrow no longer says 6.00 refundable, so nothing is sent.
+    await expect(relay({ requestId: 'r-1-again', replyTo, sender: ctx.merchant, call: refund, replyOn: 'failure' })).rejects.toThrow(/changed onchain/);
+    // Looked for without sending: the landed refund is found by its event.
+    const sent: RelayRequest[] = [];
+    const found: EscrowOnchainResult = await new MockActivityEnvironment().run(
+      createEscrowOnchainActivity(ctx, async (r) => void sent.push(r)),
+      { requestId: 'r-1-found', replyTo, call: refund, counted: [part.transactionHash], fromBlock: part.blockNumber, followOnly: true },
+    );
+    expect(found.transactionHash).toBe(refunded.transactionHash);
+    expect(sent).toEqual([]);
   });
 });
 

@@ -21,9 +21,9 @@ afterAll(async () => {
   await env?.teardown();
 });
 
-async function heldFor(value: string) {
+async function heldFor(value: string, policyOverrides: { historyLimit?: number } = {}) {
   const orderId = `hold-${randomUUID()}`;
-  const input: AuthorizationWorkflowInput = { orderId, requestedAt: new Date().toISOString(), draft: { payer: PAYER, value, hold: true } };
+  const input: AuthorizationWorkflowInput = { orderId, requestedAt: new Date().toISOString(), draft: { payer: PAYER, value, hold: true }, policyOverrides };
   const handle = await env.client.workflow.start('authorizationWorkflow', { taskQueue: env.taskQueue, workflowId: workflowIdForOrder(orderId), args: [input] });
   await handle.executeUpdate('draftReady');
   await handle.executeUpdate('submitSignature', { args: [{ signature: SIGNATURE }] });
@@ -76,5 +76,45 @@ describe('a held payment, with stub activities', () => {
     ]);
     // Each part went out expecting what the one before left.
     expect(calls.slice(1, 3).map((c) => c.call.expect?.capturable)).toEqual(['10000000', '7000000']);
+  });
+
+  it('rolls over between parts with its hold, and the next run keeps every part and every key', async () => {
+    const handle = await heldFor('10000000', { historyLimit: 30 });
+    const firstRunId = handle.firstExecutionRunId;
+    await until(
+      () => viewOf(handle),
+      (v) => v.state === 'held',
+    );
+    const latest = () => env.client.workflow.getHandle(handle.workflowId);
+    const part = (n: number) =>
+      latest().executeUpdate<AuthorizationView, [unknown]>('capture', {
+        args: [{ amount: '1000000', requestKey: `k${n}`, requestFingerprint: `f${n}` }],
+      });
+    for (let n = 1; n <= 4; n += 1) await part(n);
+    const rolled = await until(
+      () => viewOf(handle),
+      () => true,
+    );
+    const description = await latest().describe();
+    expect(description.runId).not.toBe(firstRunId);
+    expect(rolled.state).toBe('held');
+    expect(rolled.captures?.map((c) => [c.amount, c.status])).toEqual([
+      ['1', 'succeeded'],
+      ['1', 'succeeded'],
+      ['1', 'succeeded'],
+      ['1', 'succeeded'],
+    ]);
+    expect(rolled.amountCapturable).toBe('6');
+    // A key from before the roll-over is still that part.
+    await expect(latest().executeUpdate('capture', { args: [{ amount: '1000000', requestKey: 'k1', requestFingerprint: 'f1' }] })).rejects.toMatchObject({
+      cause: { type: 'capture_already_requested' },
+    });
+    await latest().executeUpdate('void', { args: [{ reason: 'done' }] });
+    const done = await until(
+      () => viewOf(handle),
+      (v) => v.state === 'captured',
+    );
+    expect(done.amountCaptured).toBe('4');
+    expect(done.hold?.release).toMatchObject({ kind: 'void', amount: '6' });
   });
 });

@@ -8,6 +8,7 @@ const hold = { paymentInfo: { refundExpiry: '2000' }, paymentInfoHash: '0x01' } 
 const record = { amountMinor: '2000000', chain: undefined };
 const facts = (extra: Partial<EscrowRefundFacts> = {}): EscrowRefundFacts => ({
   refundableMinor: '5500000',
+  capturableMinor: '0',
   merchantBalance: '9000000',
   allowance: '0',
   paused: false,
