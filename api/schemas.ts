@@ -159,6 +159,29 @@ export function createSchemas(options: SchemaOptions = {}) {
       domain: domainSchema.optional(),
       network: networkSchema.optional().describe('The network the payload was signed for (x402 names it); must agree with its domain when both are given.'),
       token: tokenSchema.optional(),
+      hold: z
+        .object({
+          paymentInfo: z
+            .object({
+              operator: addressSchema,
+              payer: addressSchema,
+              receiver: addressSchema,
+              token: addressSchema,
+              maxAmount: uintSchema,
+              preApprovalExpiry: uintSchema,
+              authorizationExpiry: uintSchema,
+              refundExpiry: uintSchema,
+              minFeeBps: uintSchema,
+              maxFeeBps: uintSchema,
+              feeReceiver: addressSchema,
+              salt: uintSchema,
+            })
+            .strict()
+            .describe("The escrow's PaymentInfo the payer signed (numbers as decimal strings); the authorization's nonce is its hash."),
+        })
+        .strict()
+        .optional()
+        .describe("A pre-signed hold: the authorization is the escrow payment collector's ReceiveWithAuthorization of these terms (docs/holds.md)."),
     })
     .strict();
 

@@ -144,7 +144,17 @@ export interface AuthorizationActivities extends RefundActivities {
     authorization: AuthorizationMessage;
     signature: Hex;
     domain?: TokenDomain;
-  }): Promise<{ domain: TokenDomain; check: SignatureCheck; fromBlock: string; nonceKey: string; policy: WorkerPolicy }>;
+    /** A pre-signed hold's terms: checked against this merchant and the authorization (domain/hold.ts presignedHoldRefusal). */
+    hold?: { paymentInfo: WirePaymentInfo };
+  }): Promise<{
+    domain: TokenDomain;
+    check: SignatureCheck;
+    fromBlock: string;
+    nonceKey: string;
+    policy: WorkerPolicy;
+    /** A pre-signed hold, once its terms were taken: what the machine holds. */
+    hold?: { terms: WirePaymentInfo; paymentInfoHash: Hex };
+  }>;
   /** Checks the payer's CancelAuthorization(authorizer, nonce) signature on the token's domain. */
   verifyCancelSignature(request: CancelRequest & { domain: TokenDomain }): Promise<SignatureCheck>;
   /** Checks the nonce is unused and simulates cancelAuthorization; returns the call to relay. */

@@ -38,6 +38,8 @@ export interface PresignedAuthorization {
   primaryType: AuthorizationPrimaryType;
   authorization: AuthorizationMessage;
   signature: Hex;
+  /** A pre-signed hold: the escrow's terms the payer signed (the nonce is their hash; docs/holds.md). */
+  hold?: { paymentInfo: WirePaymentInfo };
 }
 
 /** Workflow input: draft a new authorization for the payer to sign, or store one signed elsewhere. */

@@ -2,7 +2,8 @@
 // funds is made of. Pure and deterministic: the same authorization always yields the same terms, so
 // the payer's signature (whose nonce is the terms' hash) authorizes exactly one hold, once.
 import { keccak256, toHex, zeroAddress, type Address } from 'viem';
-import type { PaymentInfo } from './escrow.js';
+import type { ErrorCode } from './errors.js';
+import { holdAuthorizationMessage, type EscrowAddresses, type PaymentInfo } from './escrow.js';
 
 export interface HoldPolicy {
   /** How long after the payer's authorization deadline the merchant may capture (the escrow's `authorizationExpiry`). */
@@ -65,4 +66,63 @@ export function holdSalt(authorizationId: string): bigint {
 /** Unix seconds at which authcap voids what is still held (before the escrow would let the payer reclaim it). */
 export function voidDeadline(terms: Pick<PaymentInfo, 'authorizationExpiry'>, policy: Pick<HoldPolicy, 'voidMarginSeconds'> = DEFAULT_HOLD_POLICY): number {
   return terms.authorizationExpiry - policy.voidMarginSeconds;
+}
+
+/** What a pre-signed hold is checked against: this worker's merchant keys, token and escrow, and chain time. */
+export interface PresignedHoldContext {
+  isMerchant(address: string): boolean;
+  token: Address;
+  chainId: number;
+  escrow: EscrowAddresses;
+  nowSeconds: number;
+  /** The longest capture window taken (the escrow's authorizationExpiry past the payer's deadline). */
+  maxCaptureWindowSeconds?: number;
+}
+
+/**
+ * Why a pre-signed hold cannot be taken, or undefined: its authorization must be exactly the payment
+ * collector's ReceiveWithAuthorization of these terms (so the escrow takes it), and the terms this
+ * merchant's own (a merchant key operates it and is paid, this token, no fee) with a capture window
+ * authcap can keep (it voids what is left before the window ends).
+ */
+export function presignedHoldRefusal(
+  terms: PaymentInfo,
+  authorization: { from: string; to: string; value: string; validAfter: string; validBefore: string; nonce: string },
+  primaryType: string,
+  ctx: PresignedHoldContext,
+): { code: ErrorCode; reason: string } | undefined {
+  const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
+  const message = holdAuthorizationMessage(terms, ctx.chainId, ctx.escrow);
+  if (primaryType !== 'ReceiveWithAuthorization')
+    return { code: 'validation_error', reason: "a hold is signed as the payment collector's ReceiveWithAuthorization" };
+  if (!same(authorization.to, ctx.escrow.paymentCollector))
+    return { code: 'recipient_mismatch', reason: `a hold pays the escrow's payment collector ${ctx.escrow.paymentCollector}, not ${authorization.to}` };
+  if (!ctx.isMerchant(terms.operator) || !same(terms.receiver, terms.operator))
+    return {
+      code: 'recipient_mismatch',
+      reason: `the hold is operated by ${terms.operator} and pays ${terms.receiver}: both must be one of this merchant's keys`,
+    };
+  if (!same(terms.token, ctx.token)) return { code: 'domain_mismatch', reason: `the hold is in ${terms.token}, not this merchant's token ${ctx.token}` };
+  if (terms.maxFeeBps !== 0 || terms.minFeeBps !== 0 || !same(terms.feeReceiver, zeroAddress))
+    return { code: 'validation_error', reason: 'a hold taken by authcap carries no fee' };
+  if (
+    !same(authorization.from, terms.payer) ||
+    BigInt(authorization.value) !== terms.maxAmount ||
+    authorization.validAfter !== '0' ||
+    BigInt(authorization.validBefore) !== BigInt(terms.preApprovalExpiry) ||
+    !same(authorization.nonce, message.nonce)
+  )
+    return {
+      code: 'validation_error',
+      reason:
+        "the authorization is not the collector's ReceiveWithAuthorization of these terms (from = payer, value = maxAmount, validAfter 0, validBefore = preApprovalExpiry, nonce = the terms' hash)",
+    };
+  const window = terms.authorizationExpiry - terms.preApprovalExpiry;
+  if (terms.authorizationExpiry < terms.preApprovalExpiry || terms.refundExpiry < terms.authorizationExpiry)
+    return { code: 'validation_error', reason: 'the terms must end authorizing, then capturing, then refunding, in that order' };
+  if (terms.authorizationExpiry - DEFAULT_HOLD_POLICY.voidMarginSeconds <= ctx.nowSeconds)
+    return { code: 'hold_expired', reason: 'the capture window of these terms closes within the hour: authcap would void the hold at once' };
+  if (window > (ctx.maxCaptureWindowSeconds ?? 30 * 24 * 3_600))
+    return { code: 'validity_too_long', reason: `the capture window is ${window} s; at most ${ctx.maxCaptureWindowSeconds ?? 30 * 24 * 3_600} s is taken` };
+  return undefined;
 }

@@ -49,7 +49,8 @@ export const authorizationSetup = setup({
     releaseSucceeded: ({ event }) => event.type === 'RELEASE_UPDATED' && event.release.stage === 'succeeded',
     nonceWasCanceledOnchain: ({ event }) => onchainFacts(event)?.status === 'canceled',
     // Holds (workflows/holdStates.ts).
-    holdsFunds: ({ context }) => context.hold !== undefined,
+    // A drafted hold carries its terms in the context; a pre-signed one brings them with its check.
+    holdsFunds: ({ context, event }) => context.hold !== undefined || (event.type === 'PRESIGNED_CHECKED' && event.hold !== undefined),
     nonceIsUnusedOnchain: ({ event }) => onchainFacts(event)?.status === 'unused',
     holdIsSpentAfterIt: ({ context, event }) => spentAfter(context, event),
     partIsKnown: ({ context, event }) => partIsKnown(context, event),

@@ -64,7 +64,7 @@ async function storePresigned(
 ): Promise<WorkerPolicy | undefined> {
   const checked = await firstReadOrRefusal(lifecycle, () => draftReads.checkPresignedAuthorization(presigned));
   if (!checked) return undefined;
-  const { domain, check, fromBlock, nonceKey, policy } = checked;
+  const { domain, check, fromBlock, nonceKey, policy, hold } = checked;
   window.fromBlock = fromBlock;
   // One (payer, nonce) pays one order: a payload authcap already holds is refused, never stored twice.
   const claimed = check.valid && (await claimNonce(orderId, presigned.authorization, nonceKey));
@@ -72,8 +72,16 @@ async function storePresigned(
     check.valid && !claimed
       ? { valid: false, code: 'nonce_already_held' as const, reason: 'this signed authorization already belongs to another order' }
       : check;
-  lifecycle.send({ type: 'PRESIGNED_CHECKED', domain, authorization: presigned.authorization, signature: presigned.signature, check: verdict });
-  if (lifecycle.state === 'stored') indexNonce(nonceKey);
+  lifecycle.send({
+    type: 'PRESIGNED_CHECKED',
+    domain,
+    authorization: presigned.authorization,
+    signature: presigned.signature,
+    check: verdict,
+    // A pre-signed hold goes to the escrow once checked, as a drafted one does once signed.
+    ...(hold && presigned.hold ? { hold } : {}),
+  });
+  if (lifecycle.state === 'stored' || lifecycle.state === 'holding') indexNonce(nonceKey);
   return policy;
 }
 

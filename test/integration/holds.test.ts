@@ -8,8 +8,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPublicClient, http, parseEventLogs, parseUnits, type Address, type Hex } from 'viem';
 import type { DevJson, Stack } from '../../devstack/stack.js';
 import { escrowAbi } from '../../domain/escrowAbi.js';
-import { fromWire } from '../../domain/escrowCall.js';
-import { holdNonce, paymentInfoHash } from '../../domain/escrow.js';
+import { fromWire, toWire } from '../../domain/escrowCall.js';
+import { holdAuthorizationMessage, holdNonce, paymentInfoHash } from '../../domain/escrow.js';
+import { holdTerms } from '../../domain/hold.js';
 import { tokenAbi } from '../../domain/tokenAbi.js';
 import { newOrderId, readApiResult, walletSign, type ApiResult } from '../support/api.js';
 import { startTwoNetworkStack } from '../support/twoNetworkStack.js';
@@ -171,5 +172,71 @@ describe.each(cases)('a held payment on $network in $token', ({ network, token, 
     expect(await balance(payer.address)).toBe(before.payer);
     const after = await api('GET', `/v1/authorizations/${draft.id}`);
     expect(after.body.amountRefunded).toBe('5.5');
+  });
+});
+
+describe('a pre-signed hold', () => {
+  it('is taken like other pre-signed payloads: the collector’s authorization of terms this merchant operates, held at once, then captured', async () => {
+    const net = dev().networks[0]!;
+    const served = net.tokens[0]!;
+    const { escrow, paymentCollector } = escrows[net.network]!;
+    const payer = dev().payers[13]!;
+    const chain = createPublicClient({ transport: http(net.rpcUrl) });
+    const now = Number((await chain.getBlock()).timestamp);
+    const terms = holdTerms({
+      operator: dev().merchantAddress,
+      receiver: dev().merchantAddress,
+      payer: payer.address,
+      token: served.address,
+      amount: parseUnits('4', served.decimals),
+      authorizeBy: now + 600,
+      authorizationId: `presigned-${Math.random()}`,
+    });
+    const message = holdAuthorizationMessage(terms, net.chainId, { escrow, paymentCollector });
+    const domain = { name: 'USD Coin', version: '2', chainId: net.chainId, verifyingContract: served.address };
+    const typedData = {
+      domain,
+      primaryType: 'ReceiveWithAuthorization',
+      types: {
+        EIP712Domain: [
+          { name: 'name', type: 'string' },
+          { name: 'version', type: 'string' },
+          { name: 'chainId', type: 'uint256' },
+          { name: 'verifyingContract', type: 'address' },
+        ],
+        ReceiveWithAuthorization: [
+          { name: 'from', type: 'address' },
+          { name: 'to', type: 'address' },
+          { name: 'value', type: 'uint256' },
+          { name: 'validAfter', type: 'uint256' },
+          { name: 'validBefore', type: 'uint256' },
+          { name: 'nonce', type: 'bytes32' },
+        ],
+      },
+      message,
+    };
+    const signature = walletSign(typedData, payer.privateKey);
+    const body = {
+      orderId: newOrderId('presigned-hold'),
+      primaryType: 'ReceiveWithAuthorization',
+      authorization: message,
+      signature,
+      network: net.network,
+      hold: { paymentInfo: toWire(terms) },
+    };
+
+    // Terms that pay someone else are refused, and nothing is held.
+    const elsewhere = { ...toWire(terms), receiver: payer.address };
+    const refused = await api('POST', '/v1/authorizations', { ...body, orderId: newOrderId('presigned-hold'), hold: { paymentInfo: elsewhere } });
+    expect(refused.body.error?.code ?? refused.body.state, JSON.stringify(refused.body)).toMatch(/recipient_mismatch|rejected/);
+
+    const created = await api('POST', '/v1/authorizations', body);
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const held = await waitFor(created.body.id, (r) => r.state !== 'holding' && r.state !== 'drafting');
+    expect(held.state).toBe('held');
+    expect(held.hold.paymentInfoHash).toBe(paymentInfoHash(terms, net.chainId, escrow));
+    const captured = await api('POST', `/v1/authorizations/${created.body.id}/capture`, { final: true }, { 'idempotency-key': `${created.body.id}-all` });
+    expect(captured.status, JSON.stringify(captured.body)).toBe(200);
+    expect(captured.body).toMatchObject({ state: 'captured', amountCaptured: '4', amountCapturable: '0' });
   });
 });
