@@ -244,13 +244,13 @@ export const errorCatalog: Record<ErrorCode, ErrorExplanation> = {
   },
   amount_exceeds_capturable: {
     meaning:
-      'A capture of a held payment asks for more than is still capturable: what is held, less the captures made or under way (`details.capturableMinor`). Nothing was captured.',
+      'A capture of a held payment asks for more than is still capturable: what is held, less the captures made or under way (`details.amountCapturable`). Nothing was captured.',
     whatToDo: 'Read the authorization (`amountCapturable`) and capture at most that, or omit `amount` to capture all of it.',
     retry: 'after reading the authorization',
   },
   hold_expired: {
     meaning:
-      "The hold's capture window closed (the escrow's `authorizationExpiry`, `capturableUntil` on the authorization): the escrow takes no capture after it, and what is held goes back to the payer.",
+      "The hold's capture window closed (the escrow's `authorizationExpiry`, `hold.captureBefore` on the authorization): the escrow takes no capture after it, and what is held goes back to the payer.",
     whatToDo: 'Nothing more can be captured from this authorization; ask the payer for a new one.',
     retry: 'never',
   },
