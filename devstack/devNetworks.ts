@@ -11,6 +11,7 @@ import { chainConfigOf, type ChainPolicySettings } from '../worker/config.js';
 import { startAnvil, type Anvil } from './anvil.js';
 import type { EscrowAddresses } from '../domain/escrow.js';
 import { deployDevEscrow } from './escrow.js';
+import { escrowArtifacts } from '../contracts/artifacts.js';
 import { deployDevTokens, devAccounts, extraMerchantKeys, type DevTokenSpec } from './token.js';
 
 export type DevNetworkCount = 1 | 2;
@@ -65,10 +66,13 @@ export interface DevChainOptions {
   headFeed: boolean;
   /** The worker's policy (validity windows, reconcile interval) for the in-process worker. */
   policy: ChainPolicySettings;
+  /** A folder of escrow contracts to deploy instead of authcap's own (AUTHCAP_DEV_ESCROW_ARTIFACTS). */
+  escrowArtifacts?: string;
 }
 
 /** The dev stack's settings the dev chain is made of. */
-export type DevChainSettings = Pick<Settings<'dev-stack'>, 'AUTHCAP_MERCHANT_KEYS' | 'AUTHCAP_CONFIRMATIONS' | 'AUTHCAP_WS_URL'>;
+export type DevChainSettings = Pick<Settings<'dev-stack'>, 'AUTHCAP_MERCHANT_KEYS' | 'AUTHCAP_CONFIRMATIONS' | 'AUTHCAP_WS_URL'> &
+  Partial<Pick<Settings<'dev-stack'>, 'AUTHCAP_DEV_ESCROW_ARTIFACTS'>>;
 
 /**
  * The stack's options as the dev chain takes them, the dev stack's settings where an option is not
@@ -99,6 +103,7 @@ export function devChainOptions(
     confirmations: options.confirmations ?? settings.AUTHCAP_CONFIRMATIONS,
     headFeed: settings.AUTHCAP_WS_URL !== '',
     policy,
+    ...(settings.AUTHCAP_DEV_ESCROW_ARTIFACTS ? { escrowArtifacts: settings.AUTHCAP_DEV_ESCROW_ARTIFACTS } : {}),
   };
 }
 
@@ -126,7 +131,7 @@ export async function startDevChain(options: DevChainOptions, stops: (() => Prom
       rpcUrls: { default: { http: [anvil.rpcUrl] } },
     });
     const addresses = await deployDevTokens({ rpcUrl: anvil.rpcUrl, chain, accounts, tokens: spec.tokens });
-    const escrow = await deployDevEscrow({ rpcUrl: anvil.rpcUrl, chain });
+    const escrow = await deployDevEscrow({ rpcUrl: anvil.rpcUrl, chain, artifacts: escrowArtifacts(options.escrowArtifacts) });
     // Merchant keys beyond anvil's funded accounts get gas money directly, on every network they serve.
     const funding = createTestClient({ mode: 'anvil', chain, transport: http(anvil.rpcUrl) });
     for (const key of extra) await funding.setBalance({ address: key.address, value: parseEther('1000') });

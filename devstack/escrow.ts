@@ -3,14 +3,16 @@
 // transactions 0, 1, 2) and a restart on kept state finds them there. One escrow serves every token.
 import { createPublicClient, createTestClient, createWalletClient, getContractAddress, http, parseEther, zeroAddress, type Chain } from 'viem';
 import { mnemonicToAccount } from 'viem/accounts';
-import { authCaptureEscrow, erc3009PaymentCollector, operatorRefundCollector, type ContractArtifact } from '../contracts/artifacts.js';
+import { escrowArtifacts, type ContractArtifact, type EscrowArtifacts } from '../contracts/artifacts.js';
 import type { EscrowAddresses } from '../domain/escrow.js';
 import { ANVIL_MNEMONIC } from './anvil.js';
 
 /** Past the payers (2..17) and before the extra merchant keys (40..): a key that only ever deploys the escrow. */
 const ESCROW_DEPLOYER_INDEX = 30;
 
-export async function deployDevEscrow(options: { rpcUrl: string; chain: Chain }): Promise<EscrowAddresses> {
+/** `artifacts`: what to deploy (authcap's own unless given; AUTHCAP_DEV_ESCROW_ARTIFACTS names others of the same interface). */
+export async function deployDevEscrow(options: { rpcUrl: string; chain: Chain; artifacts?: EscrowArtifacts }): Promise<EscrowAddresses> {
+  const built = options.artifacts ?? escrowArtifacts();
   const transport = http(options.rpcUrl);
   const publicClient = createPublicClient({ chain: options.chain, transport, pollingInterval: 100 });
   const deployer = mnemonicToAccount(ANVIL_MNEMONIC, { addressIndex: ESCROW_DEPLOYER_INDEX });
@@ -28,9 +30,9 @@ export async function deployDevEscrow(options: { rpcUrl: string; chain: Chain })
     const receipt = await publicClient.waitForTransactionReceipt({ hash });
     if (receipt.status !== 'success') throw new Error(`${artifact.contractName} deployment reverted`);
   };
-  await deploy(authCaptureEscrow, []);
+  await deploy(built.escrow, []);
   // No Multicall3 on a bare anvil: ERC-6492 signatures are unwrapped, their wallets not deployed.
-  await deploy(erc3009PaymentCollector, [addresses.escrow, zeroAddress]);
-  await deploy(operatorRefundCollector, [addresses.escrow]);
+  await deploy(built.payment, [addresses.escrow, zeroAddress]);
+  await deploy(built.refund, [addresses.escrow]);
   return addresses;
 }

@@ -36,7 +36,7 @@ export function authorizationView(snapshot: Snapshot, history: readonly HistoryE
   const state = stateOf(snapshot);
   const amount = (minor: string) => formatAmount(BigInt(minor), decimalsOf(c.chain));
   // A plain authorization's capture fields are derived outside (domain/captures.ts): its history carries none of them.
-  if (c.hold) return { ...plainView(snapshot, history, state, amount), ...holdFields(c.hold, state, amount, firstRunId) };
+  if (c.hold) return { ...plainView(snapshot, history, state, amount), ...holdFields(c.hold, snapshot.matches({ held: 'open' }), amount, firstRunId) };
   return plainView(snapshot, history, state, amount);
 }
 
@@ -70,7 +70,8 @@ function plainView(snapshot: Snapshot, history: readonly HistoryEntry[], state: 
 }
 
 /** A held payment's amounts, parts and escrow, from its hold record. */
-function holdFields(hold: HoldRecord, state: AuthorizationState, amount: Amount, firstRunId: string) {
+/** `open`: held and taking captures (not while its void is on the way). */
+function holdFields(hold: HoldRecord, open: boolean, amount: Amount, firstRunId: string) {
   const at = (seconds: string | number) => new Date(Number(seconds) * 1000).toISOString();
   const view: HoldView = {
     paymentInfoHash: hold.paymentInfoHash,
@@ -87,7 +88,7 @@ function holdFields(hold: HoldRecord, state: AuthorizationState, amount: Amount,
   return {
     amountCaptured: amount(capturedMinor(hold).toString()),
     amountCapturing: null,
-    amountCapturable: state === 'held' ? amount(capturableMinor(hold).toString()) : '0',
+    amountCapturable: open ? amount(capturableMinor(hold).toString()) : '0',
     captures: hold.captures.map(
       (part): CaptureView => ({
         id: captureId(firstRunId, part.sequence),

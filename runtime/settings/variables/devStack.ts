@@ -40,6 +40,13 @@ export const devStackVariables = {
     schema: positiveWhole(1),
     description: 'Merchant keys on anvil.',
   }),
+  AUTHCAP_DEV_ESCROW_ARTIFACTS: variable({
+    processes: ['dev-stack'],
+    schema: text(),
+    defaultText: "authcap's own (contracts/build)",
+    description:
+      "On anvil: a folder with AuthCaptureEscrow.json, ERC3009PaymentCollector.json and OperatorRefundCollector.json ({abi, bytecode}) to deploy as the escrow instead of authcap's own, e.g. Commerce Payments' built from their repository (docs/contributing.md).",
+  }),
   AUTHCAP_DEMO_PAYER_KEYS: variable({
     processes: ['dev-stack'],
     schema: privateKeys(),
