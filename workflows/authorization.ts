@@ -43,10 +43,11 @@ export async function authorizationWorkflow(input: AuthorizationWorkflowInput): 
   // when the worker asks for one (reconcileIntervalSeconds > 0).
   const deadline = lifecycle.context.authorization ? Number(lifecycle.context.authorization.validBefore) * 1000 : Date.now();
   const roll = () => rollOver(input.orderId, lifecycle, policy, window, resumed?.runs ?? 0);
+  const holdTimers = {};
   while (!lifecycle.isFinal) {
     // A hold is carried by its own steps (docs/holds.md): placed once signed, then its parts and its void.
     if (lifecycle.context.hold && (lifecycle.matches('holding') || lifecycle.matches('held'))) {
-      await holdStep(lifecycle, relay, () => inbox.checkRequested || inbox.rollOverDue);
+      await holdStep(lifecycle, relay, () => inbox.checkRequested || inbox.rollOverDue, holdTimers);
       inbox.checkRequested = false;
       // A hold lives for days and takes many parts: it rolls over between them, with nothing under way.
       if ((inbox.rollOverDue || shouldRollOver(lifecycle, policy)) && holdAtRest(lifecycle)) await roll();
@@ -101,13 +102,13 @@ function holdAtRest(lifecycle: Lifecycle): boolean {
 }
 
 /** One step of a hold. Loaded only by authorizations that hold: the sandbox evaluates every module a workflow imports. */
-async function holdStep(lifecycle: Lifecycle, relay: Relay, news: () => boolean): Promise<void> {
+async function holdStep(lifecycle: Lifecycle, relay: Relay, news: () => boolean, timers: object): Promise<void> {
   if (lifecycle.matches('holding')) {
     const { placeHold } = await import(/* webpackMode: "eager" */ './holdProcedure.js');
     return placeHold(lifecycle, relay);
   }
   const { driveHeld } = await import(/* webpackMode: "eager" */ './heldProcedure.js');
-  return driveHeld(lifecycle, relay, news);
+  return driveHeld(lifecycle, relay, news, timers);
 }
 
 /** The run ends once the last command has had its answer. */

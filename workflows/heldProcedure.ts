@@ -3,7 +3,7 @@
 // own event is at depth; a void (the merchant's, an operator's, or authcap's own before the capture
 // window ends) returns the rest. Loaded only by authorizations that hold (a dynamic import): the
 // others do not pay for it.
-import { condition, workflowInfo } from '@temporalio/workflow';
+import { condition, sleep, workflowInfo } from '@temporalio/workflow';
 import type { Hex } from 'viem';
 import type { EscrowCall } from '../domain/escrowCall.js';
 import { capturableOnchainMinor, type HoldCapture, type HoldRecord } from '../domain/holds.js';
@@ -20,7 +20,7 @@ import type { Relay } from './relayClient.js';
 const FOLLOW_MS = 30 * 60_000;
 
 /** One step of a held payment: a part, the void, or a wait until something is asked or the void deadline comes. */
-export async function driveHeld(lifecycle: Lifecycle, relay: Relay, news: () => boolean): Promise<void> {
+export async function driveHeld(lifecycle: Lifecycle, relay: Relay, news: () => boolean, timers: HoldTimers = {}): Promise<void> {
   const hold = lifecycle.context.hold;
   if (!hold || !lifecycle.matches('held')) return;
   const next = new HoldLedger(JSON.parse(JSON.stringify(hold)) as HoldRecord).next();
@@ -34,7 +34,20 @@ export async function driveHeld(lifecycle: Lifecycle, relay: Relay, news: () => 
     lifecycle.send({ type: 'VOID', reason, by: AUTHCAP_DEADLINE_VOID });
     return;
   }
-  await condition(() => news() || !lifecycle.matches({ held: 'open' }) || new HoldLedger(lifecycle.context.hold!).next() !== undefined, deadline - Date.now());
+  // One durable timer to the void deadline per run, not one per wait: every wait would otherwise start a
+  // timer and cancel it when a part came first.
+  if (!timers.voidDue) {
+    const due: { reached: boolean } = { reached: false };
+    timers.voidDue = due;
+    void sleep(Math.max(deadline - Date.now(), 1)).then(() => (due.reached = true));
+  }
+  const due = timers.voidDue;
+  await condition(() => due.reached || news() || !lifecycle.matches({ held: 'open' }) || new HoldLedger(lifecycle.context.hold!).next() !== undefined);
+}
+
+/** The run's timers of a hold, kept by its caller for the run's life. */
+export interface HoldTimers {
+  voidDue?: { reached: boolean };
 }
 
 async function capturePart(lifecycle: Lifecycle, relay: Relay, hold: HoldRecord, part: HoldCapture, expectCapturableMinor: string): Promise<void> {
