@@ -25,12 +25,15 @@ export async function placeHold(lifecycle: Lifecycle, relay: Relay): Promise<voi
     signature: request.signature,
     nonce: request.authorization.nonce,
   };
+  // Where the follower looks from: the block the precheck read (the authorize cannot be older).
+  let fromBlock: string | undefined;
   if (lifecycle.matches({ holding: 'prechecking' })) {
     const attempt = await localReads.prepareHoldAttempt({ ...request, call }).catch((err: unknown) => {
       lifecycle.send({ type: 'COMMAND_FAILED', failure: failureOf(err) });
       return undefined;
     });
     if (!attempt) return;
+    fromBlock = attempt.fromBlock;
     lifecycle.send({ type: 'PRECHECKED', facts: attempt.facts });
     if (attempt.prepared?.status === 'failed' && lifecycle.matches({ holding: 'submitting' })) {
       lifecycle.send({ type: 'HOLD_FAILED', failure: attempt.prepared.failure });
@@ -43,7 +46,8 @@ export async function placeHold(lifecycle: Lifecycle, relay: Relay): Promise<voi
   const requestId = `hold:${workflowId}`;
   const deadline = Number(hold.terms.preApprovalExpiry) * 1000;
   for (;;) {
-    const outcome = await followEscrowUnlessTroubled(relay, { requestId, replyTo: { workflowId, runId }, call, counted: [] }, hold.paymentInfoHash, {
+    const follow = { requestId, replyTo: { workflowId, runId }, call, counted: [], ...(fromBlock ? { fromBlock } : {}) };
+    const outcome = await followEscrowUnlessTroubled(relay, follow, hold.paymentInfoHash, {
       scheduleToCloseTimeout: Math.max(deadline - Date.now(), 0) + FOLLOW_MARGIN_MS,
       summary: `hold of ${lifecycle.context.orderId}`,
     });
