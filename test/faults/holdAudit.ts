@@ -172,8 +172,8 @@ const balanceOf = (world: World, account: Address, blockNumber?: bigint) =>
  * its deployment file naming it, the node reached through the per-method proxy and then the
  * harness's, no WebSocket (new blocks polled, through the proxies too); then the workers and the API.
  */
-export async function startHoldWorld(options: { workers?: number; env?: Record<string, string> } = {}): Promise<HoldWorld> {
-  const world = await startWorld({ workers: 0, api: false, env: options.env });
+export async function startHoldWorld(options: { workers?: number; env?: Record<string, string>; temporal?: 'dev' | 'postgres' } = {}): Promise<HoldWorld> {
+  const world = await startWorld({ workers: 0, api: false, env: options.env, ...(options.temporal ? { temporal: options.temporal } : {}) });
   const methods = await startMethodProxy(world.proxy.url);
   try {
     const chain = defineChain({
