@@ -3,11 +3,10 @@
 // anything starts. The HTTP API's POST /v1/authorizations tells them apart the same way.
 import type { AuthorizationResource } from '../../domain/authorization.js';
 import { parseAddress } from '../../domain/address.js';
-import type { AuthorizationChain } from '../../domain/chain.js';
-import { AuthcapError } from '../../domain/errors.js';
 import { selectChain } from '../chainSelection.js';
 import { parseAmount, parseOrderId, parsePresigned, parseValidFor } from '../requests.js';
 import type { ReadContext } from './readModel.js';
+import { holdsFunds } from './holdChoice.js';
 import { startAttempt } from './startProtocol.js';
 import type { CreateAuthorizationRequest, CreatePresignedRequest } from './types.js';
 
@@ -28,7 +27,7 @@ async function createDraft(ctx: ReadContext, request: CreateAuthorizationRequest
   const chain = selectChain(ctx.catalog, request ?? {});
   const value = parseAmount(request?.amount, chain?.decimals);
   const validForSeconds = parseValidFor(request?.validForSeconds);
-  const hold = holdsFunds(ctx, request, chain);
+  const hold = holdsFunds(ctx.catalog, request?.hold, chain);
   const input = { orderId, draft: { payer, value: value.toString(), validForSeconds, ...(hold ? { hold } : {}) }, ...(chain ? { chain } : {}) };
   return startAttempt(ctx, { orderId, payer, value, input });
 }
@@ -43,19 +42,4 @@ async function createPresigned(ctx: ReadContext, request: CreatePresignedRequest
   const chain = selectChain(ctx.catalog, request, presigned.domain);
   const value = BigInt(presigned.authorization.value);
   return startAttempt(ctx, { orderId, payer: presigned.authorization.from, value, input: { orderId, presigned, ...(chain ? { chain } : {}) } });
-}
-
-/**
- * Whether the draft holds its funds in escrow: as the request says, else as the deployment says for the
- * token. A network without an escrow refuses a hold here, before anything starts.
- */
-function holdsFunds(ctx: ReadContext, request: CreateAuthorizationRequest, chain: AuthorizationChain | undefined): boolean {
-  const asked = request?.hold;
-  if (asked !== undefined && typeof asked !== 'boolean') throw new AuthcapError('validation_error', 'hold must be true or false', { field: 'hold' });
-  const network = chain && ctx.catalog?.network(chain.network);
-  const escrow = network ? network.escrow : undefined;
-  if (asked === true && network && !escrow)
-    throw new AuthcapError('holds_not_available', `${network.network} has no escrow configured: its authorizations cannot hold funds`);
-  if (asked !== undefined) return asked;
-  return !!escrow && !!chain && escrow.holdsByDefault.some((t) => t.toLowerCase() === chain.token.toLowerCase());
 }
