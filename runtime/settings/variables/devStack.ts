@@ -159,4 +159,10 @@ export const devStackVariables = {
     schema: text('latest'),
     description: 'scripts/recordHistories.ts: which replay history set to write.',
   }),
+  AUTHCAP_HISTORY_ONLY: variable({
+    processes: ['scripts'],
+    schema: text(),
+    defaultText: 'every kind',
+    description: 'scripts/recordHistories.ts: only these kinds of history (comma-separated, e.g. held-captured,held-voided).',
+  }),
 } as const;
