@@ -19,6 +19,7 @@ import { LogReader } from './rpc/logReader.js';
 import { RpcMetrics, instrumentedHttp } from './rpc/rpcMetrics.js';
 import { FollowedNonces } from './followedNonces.js';
 import { nonceScopeOf } from './nonceKey.js';
+import type { EscrowAddresses } from '../domain/escrow.js';
 
 export interface ChainConfig {
   rpcUrl: string;
@@ -100,6 +101,8 @@ export interface ChainContext {
   refundValiditySeconds: number;
   /** Nonces this worker's capture activities are following: the log watcher leaves them to them. */
   followed: FollowedNonces;
+  /** The network's escrow and collectors; absent: this network holds no funds. */
+  escrow?: EscrowAddresses;
 }
 
 /** One network as the worker serves it: its endpoints, keys and finality, and the tokens it takes there. */
@@ -118,6 +121,8 @@ export interface NetworkSettings {
   logSpan?: number;
   merchantPrivateKeys: Hex[];
   tokens: Address[];
+  /** The network's escrow and collectors (the deployment's `escrow`): what holds go through. */
+  escrow?: EscrowAddresses;
 }
 
 /** The policy every network shares (validity windows, history limits): ChainConfig without its one network. */
@@ -202,6 +207,7 @@ export async function createNetworkContexts(settings: NetworkSettings, policy: C
     historyLimit: policy.historyLimit ?? DEFAULT_HISTORY_LIMIT,
     refundValiditySeconds: policy.refundValiditySeconds ?? DEFAULT_REFUND_VALIDITY_SECONDS,
     followed: new FollowedNonces(),
+    ...(settings.escrow ? { escrow: settings.escrow } : {}),
   };
   return settings.tokens.map((tokenAddress) => ({ ...shared, tokenAddress, nonceScope: nonceScopeOf(network, tokenAddress) }));
 }

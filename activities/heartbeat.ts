@@ -3,12 +3,22 @@ import { Context } from '@temporalio/activity';
 import type { Hex, TransactionReceipt } from 'viem';
 import type { ChainContext } from './chainContext.js';
 
+/** What each running attempt last heartbeat with: Temporal keeps only the latest heartbeat's details. */
+const lastDetails = new WeakMap<Context, { details: unknown }>();
+
+/**
+ * Tells Temporal the activity is alive. Without `details`, the attempt's last details go again (or those
+ * it started with): a bare heartbeat from a wait must not erase the progress a retry resumes from.
+ */
 export function heartbeat(details?: unknown): void {
+  let context: Context;
   try {
-    Context.current().heartbeat(details);
+    context = Context.current();
   } catch {
-    // not inside an activity
+    return; // not inside an activity
   }
+  if (details !== undefined) lastDetails.set(context, { details });
+  context.heartbeat(details !== undefined ? details : lastDetails.has(context) ? lastDetails.get(context)!.details : context.info.heartbeatDetails);
 }
 
 export function lastHeartbeat<T>(): T | undefined {

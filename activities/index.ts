@@ -17,6 +17,9 @@ import { createEventActivities, type EventDependencies } from './events.js';
 import type { EventActivities } from '../domain/activityContract.js';
 import { draftNonce, type DraftNonceKeys } from './draftNonce.js';
 import { createCaptureOnchainActivity } from './captureOnchain.js';
+import { createEscrowOnchainActivity } from './escrowOnchain.js';
+import { createEscrowRefundFactsActivity } from './escrowRefund.js';
+import { createHoldAttemptActivity } from './holdAttempt.js';
 import { createCaptureAttemptActivity } from './captureAttempt.js';
 
 export { createChainContext, createNetworkContexts, type ChainConfig, type ChainContext, type ChainPolicy } from './chainContext.js';
@@ -69,7 +72,10 @@ function createChainActivities(
     readNonceState: createNonceStateActivity(ctx),
     ...createCaptureActivities(ctx),
     prepareCaptureAttempt: createCaptureAttemptActivity(ctx),
+    prepareHoldAttempt: createHoldAttemptActivity(ctx),
     captureOnchain: createCaptureOnchainActivity(ctx, requestRelay),
+    escrowOnchain: createEscrowOnchainActivity(ctx, requestRelay),
+    escrowRefundFacts: createEscrowRefundFactsActivity(ctx),
     ...createRefundActivities(ctx),
   });
 }

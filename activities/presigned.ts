@@ -9,15 +9,30 @@ import { nonceSearchKey } from './nonceKey.js';
 import { workerPolicyOf } from './workerPolicy.js';
 import type { WorkerPolicy } from '../domain/activityContract.js';
 import { isDraftNonce, type DraftNonceKeys } from './draftNonce.js';
+import { paymentInfoHash } from '../domain/escrow.js';
+import { fromWire, type WirePaymentInfo } from '../domain/escrowCall.js';
+import { presignedHoldRefusal } from '../domain/hold.js';
 
 export function createPresignedActivity(ctx: ChainContext, draftNonceKeys: DraftNonceKeys, now: () => number = () => Math.floor(Date.now() / 1000)) {
   const verify = createVerifyActivity(ctx);
+  const heldTerms = (paymentInfo: WirePaymentInfo) => ({
+    terms: paymentInfo,
+    paymentInfoHash: paymentInfoHash(fromWire(paymentInfo), ctx.chainId, ctx.escrow!.escrow),
+  });
   return async function checkPresignedAuthorization(request: {
     primaryType: AuthorizationPrimaryType;
     authorization: AuthorizationMessage;
     signature: Hex;
     domain?: TokenDomain;
-  }): Promise<{ domain: TokenDomain; check: SignatureCheck; fromBlock: string; nonceKey: string; policy: WorkerPolicy }> {
+    hold?: { paymentInfo: WirePaymentInfo };
+  }): Promise<{
+    domain: TokenDomain;
+    check: SignatureCheck;
+    fromBlock: string;
+    nonceKey: string;
+    policy: WorkerPolicy;
+    hold?: { terms: WirePaymentInfo; paymentInfoHash: Hex };
+  }> {
     const { from, nonce, validBefore } = request.authorization;
     const [domain, head, consumed] = await Promise.all([
       readTokenDomain(ctx),
@@ -35,7 +50,19 @@ export function createPresignedActivity(ctx: ChainContext, draftNonceKeys: Draft
           `this merchant takes ${domain.name} v${domain.version} on chain ${domain.chainId} at ${domain.verifyingContract}`,
       );
     }
-    if (!ctx.isMerchant(request.authorization.to)) {
+    // A pre-signed hold: the collector's authorization of terms this merchant can operate.
+    const hold = request.hold ? heldTerms(request.hold.paymentInfo) : undefined;
+    if (request.hold) {
+      if (!ctx.escrow) return refuse('holds_not_available', `${ctx.network} has no escrow configured: its authorizations cannot hold funds`);
+      const refusal = presignedHoldRefusal(fromWire(request.hold.paymentInfo), request.authorization, request.primaryType, {
+        isMerchant: (a) => ctx.isMerchant(a),
+        token: ctx.tokenAddress,
+        chainId: ctx.chainId,
+        escrow: ctx.escrow,
+        nowSeconds: now(),
+      });
+      if (refusal) return refuse(refusal.code, refusal.reason);
+    } else if (!ctx.isMerchant(request.authorization.to)) {
       return refuse('recipient_mismatch', `the authorization pays ${request.authorization.to}, not this merchant (${ctx.merchants.join(', ')})`);
     }
     if (BigInt(validBefore) <= BigInt(now())) {
@@ -55,6 +82,7 @@ export function createPresignedActivity(ctx: ChainContext, draftNonceKeys: Draft
       fromBlock,
       nonceKey,
       policy,
+      ...(hold ? { hold } : {}),
       check: await verify({ domain, primaryType: request.primaryType, authorization: request.authorization, signature: request.signature }),
     };
   };

@@ -3,7 +3,11 @@
 // calldata, so whoever can put a request before the relayer can at most ask for a capture to the
 // merchant, a payer's cancellation, or a refund its capture backs: never a transfer of their choosing.
 import { BaseError, TransactionReceiptNotFoundError, encodeFunctionData, parseEventLogs, type Address, type Hex } from 'viem';
-import type { RelayCall, RefundCall } from '../domain/relay.js';
+import { consumedBy, type RelayCall, type RefundCall } from '../domain/relay.js';
+import { holdNonce, paymentInfoHash } from '../domain/escrow.js';
+import { escrowAbi } from '../domain/escrowAbi.js';
+import { escrowCalldata, escrowCallRefusal, fromWire, REFUNDS_ALLOWED, tokenAllowanceAbi, type EscrowCall } from '../domain/escrowCall.js';
+import { pairKey } from '../domain/eip3009.js';
 import { MAX_REFUNDS_PER_AUTHORIZATION } from '../domain/refunds.js';
 import { tokenAbi } from '../domain/tokenAbi.js';
 import type { ChainContext } from './chainContext.js';
@@ -48,9 +52,73 @@ export async function buildRelayTransaction(ctx: ChainContext, sender: Address, 
       const c = captureCall({ primaryType: 'TransferWithAuthorization', authorization: call.authorization, signature: call.signature }, ctx.tokenAddress);
       return { transaction: { to: ctx.tokenAddress, data: encodeFunctionData(c), gas: CAPTURE_GAS_LIMIT } };
     }
+    case 'escrow':
+      return buildEscrowTransaction(ctx, sender, call);
     default:
-      return { refused: 'the relayer sends only captures, cancellations and refunds' };
+      return { refused: 'the relayer sends only captures, cancellations, refunds and escrow calls' };
   }
+}
+
+/**
+ * A held payment's call to its network's escrow: the operator's, paying the operator, no fee, its
+ * authorize under the hold's own nonce; sent only while the escrow still says what the requester
+ * expects of the hold (a capture or refund already landed, or pooled, is never sent twice).
+ */
+async function buildEscrowTransaction(ctx: ChainContext, sender: Address, call: EscrowCall): Promise<BuildResult> {
+  if (!ctx.escrow) return { refused: `${ctx.network} has no escrow configured: it holds no funds` };
+  const why = escrowCallRefusal(call, sender, ctx.tokenAddress);
+  if (why) return { refused: why };
+  const info = fromWire(call.paymentInfo);
+  if (call.action === 'authorize' && !same(call.nonce ?? '', holdNonce(info, ctx.chainId, ctx.escrow.escrow)))
+    return { refused: "an authorize's nonce must be its terms' hash (the payer signed exactly these terms)" };
+  if (call.action === 'allowRefunds') {
+    const allowance = await ctx.publicClient.readContract({
+      address: ctx.tokenAddress,
+      abi: tokenAllowanceAbi,
+      functionName: 'allowance',
+      args: [sender, ctx.escrow.refundCollector],
+      blockTag: 'pending',
+    });
+    if (allowance >= REFUNDS_ALLOWED) return { refused: 'refunds through the escrow are allowed already' };
+    return { transaction: { to: ctx.tokenAddress, data: escrowCalldata(call, ctx.escrow), gas: ESCROW_GAS_LIMITS.allowRefunds } };
+  }
+  if (call.expect) {
+    const [, capturable, refundable] = await ctx.publicClient.readContract({
+      address: ctx.escrow.escrow,
+      abi: escrowAbi,
+      functionName: 'paymentState',
+      args: [paymentInfoHash(info, ctx.chainId, ctx.escrow.escrow)],
+      blockTag: 'pending',
+    });
+    const { expect } = call;
+    if (
+      (expect.capturable !== undefined && BigInt(expect.capturable) !== capturable) ||
+      (expect.refundable !== undefined && BigInt(expect.refundable) !== refundable)
+    )
+      return { refused: `the hold changed onchain: ${capturable} capturable and ${refundable} refundable, not as expected (${JSON.stringify(expect)})` };
+  }
+  return { transaction: { to: ctx.escrow.escrow, data: escrowCalldata(call, ctx.escrow), gas: ESCROW_GAS_LIMITS[call.action] } };
+}
+
+/** Generous over what each escrow call measures (test/bench holds row), so a fee spike is the only reason to run out. */
+const ESCROW_GAS_LIMITS: Record<EscrowCall['action'], bigint> = {
+  authorize: 300_000n,
+  capture: 200_000n,
+  void: 150_000n,
+  refund: 200_000n,
+  allowRefunds: 100_000n,
+};
+
+/**
+ * What two requests of one batch must not share: the authorization a call consumes, or for an
+ * escrow call its hold (both would pass alone at the pending block; the second must wait for the first).
+ */
+export function claimKeyOf(ctx: ChainContext, call: RelayCall): string {
+  if (call.kind === 'escrow' && ctx.escrow && call.action === 'allowRefunds')
+    return `allow:${ctx.tokenAddress.toLowerCase()}:${call.paymentInfo.operator.toLowerCase()}`;
+  if (call.kind === 'escrow' && ctx.escrow) return `hold:${paymentInfoHash(fromWire(call.paymentInfo), ctx.chainId, ctx.escrow.escrow)}`;
+  const consumes = consumedBy(call);
+  return consumes ? `${ctx.tokenAddress.toLowerCase()}:${pairKey(consumes.authorizer, consumes.nonce)}` : `call:${JSON.stringify(call)}`;
 }
 
 const HEX32 = /^0x[0-9a-fA-F]{64}$/;
@@ -67,6 +135,8 @@ const SIGNATURE = /^0x(?:[0-9a-fA-F]{2})+$/;
  */
 function malformedCall(call: RelayCall): string | undefined {
   if (typeof call !== 'object' || call === null) return 'no call';
+  // An escrow call is checked whole by escrowCallRefusal (only its authorize carries a signature).
+  if (call.kind === 'escrow') return undefined;
   if (typeof call.signature !== 'string' || !SIGNATURE.test(call.signature)) return 'a call must carry its signature';
   if (call.kind === 'cancel') {
     if (typeof call.authorizer !== 'string' || !ADDRESS.test(call.authorizer)) return 'a cancellation names its authorizer';

@@ -22,7 +22,7 @@ import { authorizationCanceledTopic, logPairKey, nonceTopics } from './nonceStat
 import { pairKey } from '../domain/eip3009.js';
 import type { CaptureFailure } from '../domain/facts.js';
 import { classifyRpcError } from './rpc/rpcErrors.js';
-import { buildRelayTransaction, refundBackingCheck, type BuiltTransaction, type RefundBackingCheck } from './relayCalls.js';
+import { buildRelayTransaction, claimKeyOf, refundBackingCheck, type BuiltTransaction, type RefundBackingCheck } from './relayCalls.js';
 
 /** Replacement must pay at least 10% more (geth's rule); 25% clears every client's threshold. */
 const FEE_BUMP_PERCENT = 125n;
@@ -121,8 +121,7 @@ export function createRelayerActivities(ctx: ChainContext, tokenContext: (token?
         else {
           // Two requests of one batch for one authorization (a capture and its cancellation, say):
           // both pass alone at the pending block, and the second would revert behind the first.
-          const { authorizer, nonce } = consumedBy(b.item.call);
-          const pair = `${b.tokenCtx.tokenAddress.toLowerCase()}:${pairKey(authorizer, nonce)}`;
+          const pair = claimKeyOf(b.tokenCtx, b.item.call);
           const first = claimed.get(pair);
           if (first) {
             refused.push({
@@ -141,7 +140,7 @@ export function createRelayerActivities(ctx: ChainContext, tokenContext: (token?
       const start = request.startNonce;
       const fees = sendable.length > 0 ? await ctx.feesPerGas() : undefined;
       signed = [];
-      for (const [i, { item, transaction }] of sendable.entries()) {
+      for (const [i, { item, tokenCtx, transaction }] of sendable.entries()) {
         const tx = { ...transaction, nonce: start + i, maxFeePerGas: fees!.maxFeePerGas, maxPriorityFeePerGas: fees!.maxPriorityFeePerGas };
         const { raw, hash } = await sign(account, tx);
         signed.push({
@@ -156,6 +155,8 @@ export function createRelayerActivities(ctx: ChainContext, tokenContext: (token?
           maxFeePerGas: fees!.maxFeePerGas.toString(),
           maxPriorityFeePerGas: fees!.maxPriorityFeePerGas.toString(),
           ...consumedBy(item.call),
+          // An escrow's authorize consumes the payer's authorization at the token, not at the escrow it is sent to.
+          ...(item.call.kind === 'escrow' && item.call.action === 'authorize' ? { consumedAt: tokenCtx.tokenAddress } : {}),
           sentAt: request.sentAt,
           ...(item.replyOn ? { replyOn: item.replyOn } : {}),
         });
@@ -230,7 +231,10 @@ export function createRelayerActivities(ctx: ChainContext, tokenContext: (token?
    * from the chain. Never a success that is not one.
    */
   async function consumedAnswer(tokenCtx: ChainContext, sender: Address, item: RelayRequest): Promise<Verdict> {
-    const { authorizer, nonce } = consumedBy(item.call);
+    const consumes = consumedBy(item.call);
+    // An escrow capture, void or refund consumes no authorization: its own revert is the answer.
+    if (!consumes) return undefined;
+    const { authorizer, nonce } = consumes;
     const consumed = await tokenCtx.publicClient.readContract({
       address: tokenCtx.tokenAddress,
       abi: tokenAbi,
@@ -319,14 +323,19 @@ export function createRelayerActivities(ctx: ChainContext, tokenContext: (token?
         });
         continue;
       }
-      // Dropped from the pool. Resubmit only while the authorization is still unused.
-      const consumed = await ctx.publicClient.readContract({
-        // The transaction's own contract: the token it was built for.
-        address: tx.to,
-        abi: tokenAbi,
-        functionName: 'authorizationState',
-        args: [tx.authorizer, tx.nonce],
-      });
+      // Dropped from the pool. Resubmit only while the authorization is still unused. A call that
+      // consumes none (an escrow capture, void or refund) goes again under its own account nonce: it
+      // can land once at most, and the escrow judges it then.
+      const consumed =
+        tx.authorizer && tx.nonce
+          ? await ctx.publicClient.readContract({
+              // The token the authorization is of: the transaction's own contract, unless it says otherwise.
+              address: tx.consumedAt ?? tx.to,
+              abi: tokenAbi,
+              functionName: 'authorizationState',
+              args: [tx.authorizer, tx.nonce],
+            })
+          : false;
       if (!consumed) {
         await ctx.publicClient.sendRawTransaction({ serializedTransaction: tx.raw });
         report.resent.push({ ...tx, sentAt: request.now });

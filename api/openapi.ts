@@ -1,6 +1,7 @@
 // The OpenAPI 3.1 document, generated from the router's routes and the very schemas that check
 // requests (zod's JSON Schema output is OpenAPI 3.1's schema dialect), so it cannot drift.
 import { z } from 'zod';
+import { authorizationStates } from '../domain/authorization.js';
 import { errorCodes } from '../domain/errors.js';
 import type { ApiRole } from '../client/apiKeys.js';
 import { openApiDescription } from './errorTable.js';
@@ -41,7 +42,8 @@ const summaries: Record<string, string> = {
   'GET /v1/authorizations/:id': 'The authorization as it stands.',
   'POST /v1/authorizations/:id/signature': "Store the payer's signature over the drafted typed data.",
   'POST /v1/authorizations/:id/capture':
-    'Capture now, all or `amount` of it (a partial capture gives the rest back as a refund); 200 captured, 202 still capturing after the wait.',
+    'Capture now, all or `amount` of it (a partial capture gives the rest back as a refund); of a hold, one part (`final` returns the rest; the Idempotency-Key makes it one); 200 captured, 202 still capturing after the wait.',
+  'GET /v1/authorizations/:id/captures': "The authorization's captures, in order: a held payment's parts, or its one capture.",
   'POST /v1/authorizations/:id/refunds':
     'Give money back from a captured authorization (201 with the refund once final, succeeded or failed; 202 pending after the wait). Never more than was captured.',
   'GET /v1/authorizations/:id/refunds': "The authorization's refunds, oldest first (a partial capture's release first).",
@@ -73,6 +75,12 @@ const responses: Record<string, Record<string, unknown>> = {
     '202': { description: 'The refund, still pending after the wait: follow it with GET /v1/refunds/{id}.', content: refundContent },
   },
   'GET /v1/refunds/:id': { '200': { description: 'The refund.', content: refundContent } },
+  'GET /v1/authorizations/:id/captures': {
+    '200': {
+      description: "The authorization's captures, in order.",
+      content: { 'application/json': { schema: { type: 'object', properties: { data: { type: 'array', items: { $ref: '#/components/schemas/Capture' } } } } } },
+    },
+  },
   'GET /v1/authorizations/:id/refunds': {
     '200': {
       description: "The authorization's refunds, oldest first.",
@@ -100,17 +108,57 @@ const authorizationSchema = {
     id: { type: 'string', description: 'auth_…' },
     orderId: { type: 'string' },
     ...chainProperties,
-    state: { type: 'string', enum: ['drafting', 'drafted', 'stored', 'capturing', 'canceling', 'captured', 'canceled', 'voided', 'expired', 'rejected'] },
+    state: { type: 'string', enum: [...authorizationStates] },
     primaryType: { type: 'string', enum: ['ReceiveWithAuthorization', 'TransferWithAuthorization'] },
     amount: { type: 'string', description: "Decimal token amount, in the token's decimals." },
     amountCaptured: { type: 'string' },
     amountCapturing: { type: ['string', 'null'] },
+    amountCapturable: {
+      type: 'string',
+      description: 'What a capture may take now: all of it while `stored`; of a hold, what is held less the parts captured or under way.',
+    },
+    captures: {
+      type: 'array',
+      items: { $ref: '#/components/schemas/Capture' },
+      description: "A held payment's parts, in order; a plain capture is one entry.",
+    },
+    hold: {
+      type: ['object', 'null'],
+      description: 'The escrow hold (docs/holds.md): what is held, until when, and what went back to the payer.',
+      properties: {
+        paymentInfoHash: { type: 'string' },
+        amountHeld: { type: 'string' },
+        authorizeTransactionHash: { type: ['string', 'null'] },
+        captureBefore: { type: 'string', format: 'date-time' },
+        voidAt: { type: 'string', format: 'date-time' },
+        refundBefore: { type: 'string', format: 'date-time' },
+        terms: { type: 'object', description: 'The PaymentInfo the payer signed (numbers as decimal strings).' },
+        release: { type: ['object', 'null'], description: '`{kind: void | reclaim, amount, transactionHash, at}`' },
+      },
+    },
     amountRefunded: { type: 'string' },
     typedData: { type: ['object', 'null'], description: 'eth_signTypedData_v4 payload while `drafted`: its domain is the token on the network.' },
     cancellationTypedData: { type: ['object', 'null'] },
     capture: { type: ['object', 'null'] },
     lastError: { type: ['object', 'null'] },
     history: { type: 'array', items: { type: 'object' } },
+  },
+};
+
+/** One capture (domain/authorization.ts `CaptureView`): a held payment's part, or a plain capture. */
+const captureSchema = {
+  type: 'object',
+  required: ['id', 'amount', 'final', 'status', 'transactionHash', 'blockNumber', 'failure', 'requestedAt', 'succeededAt'],
+  properties: {
+    id: { type: 'string', description: 'cap_…' },
+    amount: { type: 'string' },
+    final: { type: 'boolean' },
+    status: { type: 'string', enum: ['pending', 'submitted', 'succeeded', 'failed'] },
+    transactionHash: { type: ['string', 'null'] },
+    blockNumber: { type: ['string', 'null'] },
+    failure: { type: ['object', 'null'] },
+    requestedAt: { type: 'string', format: 'date-time' },
+    succeededAt: { type: ['string', 'null'], format: 'date-time' },
   },
 };
 
@@ -187,6 +235,7 @@ export function openApiDocument(routes: RouteInfo[], schemas: Schemas): Record<s
       securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'An API key: `authcap keys create --role order-service|operator`.' } },
       schemas: {
         Authorization: authorizationSchema,
+        Capture: captureSchema,
         Refund: refundSchema,
         Error: {
           type: 'object',

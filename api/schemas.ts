@@ -125,6 +125,10 @@ export function createSchemas(options: SchemaOptions = {}) {
       validForSeconds: z.number().int().min(1).max(2_592_000).optional().describe('A shorter window than the default, in seconds.'),
       network: networkSchema.optional(),
       token: tokenSchema.optional(),
+      hold: z
+        .boolean()
+        .optional()
+        .describe("Hold the funds in the network's escrow once signed, to capture in parts (docs/holds.md). Absent: the deployment's default for the token."),
     })
     .strict();
 
@@ -155,6 +159,29 @@ export function createSchemas(options: SchemaOptions = {}) {
       domain: domainSchema.optional(),
       network: networkSchema.optional().describe('The network the payload was signed for (x402 names it); must agree with its domain when both are given.'),
       token: tokenSchema.optional(),
+      hold: z
+        .object({
+          paymentInfo: z
+            .object({
+              operator: addressSchema,
+              payer: addressSchema,
+              receiver: addressSchema,
+              token: addressSchema,
+              maxAmount: uintSchema,
+              preApprovalExpiry: uintSchema,
+              authorizationExpiry: uintSchema,
+              refundExpiry: uintSchema,
+              minFeeBps: uintSchema,
+              maxFeeBps: uintSchema,
+              feeReceiver: addressSchema,
+              salt: uintSchema,
+            })
+            .strict()
+            .describe("The escrow's PaymentInfo the payer signed (numbers as decimal strings); the authorization's nonce is its hash."),
+        })
+        .strict()
+        .optional()
+        .describe("A pre-signed hold: the authorization is the escrow payment collector's ReceiveWithAuthorization of these terms (docs/holds.md)."),
     })
     .strict();
 
@@ -184,8 +211,9 @@ export function createSchemas(options: SchemaOptions = {}) {
         amount: amountSchema
           .optional()
           .describe(
-            'What to capture and keep, at most the authorized amount; the rest goes back to the payer as a refund (reason partial_capture). Absent: all of it.',
+            'What to capture and keep, at most the authorized amount; the rest goes back to the payer as a refund (reason partial_capture). Absent: all of it. Of a hold: this part, at most `amountCapturable`.',
           ),
+        final: z.boolean().optional().describe("A held payment's last capture: what is left goes back to the payer once it succeeded."),
       })
       .strict(),
     refundBody: z

@@ -177,11 +177,22 @@ export function createApiRouter(options: ApiOptions, listenUrl: () => string | u
       const { signature } = parseWith(schemas.signatureBody, body, 'the body');
       return resource(200, await client.authorizations.sign(idOf(params), signature));
     })
-    .on('POST', '/v1/authorizations/:id/capture', ORDER_SERVICE, async ({ params, body, target }) => {
+    .on('POST', '/v1/authorizations/:id/capture', ORDER_SERVICE, async ({ params, body, target, idempotencyKey }) => {
       noQuery(target.query);
-      const { amount } = parseWith(schemas.captureBody, body, 'the body');
-      const outcome = await client.authorizations.capture(idOf(params), { waitMs: options.captureWaitMs, amount });
+      const { amount, final } = parseWith(schemas.captureBody, body, 'the body');
+      // A held payment's part is one part per Idempotency-Key, kept by its workflow too: a retry after
+      // a 202 (which the idempotency store does not keep) finds the same part instead of making another.
+      const outcome = await client.authorizations.capture(idOf(params), {
+        waitMs: options.captureWaitMs,
+        amount,
+        ...(final === undefined ? {} : { final }),
+        ...(idempotencyKey === undefined ? {} : { idempotencyKey }),
+      });
       return resource(outcome.settled ? 200 : 202, outcome.authorization);
+    })
+    .on('GET', '/v1/authorizations/:id/captures', ANY_ROLE, async ({ params, target }) => {
+      noQuery(target.query);
+      return ok(200, { data: (await client.authorizations.get(idOf(params))).captures });
     })
     .on('POST', '/v1/authorizations/:id/refunds', ORDER_SERVICE, async ({ params, body, target, idempotencyKey }) => {
       noQuery(target.query);

@@ -3,7 +3,7 @@
 //   authcap list [--order ID] [--state STATE] [--payer ADDRESS] [--network CAIP2] [--token ADDRESS] [--limit N] [--page-token T]
 //   authcap history <id | --order ID>
 //   authcap void <id | --order ID> --reason TEXT [--by NAME]
-//   authcap capture <id | --order ID> [--amount A]
+//   authcap capture <id | --order ID> [--amount A] [--final] [--idempotency-key K] | captures <id | --order ID>
 //   authcap refund <id | --order ID> [--amount A] --reason TEXT | refunds <id | --order ID>
 //   authcap keys create --role order-service|operator [--label L] | keys list | keys revoke <key id>
 //   authcap events [--after ID] [--type T] [--order ID] [--limit N] [--follow]
@@ -23,6 +23,7 @@ import { requireCodec } from '../runtime/codec.js';
 import { apiRoles, ApiKeyStore, type ApiRole } from './apiKeys.js';
 import { AuthcapClient } from './authcapClient.js';
 import type { AuthorizationSummary } from './authorizations/types.js';
+import { capturesCommand, capturesTable } from './cliCaptures.js';
 import { eventsCommand, webhooksCommand } from './cliEvents.js';
 import { refundCommand, refundsCommand } from './cliRefunds.js';
 import { listAmounts, tokenUnits } from './cliAmounts.js';
@@ -41,7 +42,10 @@ const usage = `usage:
   authcap list [--order ID] [--state STATE] [--payer ADDRESS] [--network CAIP2] [--token ADDRESS] [--limit N] [--page-token T] [--json]
   authcap history <id | --order ID> [--json]
   authcap void <id | --order ID> --reason TEXT [--by NAME] [--json]
-  authcap capture <id | --order ID> [--amount A] [--json]   (--amount: capture less; the rest goes back to the payer)
+  authcap capture <id | --order ID> [--amount A] [--final] [--idempotency-key K] [--json]   (--amount: capture less; the rest goes back to the payer.
+      Of a held payment each call is one part (no --amount: all still capturable); --final gives the rest back once it succeeded;
+      the same --idempotency-key again is the same part, never a second one: send one, or a retry captures twice)
+  authcap captures <id | --order ID> [--json]   (a held payment's parts: amount, status, transaction)
   authcap refund <id | --order ID> [--amount A] --reason TEXT [--json]   (no --amount: all that is left)
   authcap refunds <id | --order ID> [--json]
   authcap keys create --role order-service|operator [--label TEXT] [--json]
@@ -75,6 +79,7 @@ function resourceTable(a: AuthorizationResource): string {
     ['amount', withSymbol(a.amount, a)],
     ['captured', withSymbol(a.amountCaptured, a)],
     ['refunded', withSymbol(a.amountRefunded, a)],
+    ...holdRows(a),
     ['payer', a.authorization?.from],
     ['valid before', a.authorization ? new Date(Number(a.authorization.validBefore) * 1000).toISOString() : null],
     ['capture tx', a.capture?.transactionHash],
@@ -84,6 +89,23 @@ function resourceTable(a: AuthorizationResource): string {
     ['last error', a.lastError ? `${a.lastError.code}: ${a.lastError.message}` : null],
   ];
   return table(['field', 'value'], rows);
+}
+
+/** A held payment's escrow: what it holds, what may still be captured, until when, and what went back. */
+function holdRows(a: AuthorizationResource): [string, string | null | undefined][] {
+  const hold = a.hold;
+  if (!hold) return [];
+  const release = hold.release;
+  return [
+    ['held', withSymbol(hold.amountHeld, a)],
+    ['capturable', withSymbol(a.amountCapturable, a)],
+    ['parts', a.captures.length ? `${a.captures.length} (authcap captures ${a.id})` : '0'],
+    ['capture before', hold.captureBefore],
+    ['void at', `${hold.voidAt} (what is left goes back to the payer)`],
+    ['released', release ? `${withSymbol(release.amount, a)} by ${release.kind} at ${release.at}` : null],
+    ['release tx', release?.transactionHash],
+    ['hold tx', hold.authorizeTransactionHash],
+  ];
 }
 
 /** "12.50 USDC": amounts as people read them, in the authorization's token. */
@@ -178,6 +200,8 @@ export async function main(argv: string[], out: Out = console.log, err: Out = co
         wait: { type: 'string' },
         'retention-days': { type: 'string' },
         amount: { type: 'string' },
+        final: { type: 'boolean' },
+        'idempotency-key': { type: 'string' },
       },
     });
   } catch (e) {
@@ -210,7 +234,7 @@ export async function main(argv: string[], out: Out = console.log, err: Out = co
     if (command === 'deployment') return await deploymentCommand(values, positionals, settings, out, env);
     if (command === 'dev') return await devCommand(values, positionals, settings.AUTHCAP_STATE_DIR, out, err);
     if (command === 'doctor') return await doctorCommand(values, env, devStack, out);
-    if (!['get', 'list', 'history', 'void', 'capture', 'refund', 'refunds', 'events', 'webhooks'].includes(command)) {
+    if (!['get', 'list', 'history', 'void', 'capture', 'captures', 'refund', 'refunds', 'events', 'webhooks'].includes(command)) {
       err(`unknown command ${command}\n${usage}`);
       return 2;
     }
@@ -269,16 +293,29 @@ export async function main(argv: string[], out: Out = console.log, err: Out = co
         case 'void': {
           if (!values.reason) throw new AuthcapError('validation_error', 'void needs --reason TEXT');
           const voided = await client.authorizations.void(await id(), { reason: values.reason, by: values.by ?? settings.USER ?? 'operator' });
-          show(voided, `voided ${voided.id} (order ${voided.orderId}): ${voided.void?.reason}`);
+          // A held payment's void returns what is left through the escrow: it stays held until that lands.
+          const text =
+            voided.hold && voided.state === 'held'
+              ? `voiding the rest of ${voided.id} (order ${voided.orderId}): ${voided.void?.reason ?? values.reason}; what is left goes back to the payer once the escrow's void lands (held until then)`
+              : `voided ${voided.id} (order ${voided.orderId}): ${voided.void?.reason}`;
+          show(voided, text);
           return 0;
         }
         case 'refund':
           return await refundCommand(client, await id(), values, out);
         case 'refunds':
           return await refundsCommand(client, await id(), values, out);
+        case 'captures':
+          return await capturesCommand(client, await id(), values, out);
         default: {
-          const outcome = await client.authorizations.capture(await id(), { amount: values.amount });
-          show(outcome.authorization, resourceTable(outcome.authorization));
+          // Of a held payment: one part per call, the same part again for the same --idempotency-key.
+          const outcome = await client.authorizations.capture(await id(), {
+            amount: values.amount,
+            ...(values.final ? { final: true } : {}),
+            ...(values['idempotency-key'] === undefined ? {} : { idempotencyKey: values['idempotency-key'] }),
+          });
+          const a = outcome.authorization;
+          show(a, a.hold && a.captures.length ? `${resourceTable(a)}\n${capturesTable(a)}` : resourceTable(a));
           return outcome.settled ? 0 : 3;
         }
       }

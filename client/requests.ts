@@ -4,6 +4,7 @@ import { parseAddress, parseBytes32, parseSignature } from '../domain/address.js
 import { parseAmount, parseUint } from '../domain/amount.js';
 import { authorizationStates, type AuthorizationState, type PresignedAuthorization } from '../domain/authorization.js';
 import { isAuthorizationPrimaryType, type TokenDomain } from '../domain/eip3009.js';
+import type { WirePaymentInfo } from '../domain/escrowCall.js';
 import { AuthcapError } from '../domain/errors.js';
 import { unsearchable } from './visibilityQuery.js';
 
@@ -45,6 +46,8 @@ export interface PresignedRequest {
   authorization: unknown;
   signature: unknown;
   domain?: unknown;
+  /** A pre-signed hold: `{paymentInfo}`, the escrow's terms the payer signed for its payment collector. */
+  hold?: unknown;
 }
 
 export function parsePresigned(request: PresignedRequest): PresignedAuthorization & { domain?: TokenDomain } {
@@ -71,7 +74,25 @@ export function parsePresigned(request: PresignedRequest): PresignedAuthorizatio
     signature: parseSignature(request.signature) as Hex,
   };
   if (request.domain !== undefined) parsed.domain = parseDomain(request.domain);
+  if (request.hold !== undefined) parsed.hold = { paymentInfo: parsePaymentInfo((request.hold as { paymentInfo?: unknown } | null)?.paymentInfo) };
   return parsed;
+}
+
+const PAYMENT_INFO_ADDRESSES = ['operator', 'payer', 'receiver', 'token', 'feeReceiver'] as const;
+const PAYMENT_INFO_NUMBERS = ['maxAmount', 'preApprovalExpiry', 'authorizationExpiry', 'refundExpiry', 'minFeeBps', 'maxFeeBps', 'salt'] as const;
+
+/** The escrow's PaymentInfo, every field present (numbers as decimal strings): whether it fits this merchant the worker decides. */
+function parsePaymentInfo(input: unknown): WirePaymentInfo {
+  const info = input as Record<string, unknown> | null | undefined;
+  if (typeof info !== 'object' || info === null) throw new AuthcapError('validation_error', 'hold.paymentInfo must be the escrow terms the payer signed');
+  const extra = Object.keys(info).filter(
+    (k) => !(PAYMENT_INFO_ADDRESSES as readonly string[]).includes(k) && !(PAYMENT_INFO_NUMBERS as readonly string[]).includes(k),
+  );
+  if (extra.length) throw new AuthcapError('validation_error', `hold.paymentInfo has no field ${extra[0]}`);
+  const out: Record<string, string> = {};
+  for (const key of PAYMENT_INFO_ADDRESSES) out[key] = parseAddress(info[key], `hold.paymentInfo.${key}`);
+  for (const key of PAYMENT_INFO_NUMBERS) out[key] = parseUint(info[key], `hold.paymentInfo.${key}`).toString();
+  return out as WirePaymentInfo;
 }
 
 function parseDomain(input: unknown): TokenDomain {

@@ -16,6 +16,9 @@ export interface CompiledContracts {
   AuthcapToken: Artifact;
   MockERC1271Wallet: Artifact;
   FiatTokenV21Like: Artifact;
+  AuthCaptureEscrow: Artifact;
+  ERC3009PaymentCollector: Artifact;
+  OperatorRefundCollector: Artifact;
 }
 
 interface SolcModule {
@@ -40,7 +43,12 @@ const SOURCES: Record<keyof CompiledContracts, string> = {
   AuthcapToken: 'AuthcapToken.sol',
   MockERC1271Wallet: 'test/MockERC1271Wallet.sol',
   FiatTokenV21Like: 'test/FiatTokenV21Like.sol',
+  AuthCaptureEscrow: 'escrow/AuthCaptureEscrow.sol',
+  ERC3009PaymentCollector: 'escrow/ERC3009PaymentCollector.sol',
+  OperatorRefundCollector: 'escrow/OperatorRefundCollector.sol',
 };
+// Sources the contracts above import: compiled with them, no artifact of their own.
+const IMPORTED = ['escrow/TokenStore.sol', 'escrow/TokenCollector.sol', 'escrow/SafeTransfer.sol', 'escrow/IERC3009.sol'];
 
 // Cancun rather than solc's newer default: anvil and every chain we target accept it.
 const EVM_VERSION = 'cancun';
@@ -56,7 +64,7 @@ function loadSolc(): SolcModule {
 export async function compileContracts(): Promise<CompiledContracts> {
   const solc = loadSolc();
   const sources: Record<string, { content: string }> = {};
-  for (const path of Object.values(SOURCES)) {
+  for (const path of [...Object.values(SOURCES), ...IMPORTED]) {
     sources[path] = { content: readFileSync(new URL(path, contractsDir), 'utf8') };
   }
   const input = {
@@ -79,7 +87,8 @@ export async function compileContracts(): Promise<CompiledContracts> {
     if (!compiled) throw new Error(`solc produced no output for ${name}`);
     return { contractName: name, abi: compiled.abi, bytecode: `0x${compiled.evm.bytecode.object}`, solcVersion };
   };
-  return { AuthcapToken: artifact('AuthcapToken'), MockERC1271Wallet: artifact('MockERC1271Wallet'), FiatTokenV21Like: artifact('FiatTokenV21Like') };
+  const names = Object.keys(SOURCES) as (keyof CompiledContracts)[];
+  return Object.fromEntries(names.map((name) => [name, artifact(name)])) as unknown as CompiledContracts;
 }
 
 export function writeArtifacts(contracts: CompiledContracts): string[] {

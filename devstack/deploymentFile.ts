@@ -46,6 +46,9 @@ export function devDeploymentConfig(networks: DevNetwork[], options: DevDeployme
       confirmations: options.confirmations,
       tokens: network.tokens.map((token) => token.address),
       merchantKeys: merchantKeyVariables(options.moreMerchantKeys),
+      ...(network.escrow
+        ? { escrow: { address: network.escrow.escrow, paymentCollector: network.escrow.paymentCollector, refundCollector: network.escrow.refundCollector } }
+        : {}),
     })),
   };
 }
@@ -138,6 +141,9 @@ export function devJsonNetworks(deployment: ResolvedDeployment, firstChainId: nu
     name: network.name,
     rpcUrl: network.rpcUrls[0]!,
     tokens: network.tokens.map(({ address, symbol, decimals }) => ({ address, symbol, decimals })),
+    ...(network.escrow
+      ? { escrow: { escrow: network.escrow.address, paymentCollector: network.escrow.paymentCollector, refundCollector: network.escrow.refundCollector } }
+      : {}),
   }));
   return [...networks.filter((n) => n.chainId === firstChainId), ...networks.filter((n) => n.chainId !== firstChainId)];
 }

@@ -9,6 +9,9 @@ import { networkOfChainId } from '../runtime/deployment/schema.js';
 import type { Settings } from '../runtime/settings/catalog.js';
 import { chainConfigOf, type ChainPolicySettings } from '../worker/config.js';
 import { startAnvil, type Anvil } from './anvil.js';
+import type { EscrowAddresses } from '../domain/escrow.js';
+import { deployDevEscrow } from './escrow.js';
+import { escrowArtifacts } from '../contracts/artifacts.js';
 import { deployDevTokens, devAccounts, extraMerchantKeys, type DevTokenSpec } from './token.js';
 
 export type DevNetworkCount = 1 | 2;
@@ -37,6 +40,8 @@ export interface DevNetwork {
   name: string;
   rpcUrl: string;
   tokens: { address: Address; symbol: string; decimals: number }[];
+  /** The escrow and collectors holds go through: authcap's own on the dev chain (devstack/escrow.ts); absent: none. */
+  escrow?: EscrowAddresses;
 }
 
 export interface DevChain {
@@ -61,10 +66,13 @@ export interface DevChainOptions {
   headFeed: boolean;
   /** The worker's policy (validity windows, reconcile interval) for the in-process worker. */
   policy: ChainPolicySettings;
+  /** A folder of escrow contracts to deploy instead of authcap's own (AUTHCAP_DEV_ESCROW_ARTIFACTS). */
+  escrowArtifacts?: string;
 }
 
 /** The dev stack's settings the dev chain is made of. */
-export type DevChainSettings = Pick<Settings<'dev-stack'>, 'AUTHCAP_MERCHANT_KEYS' | 'AUTHCAP_CONFIRMATIONS' | 'AUTHCAP_WS_URL'>;
+export type DevChainSettings = Pick<Settings<'dev-stack'>, 'AUTHCAP_MERCHANT_KEYS' | 'AUTHCAP_CONFIRMATIONS' | 'AUTHCAP_WS_URL'> &
+  Partial<Pick<Settings<'dev-stack'>, 'AUTHCAP_DEV_ESCROW_ARTIFACTS'>>;
 
 /**
  * The stack's options as the dev chain takes them, the dev stack's settings where an option is not
@@ -95,6 +103,7 @@ export function devChainOptions(
     confirmations: options.confirmations ?? settings.AUTHCAP_CONFIRMATIONS,
     headFeed: settings.AUTHCAP_WS_URL !== '',
     policy,
+    ...(settings.AUTHCAP_DEV_ESCROW_ARTIFACTS ? { escrowArtifacts: settings.AUTHCAP_DEV_ESCROW_ARTIFACTS } : {}),
   };
 }
 
@@ -122,6 +131,7 @@ export async function startDevChain(options: DevChainOptions, stops: (() => Prom
       rpcUrls: { default: { http: [anvil.rpcUrl] } },
     });
     const addresses = await deployDevTokens({ rpcUrl: anvil.rpcUrl, chain, accounts, tokens: spec.tokens });
+    const escrow = await deployDevEscrow({ rpcUrl: anvil.rpcUrl, chain, artifacts: escrowArtifacts(options.escrowArtifacts) });
     // Merchant keys beyond anvil's funded accounts get gas money directly, on every network they serve.
     const funding = createTestClient({ mode: 'anvil', chain, transport: http(anvil.rpcUrl) });
     for (const key of extra) await funding.setBalance({ address: key.address, value: parseEther('1000') });
@@ -131,6 +141,7 @@ export async function startDevChain(options: DevChainOptions, stops: (() => Prom
       name: spec.name,
       rpcUrl: anvil.rpcUrl,
       tokens: spec.tokens.map((token, j) => ({ address: addresses[j]!, symbol: token.symbol, decimals: token.decimals })),
+      escrow,
     });
   }
   const first = networks[0]!;

@@ -1,5 +1,7 @@
 // The activities a workflow may call, as an interface. Workflows proxy it; activities/ implements it.
 // Living in domain/ keeps the dependency direction one way (design.md): neither side imports the other.
+import type { EscrowOnchainRequest, EscrowOnchainResult, EscrowRefundFacts, EscrowRefundFactsRequest } from './holds.js';
+import type { EscrowCall, WirePaymentInfo } from './escrowCall.js';
 import type { Address, Hex } from 'viem';
 import type { AuthorizationMessage, AuthorizationPrimaryType, TokenDomain } from './eip3009.js';
 import type { CaptureFailure, CapturePrecheckFacts, OnchainConsumption, OnchainNonceFacts, RefundPrecheckFacts, SignatureCheck } from './facts.js';
@@ -15,6 +17,8 @@ export interface DraftResult {
   nonceKey: string;
   /** The worker's policy, read with the draft: the workflow keeps it for its whole life. */
   policy: WorkerPolicy;
+  /** A hold's terms (the authorization is the collector's ReceiveWithAuthorization of them). */
+  hold?: { terms: WirePaymentInfo; paymentInfoHash: Hex };
 }
 
 export interface CaptureRequest {
@@ -123,7 +127,14 @@ export interface WorkerPolicy {
 
 export interface AuthorizationActivities extends RefundActivities {
   /** Builds the typed data to sign: token domain read from the chain, fresh random nonce, window. */
-  draftAuthorization(request: { payer: Address; value: string; primaryType: AuthorizationPrimaryType; validForSeconds?: number }): Promise<DraftResult>;
+  draftAuthorization(request: {
+    payer: Address;
+    value: string;
+    primaryType: AuthorizationPrimaryType;
+    validForSeconds?: number;
+    /** Hold the funds in the network's escrow: the terms are this authorization's own (its id salts them). */
+    hold?: { authorizationId: string };
+  }): Promise<DraftResult>;
   /**
    * Checks an authorization signed elsewhere against the configured token's domain and the merchant
    * as recipient, then its signature. Returns the token's domain to store with it.
@@ -133,7 +144,17 @@ export interface AuthorizationActivities extends RefundActivities {
     authorization: AuthorizationMessage;
     signature: Hex;
     domain?: TokenDomain;
-  }): Promise<{ domain: TokenDomain; check: SignatureCheck; fromBlock: string; nonceKey: string; policy: WorkerPolicy }>;
+    /** A pre-signed hold's terms: checked against this merchant and the authorization (domain/hold.ts presignedHoldRefusal). */
+    hold?: { paymentInfo: WirePaymentInfo };
+  }): Promise<{
+    domain: TokenDomain;
+    check: SignatureCheck;
+    fromBlock: string;
+    nonceKey: string;
+    policy: WorkerPolicy;
+    /** A pre-signed hold, once its terms were taken: what the machine holds. */
+    hold?: { terms: WirePaymentInfo; paymentInfoHash: Hex };
+  }>;
   /** Checks the payer's CancelAuthorization(authorizer, nonce) signature on the token's domain. */
   verifyCancelSignature(request: CancelRequest & { domain: TokenDomain }): Promise<SignatureCheck>;
   /** Checks the nonce is unused and simulates cancelAuthorization; returns the call to relay. */
@@ -157,8 +178,14 @@ export interface AuthorizationActivities extends RefundActivities {
   readNonceState(request: NonceStateRequest): Promise<OnchainNonceFacts>;
   /** Reads the `pending` view (nonce state, balances, token policy, chain time, gas) and simulates the capture there, in one local activity. */
   prepareCaptureAttempt(request: CaptureRequest): Promise<CaptureAttempt>;
+  /** A hold's precheck and its authorize simulated at `pending` from the operator, in one local activity. */
+  prepareHoldAttempt(request: CaptureRequest & { call: EscrowCall }): Promise<CaptureAttempt>;
   /** Hands the capture (or a refund) to the relayer and follows it to the confirmation depth. */
   captureOnchain(request: CaptureOnchainRequest): Promise<CaptureOnchainResult>;
+  /** A held payment's escrow call: sent by the relayer, followed to its own event at depth (activities/escrowOnchain.ts). */
+  escrowOnchain(request: EscrowOnchainRequest): Promise<EscrowOnchainResult>;
+  /** What a refund through the escrow is decided on, at the pending block (activities/escrowRefund.ts). */
+  escrowRefundFacts(request: EscrowRefundFactsRequest): Promise<EscrowRefundFacts>;
 }
 
 /** One attempt of a refund: what the merchant key will sign, and for whom. */

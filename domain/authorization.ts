@@ -2,6 +2,7 @@
 // it crosses Temporal payloads and the HTTP API unchanged.
 import type { Address, Hex } from 'viem';
 import type { RecordedError } from './errors.js';
+import type { WirePaymentInfo } from './escrowCall.js';
 import type { AuthorizationChain } from './chain.js';
 import type { AuthorizationMessage, AuthorizationPrimaryType, CancelAuthorizationMessage, TokenDomain, TypedDataPayload } from './eip3009.js';
 
@@ -10,6 +11,10 @@ export const authorizationStates = [
   'drafting',
   'drafted',
   'stored',
+  /** A hold's authorize is on its way to the escrow. */
+  'holding',
+  /** The escrow holds the funds: captures in parts, a void of the rest. */
+  'held',
   'capturing',
   'canceling',
   'captured',
@@ -33,11 +38,19 @@ export interface PresignedAuthorization {
   primaryType: AuthorizationPrimaryType;
   authorization: AuthorizationMessage;
   signature: Hex;
+  /** A pre-signed hold: the escrow's terms the payer signed (the nonce is their hash; docs/holds.md). */
+  hold?: { paymentInfo: WirePaymentInfo };
 }
 
 /** Workflow input: draft a new authorization for the payer to sign, or store one signed elsewhere. */
 export type AuthorizationWorkflowInput =
-  | (({ orderId: string; draft: { payer: Address; value: string; validForSeconds?: number } } | { orderId: string; presigned: PresignedAuthorization }) & {
+  | ((
+      | {
+          orderId: string;
+          draft: { payer: Address; value: string; validForSeconds?: number /** Hold the funds in the network's escrow (docs/holds.md). */; hold?: boolean };
+        }
+      | { orderId: string; presigned: PresignedAuthorization }
+    ) & {
       /** The network and token (absent: the worker's first network and token). */
       chain?: AuthorizationChain;
       /** Operators' and tests' knobs over the worker's policy for this one workflow (not on the API). */
@@ -127,6 +140,15 @@ export interface AuthorizationView {
   /** While `capturing`: what the capture keeps (all of it, or a partial capture's amount); null otherwise. */
   amountCapturing?: string | null;
   /**
+   * What a capture may take now: the authorized amount while `stored`; of a hold, what the escrow
+   * holds less the parts captured or under way; "0" otherwise.
+   */
+  amountCapturable?: string;
+  /** The captures of this authorization: a held payment's parts, each exactly once; a plain capture is one entry. */
+  captures?: CaptureView[];
+  /** The escrow hold, when the authorization holds its funds (docs/holds.md); null otherwise. */
+  hold?: HoldView | null;
+  /**
    * What refunds have given back of the captured amount ("0" until one succeeds). The workflow's own
    * view always says "0": refunds after the capture are kept by its refunds workflow, and the
    * client adds their sum when it reads a captured authorization.
@@ -143,6 +165,42 @@ export interface AuthorizationView {
   history: HistoryEntry[];
 }
 
+/** One capture: a part of a held payment (its own id, transaction and event), or a plain authorization's capture. */
+export interface CaptureView {
+  /** `cap_<first run id>_<n>`: stable, the id its `authorization.capture_succeeded` event names. */
+  id: string;
+  /** Decimal token amount. */
+  amount: string;
+  /** The last capture of a hold: what was left went back to the payer after it. */
+  final: boolean;
+  /** `pending` (waiting its turn), `submitted` (sent; waiting for its block at depth), `succeeded`, `failed`. */
+  status: 'pending' | 'submitted' | 'succeeded' | 'failed';
+  transactionHash: Hex | null;
+  blockNumber: string | null;
+  failure: RecordedError | null;
+  requestedAt: string;
+  succeededAt: string | null;
+}
+
+/** A held payment's escrow: its terms as the payer signed them, what is held, and what went back. */
+export interface HoldView {
+  /** The escrow's id of the payment (its events carry it). */
+  paymentInfoHash: Hex;
+  /** What the escrow holds, or held (decimal token amount; "0" until the authorize is at depth). */
+  amountHeld: string;
+  authorizeTransactionHash: Hex | null;
+  /** The escrow's capture window ends here; authcap voids what is left before (`voidAt`). */
+  captureBefore: string;
+  /** When authcap voids what is left if nothing else ended the hold first. */
+  voidAt: string;
+  /** Refunds of what was captured go through the escrow until then. */
+  refundBefore: string;
+  /** The terms the payer signed (PaymentInfo, numbers as decimal strings). */
+  terms: WirePaymentInfo;
+  /** What went back to the payer: authcap's void (the merchant's, a final capture's or at `voidAt`), or the payer's reclaim. */
+  release: { kind: 'void' | 'reclaim'; amount: string; transactionHash: Hex | null; at: string } | null;
+}
+
 export interface TokenRef {
   address: Address;
   symbol: string;
@@ -154,6 +212,10 @@ export const VIEW_MEMO_KEY = 'authorization';
 /** The memo key holding the attempt's first run id (resource ids name it; it survives continue-as-new). */
 export const FIRST_RUN_MEMO_KEY = 'firstRunId';
 
+/** The authorization as the API answers it: its id, and every capture field filled (domain/captures.ts). */
 export interface AuthorizationResource extends AuthorizationView {
   id: string;
+  amountCapturable: string;
+  captures: CaptureView[];
+  hold: HoldView | null;
 }

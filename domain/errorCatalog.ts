@@ -8,6 +8,7 @@
 import type { ErrorCode } from './errors.js';
 import { MAX_WEBHOOK_ENDPOINTS } from './events.js';
 import { MAX_REFUNDS_PER_AUTHORIZATION } from './refunds.js';
+import { MAX_CAPTURES_PER_HOLD } from './holds.js';
 
 /**
  * When the same request may succeed if sent again. A closed set, so every code's advice reads the
@@ -240,6 +241,28 @@ export const errorCatalog: Record<ErrorCode, ErrorExplanation> = {
     meaning: "A partial capture's `amount` is larger than the payer authorized.",
     whatToDo: 'Capture at most the authorized `amount` (or omit `amount` to capture it all).',
     retry: 'after fixing the request',
+  },
+  amount_exceeds_capturable: {
+    meaning:
+      'A capture of a held payment asks for more than is still capturable: what is held, less the captures made or under way (`details.amountCapturable`). Nothing was captured.',
+    whatToDo: 'Read the authorization (`amountCapturable`) and capture at most that, or omit `amount` to capture all of it.',
+    retry: 'after reading the authorization',
+  },
+  hold_expired: {
+    meaning:
+      "The hold's capture window closed (the escrow's `authorizationExpiry`, `hold.captureBefore` on the authorization): the escrow takes no capture after it, and what is held goes back to the payer.",
+    whatToDo: 'Nothing more can be captured from this authorization; ask the payer for a new one.',
+    retry: 'never',
+  },
+  too_many_captures: {
+    meaning: `The hold already has the most captures authcap keeps for one (${MAX_CAPTURES_PER_HOLD}).`,
+    whatToDo: 'Capture what is left in one final capture (`final: true`), or void it.',
+    retry: 'never',
+  },
+  holds_not_available: {
+    meaning: 'The request asks to hold funds (`hold: true`) on a network or token whose deployment names no escrow (`networks[].escrow`).',
+    whatToDo: 'Ask without `hold` (a deferred authorization), on a network with an escrow, or have the operator configure one (docs/holds.md).',
+    retry: 'once the cause is fixed',
   },
   refund_exceeds_captured: {
     meaning: 'The refund, with the refunds already made or under way, would give back more than was captured (or nothing is left to refund).',

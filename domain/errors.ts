@@ -45,6 +45,14 @@ export const errorCodes = {
   relay_refused: 422,
   /** A partial capture's amount is larger than the payer authorized. */
   capture_exceeds_authorized: 422,
+  /** A capture of a held payment asks for more than is still capturable (held, less captures made or under way). */
+  amount_exceeds_capturable: 422,
+  /** The hold's capture window closed (the escrow's authorizationExpiry): it takes no capture. */
+  hold_expired: 422,
+  /** The hold already has MAX_CAPTURES_PER_HOLD captures. */
+  too_many_captures: 422,
+  /** A hold was asked for on a network or token whose deployment names no escrow. */
+  holds_not_available: 422,
   /** A refund (with the refunds already made or under way) would give back more than was captured. */
   refund_exceeds_captured: 422,
   /** The authorization already has MAX_REFUNDS_PER_AUTHORIZATION refunds. */

@@ -1,8 +1,9 @@
 // What order services are told: one event per transition that matters to an order, with a stable id,
 // a type and the authorization as it was at that moment. JSON-safe: events cross Temporal payloads,
 // webhook bodies and the events feed unchanged.
-import type { AuthorizationResource, AuthorizationState } from './authorization.js';
+import type { AuthorizationResource, AuthorizationState, CaptureView, HoldView } from './authorization.js';
 import type { RecordedError } from './errors.js';
+import { asResource } from './captures.js';
 import { resourceId } from './ids.js';
 import { publicRefund, type Refund, type RefundedAuthorization, type RefundRecord } from './refunds.js';
 
@@ -17,6 +18,9 @@ export const eventTypes = [
   'authorization.expired',
   'authorization.rejected',
   'authorization.reorged',
+  'authorization.held',
+  'authorization.capture_succeeded',
+  'authorization.released',
   'refund.created',
   'refund.succeeded',
   'refund.failed',
@@ -48,6 +52,10 @@ export interface AuthorizationEvent extends EventEnvelope {
     object: AuthorizationResource;
     /** Why a capture failed (capture_failed only). */
     reason?: RecordedError;
+    /** The part this event is about (a held payment's capture_succeeded, and capture_failed of a part). */
+    capture?: CaptureView;
+    /** What went back to the payer of a hold (released only). */
+    release?: NonNullable<HoldView['release']>;
   };
 }
 
@@ -108,7 +116,7 @@ export function publicEvent(event: AuthcapEvent | RecordedEvent): AuthcapEvent {
   const authorizationEvent = rest as AuthorizationEvent;
   return {
     ...authorizationEvent,
-    data: { ...authorizationEvent.data, object: { ...authorizationEvent.data.object, id: resourceId(event.orderId, attempt.firstRunId) } },
+    data: { ...authorizationEvent.data, object: asResource(resourceId(event.orderId, attempt.firstRunId), authorizationEvent.data.object) },
   };
 }
 

@@ -56,6 +56,11 @@ export interface RefundRecord {
   fromBlock?: string | null;
   /** The capture it gives back from: the merchant key signs and sends nothing that capture does not back. */
   captureTransactionHash?: Hex | null;
+  /**
+   * A held payment's refund (through the escrow's `refund`): what the escrow said was refundable when
+   * it went out. The relayer sends it only while the escrow still says so, so it lands once.
+   */
+  escrowExpectRefundableMinor?: string | null;
   transactionHash: Hex | null;
   blockNumber: string | null;
   blockHash: Hex | null;

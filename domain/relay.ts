@@ -5,6 +5,7 @@
 import type { Address, Hex } from 'viem';
 import type { AuthorizationMessage, AuthorizationPrimaryType } from './eip3009.js';
 import type { CaptureFailure } from './facts.js';
+import type { EscrowCall } from './escrowCall.js';
 
 /** The payer's authorization, captured by the merchant key it names as recipient. */
 export interface CaptureCall {
@@ -41,7 +42,7 @@ export interface RefundBacking {
   captureTransactionHash: Hex | null;
 }
 
-export type RelayCall = CaptureCall | CancelCall | RefundCall;
+export type RelayCall = CaptureCall | CancelCall | RefundCall | EscrowCall;
 
 export interface RelayRequest {
   /** Idempotency key: the same request sent twice is answered once, with the same transaction. */
@@ -76,9 +77,14 @@ export function isTypedRelayRequest(request: unknown): request is RelayRequest {
   return typeof (request as RelayRequest | undefined)?.call?.kind === 'string';
 }
 
-/** The EIP-3009 authorization a call consumes: a dropped transaction is resubmitted only while it is unused. */
-export function consumedBy(call: RelayCall): { authorizer: Address; nonce: Hex } {
+/**
+ * The EIP-3009 authorization a call consumes: a dropped transaction is resubmitted only while it is
+ * unused. An escrow's capture, void or refund consumes none: its guard is the hold's amount it
+ * expects on the chain (EscrowCall.expect), and a dropped one is sent again under its account nonce.
+ */
+export function consumedBy(call: RelayCall): { authorizer: Address; nonce: Hex } | undefined {
   if (call.kind === 'cancel') return { authorizer: call.authorizer, nonce: call.nonce };
+  if (call.kind === 'escrow') return call.action === 'authorize' && call.nonce ? { authorizer: call.paymentInfo.payer, nonce: call.nonce } : undefined;
   return { authorizer: call.authorization.from, nonce: call.authorization.nonce };
 }
 
@@ -103,8 +109,11 @@ export interface InflightTransaction {
   gas: string;
   maxFeePerGas: string;
   maxPriorityFeePerGas: string;
-  authorizer: Address;
-  nonce: Hex;
+  /** The EIP-3009 authorization it consumes (consumedBy); absent for an escrow capture, void or refund. */
+  authorizer?: Address;
+  nonce?: Hex;
+  /** The token that authorization is of, when it is not the transaction's own contract (an escrow's authorize). */
+  consumedAt?: Address;
   /** Unix ms of the last broadcast (workflow time), for the stuck check. */
   sentAt: number;
   /** Fee bumps so far; capped so a stuck transaction cannot drain the merchant's gas. */

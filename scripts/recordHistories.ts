@@ -3,6 +3,8 @@
 // encrypted as recorded; the test-only key that sealed them (AUTHCAP_CODEC_KEYS of the recording run,
 // a throwaway key of the test suite, never a production one) is kept beside them so they replay.
 //   AUTHCAP_RECORD_HISTORIES=1 AUTHCAP_HISTORY_SET=<name> npx vitest run --project integration
+// AUTHCAP_HISTORY_ONLY=<kind,kind> records only those kinds (a set that adds what a change brought, say
+// held payments, beside the sets that already prove the rest).
 // (the suite's teardown runs this). Each set lives in its own folder and is kept while runs of that
 // code may still exist: histories recorded by older workflow code must keep replaying after every
 // later change (docs/contributing.md says when a set, and the patch it proves, may go).
@@ -44,10 +46,19 @@ const wanted: [string, string][] = [
 ];
 /** Captured authorizations whose memo holds a partial capture's release (no search attribute names them). */
 const partialCaptures = `WorkflowType = 'authorizationWorkflow' AND AuthorizationState = 'captured' AND ExecutionStatus = 'Completed'`;
+/** Held payments (their memo's view names a hold), by how they ended. */
+const heldPayments: [string, string][] = [
+  ['held-captured', `WorkflowType = 'authorizationWorkflow' AND AuthorizationState = 'captured' AND ExecutionStatus = 'Completed'`],
+  ['held-voided', `WorkflowType = 'authorizationWorkflow' AND AuthorizationState = 'voided' AND ExecutionStatus = 'Completed'`],
+  ['held-continued', `WorkflowType = 'authorizationWorkflow' AND ExecutionStatus = 'ContinuedAsNew'`],
+];
+const only = process.env.AUTHCAP_HISTORY_ONLY?.split(',').map((k) => k.trim());
+const wants = (name: string) => !only || only.includes(name);
 let written = 0;
 /** Each file's workflow id: payloads are sealed for their workflow, so a history replays under its own id. */
 const workflowIds: Record<string, string> = {};
 for (const [name, query] of wanted) {
+  if (!wants(name)) continue;
   let n = 0;
   for await (const execution of client.workflow.list({ query, pageSize: 3 })) {
     // Binary protobuf, encoded and decoded by the very proto classes the SDK uses (its JSON helper
@@ -60,7 +71,21 @@ for (const [name, query] of wanted) {
   }
   if (n === 0) console.warn(`recordHistories: no ${name} execution found`);
 }
-{
+for (const [name, query] of heldPayments) {
+  if (!wants(name)) continue;
+  let n = 0;
+  for await (const execution of client.workflow.list({ query, pageSize: 100 })) {
+    const view = execution.memo?.authorization as { hold?: unknown } | undefined;
+    if (!view?.hold) continue;
+    const history = await client.workflow.getHandle(execution.workflowId, execution.runId).fetchHistory();
+    writeFileSync(join(out, `${name}-${n}.binpb`), proto.temporal.api.history.v1.History.encode(history as never).finish());
+    workflowIds[`${name}-${n}.binpb`] = execution.workflowId;
+    written += 1;
+    if (++n >= 2) break;
+  }
+  if (n === 0) console.warn(`recordHistories: no ${name} execution found`);
+}
+if (wants('partial-captured')) {
   let n = 0;
   for await (const execution of client.workflow.list({ query: partialCaptures, pageSize: 100 })) {
     if (!execution.memo?.release) continue;

@@ -24,6 +24,8 @@ import type { TaskFailureTracker } from './taskFailures.js';
 import type { TemporalSettings } from '../runtime/temporal.js';
 import type { Settings } from '../runtime/settings/catalog.js';
 import { webhookAddressPolicyOf } from '../runtime/webhookAddressPolicy.js';
+import { getAddress } from 'viem';
+import type { EscrowAddresses } from '../domain/escrow.js';
 
 /** The worker settings createAuthcapWorker is made of: its process's entry read them (readSettings('worker')). */
 export type WorkerProcessSettings = Pick<
@@ -231,11 +233,16 @@ async function chainContextsOf(options: AuthcapWorkerOptions): Promise<ChainCont
   // In configured order (the first network's first token is the default), waiting ones included: their
   // chain id is the one their configured id names, checked against the node once it answers.
   const configured = [
-    ...networks.map((network) => ({ network, chainId: undefined, tokens: network.tokens.map((t) => t.address) })),
-    ...unavailable.map((waiting) => ({ network: { ...waiting.loaded, network: waiting.network }, chainId: waiting.chainId, tokens: waiting.tokens })),
+    ...networks.map((network) => ({ network, chainId: undefined, tokens: network.tokens.map((t) => t.address), escrow: escrowOf(network.escrow) })),
+    ...unavailable.map((waiting) => ({
+      network: { ...waiting.loaded, network: waiting.network },
+      chainId: waiting.chainId,
+      tokens: waiting.tokens,
+      escrow: escrowOf(waiting.loaded.escrow),
+    })),
   ].sort((a, b) => options.deployment.catalog.order(a.network.network) - options.deployment.catalog.order(b.network.network));
   const perNetwork = await Promise.all(
-    configured.map(({ network, chainId, tokens }) =>
+    configured.map(({ network, chainId, tokens, escrow }) =>
       createNetworkContexts(
         {
           network: network.network,
@@ -246,12 +253,20 @@ async function chainContextsOf(options: AuthcapWorkerOptions): Promise<ChainCont
           logSpan: network.logSpan,
           merchantPrivateKeys: network.merchantPrivateKeys,
           tokens,
+          ...(escrow ? { escrow } : {}),
         },
         options.policy,
       ),
     ),
   );
   return perNetwork.flat();
+}
+
+/** A network's escrow as the activities take it (a waiting network's as configured: checked once its node answers). */
+function escrowOf(escrow: { address: string; paymentCollector: string; refundCollector: string } | undefined): EscrowAddresses | undefined {
+  return (
+    escrow && { escrow: getAddress(escrow.address), paymentCollector: getAddress(escrow.paymentCollector), refundCollector: getAddress(escrow.refundCollector) }
+  );
 }
 
 /** A network's WebSocket, as its deployment file names it (its watcher subscribes over it). */

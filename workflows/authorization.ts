@@ -13,7 +13,7 @@ import { Lifecycle, type PersistedLifecycle } from './lifecycle.js';
 import { openAuthorization, requestOf } from './openAuthorization.js';
 import { completePartialCapture } from './partialCaptureRelease.js';
 import { expireAtDeadline, reconcile, type ChainWindow } from './procedures.js';
-import { createRelayClient } from './relayClient.js';
+import { createRelayClient, type Relay } from './relayClient.js';
 import { rollOver, shouldRollOver } from './rollOver.js';
 
 const now = () => new Date().toISOString();
@@ -43,7 +43,16 @@ export async function authorizationWorkflow(input: AuthorizationWorkflowInput): 
   // when the worker asks for one (reconcileIntervalSeconds > 0).
   const deadline = lifecycle.context.authorization ? Number(lifecycle.context.authorization.validBefore) * 1000 : Date.now();
   const roll = () => rollOver(input.orderId, lifecycle, policy, window, resumed?.runs ?? 0);
+  const holdTimers = {};
   while (!lifecycle.isFinal) {
+    // A hold is carried by its own steps (docs/holds.md): placed once signed, then its parts and its void.
+    if (lifecycle.context.hold && (lifecycle.matches('holding') || lifecycle.matches('held'))) {
+      await holdStep(lifecycle, relay, () => inbox.checkRequested || inbox.rollOverDue, holdTimers);
+      inbox.checkRequested = false;
+      // A hold lives for days and takes many parts: it rolls over between them, with nothing under way.
+      if ((inbox.rollOverDue || shouldRollOver(lifecycle, policy)) && holdAtRest(lifecycle)) await roll();
+      continue;
+    }
     // The chain settled a partial capture that no command is following (its own gave up, or a
     // deadline or watcher check found the nonce used): the rest goes back to the payer first.
     if (lifecycle.matches({ capturing: 'releasing' })) {
@@ -57,6 +66,8 @@ export async function authorizationWorkflow(input: AuthorizationWorkflowInput): 
       continue;
     }
     const woken = await waitForNews(lifecycle, inbox, policy, untilDeadline);
+    // The signature of a hold was checked meanwhile: the hold's own steps take it from here.
+    if (lifecycle.matches('holding')) continue;
     // Commands grow history while the loop waits: roll over as soon as it is long, whatever the state.
     if (inbox.rollOverDue && !lifecycle.isFinal) await roll();
     inbox.checkRequested = false;
@@ -80,7 +91,24 @@ async function readChainOrWait(lifecycle: Lifecycle, window: ChainWindow, woken:
 /** Until something happens: the authorization ends, the watcher nudges, history grows long, or the next periodic check (or the deadline) is due. */
 function waitForNews(lifecycle: Lifecycle, inbox: Inbox, policy: WorkerPolicy, untilDeadline: number): Promise<boolean> {
   const period = policy.reconcileIntervalSeconds > 0 ? policy.reconcileIntervalSeconds * 1000 : untilDeadline;
-  return condition(() => lifecycle.isFinal || inbox.checkRequested || inbox.rollOverDue, Math.min(untilDeadline, period));
+  // A hold's checked signature wakes it too: the loop places the hold.
+  return condition(() => lifecycle.isFinal || inbox.checkRequested || inbox.rollOverDue || lifecycle.matches('holding'), Math.min(untilDeadline, period));
+}
+
+/** A held payment with no part or void under way and every command answered: it may roll over. */
+function holdAtRest(lifecycle: Lifecycle): boolean {
+  const underWay = lifecycle.context.hold?.captures.some((c) => c.stage === 'pending' || c.stage === 'submitted');
+  return lifecycle.matches({ held: 'open' }) && !underWay && allHandlersFinished();
+}
+
+/** One step of a hold. Loaded only by authorizations that hold: the sandbox evaluates every module a workflow imports. */
+async function holdStep(lifecycle: Lifecycle, relay: Relay, news: () => boolean, timers: object): Promise<void> {
+  if (lifecycle.matches('holding')) {
+    const { placeHold } = await import(/* webpackMode: "eager" */ './holdProcedure.js');
+    return placeHold(lifecycle, relay);
+  }
+  const { driveHeld } = await import(/* webpackMode: "eager" */ './heldProcedure.js');
+  return driveHeld(lifecycle, relay, news, timers);
 }
 
 /** The run ends once the last command has had its answer. */

@@ -49,7 +49,8 @@ export class AuthorizationEvents {
       event.type === 'RELEASE_UPDATED' && release
         ? [...(!before.release ? (['refund.created'] as const) : []), ...(release.stage === 'succeeded' ? (['refund.succeeded'] as const) : [])]
         : [];
-    const types = [...releaseEvents, ...eventTypesFor(stageOf(from), stageOf(to), event.type)];
+    const parts = holdPartEvents(event, before, after);
+    const types = [...releaseEvents, ...parts.map((p) => p.type), ...eventTypesFor(stageOf(from), stageOf(to), event.type)];
     if (types.length === 0) return;
     // The resource id is added by publicEvent when the event leaves Temporal (ids are built outside the sandbox).
     const object = { id: '', ...view() };
@@ -68,7 +69,11 @@ export class AuthorizationEvents {
               amountRefunded: object.amountRefunded,
             },
           }
-        : { object, ...(type === 'authorization.capture_failed' && after.lastError ? { reason: after.lastError } : {}) };
+        : {
+            object,
+            ...(type === 'authorization.capture_failed' && after.lastError ? { reason: after.lastError } : {}),
+            ...parts.find((p) => p.type === type)?.data(object),
+          };
       this.pending.push({ id, type, createdAt: event.at, orderId: after.orderId, data } as unknown as AuthcapEvent);
     }
   }
@@ -81,4 +86,18 @@ export class AuthorizationEvents {
   persisted(): AuthorizationEventsState {
     return { eventSequence: this.sequence, eventLog: this.log.state() };
   }
+}
+
+/**
+ * A held payment's own events, beside the state's: each part that succeeded (or failed) is its own
+ * event naming the part, and what went back to the payer is `authorization.released`.
+ */
+function holdPartEvents(event: AuthorizationEvent, before: AuthorizationContext, after: AuthorizationContext) {
+  if (!after.hold || after.hold === before.hold) return [];
+  const part = (sequence: number) => (object: AuthorizationView) => ({ capture: object.captures?.find((c) => c.id.endsWith(`_${sequence}`)) });
+  if (event.type === 'PART_SUCCEEDED') return [{ type: 'authorization.capture_succeeded' as const, data: part(event.sequence) }];
+  if (event.type === 'PART_FAILED') return [{ type: 'authorization.capture_failed' as const, data: part(event.sequence) }];
+  if (event.type === 'HOLD_RELEASED' && after.hold.release && !before.hold?.release)
+    return [{ type: 'authorization.released' as const, data: (object: AuthorizationView) => ({ release: object.hold?.release ?? undefined }) }];
+  return [];
 }

@@ -7,6 +7,7 @@ import type { WorkerPolicy } from '../domain/activityContract.js';
 import { signatureAttemptKind, type AttemptKind } from './attemptBudget.js';
 import { cancel } from './cancelProcedure.js';
 import { capture } from './captureProcedure.js';
+import { capturePart, validatePart } from './holdParts.js';
 import { failure, failureOf } from './failures.js';
 import type { Lifecycle } from './lifecycle.js';
 import {
@@ -62,13 +63,21 @@ export function acceptCommands(lifecycle: Lifecycle, relay: Relay, window: Chain
       screenSignature(lifecycle, 'signature', request);
     },
   });
-  setHandler(captureUpdate, (request) => run('capture', () => capture(lifecycle, relay, window, request?.amount)), {
-    validator: (request) => {
-      lifecycle.assertCan({ type: 'CAPTURE_REQUESTED' }, 'capture');
-      lifecycle.assertWithinBudget('capture');
-      assertCaptureAmount(lifecycle.context.value, request?.amount);
+  setHandler(
+    captureUpdate,
+    // A held payment's part ends like any command: its end checks whether history grew long.
+    (request) =>
+      lifecycle.context.hold ? capturePart(lifecycle, request).finally(ended) : run('capture', () => capture(lifecycle, relay, window, request?.amount)),
+    {
+      validator: (request) => {
+        // A held payment's capture is a part: the hold's ledger decides it (workflows/holdParts.ts).
+        if (lifecycle.context.hold) return validatePart(lifecycle, request);
+        lifecycle.assertCan({ type: 'CAPTURE_REQUESTED' }, 'capture');
+        lifecycle.assertWithinBudget('capture');
+        assertCaptureAmount(lifecycle.context.value, request?.amount);
+      },
     },
-  });
+  );
   setHandler(cancelUpdate, (request) => run(signatureAttemptKind('cancel', request), () => cancel(lifecycle, relay, request.signature)), {
     validator: (request) => {
       lifecycle.assertCan({ type: 'CANCEL_REQUESTED' }, 'cancel');

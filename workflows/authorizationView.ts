@@ -5,7 +5,18 @@ import { upsertMemo, upsertSearchAttributes, workflowInfo } from '@temporalio/wo
 import type { SearchAttributeUpdatePair } from '@temporalio/common';
 import type { SnapshotFrom } from 'xstate';
 import { decimalsOf, formatAmount } from '../domain/amount.js';
-import { FIRST_RUN_MEMO_KEY, VIEW_MEMO_KEY, type AuthorizationState, type AuthorizationView, type HistoryEntry } from '../domain/authorization.js';
+import {
+  FIRST_RUN_MEMO_KEY,
+  VIEW_MEMO_KEY,
+  type AuthorizationState,
+  type AuthorizationView,
+  type CaptureView,
+  type HistoryEntry,
+  type HoldView,
+} from '../domain/authorization.js';
+import { voidDeadline } from '../domain/hold.js';
+import { captureId } from '../domain/captures.js';
+import { capturableMinor, capturedMinor, type HoldRecord } from '../domain/holds.js';
 import { authorizationTypedData, cancelAuthorizationTypedData } from '../domain/eip3009.js';
 import { RELEASE_MEMO_KEY } from '../domain/refunds.js';
 import { AuthorizationNonceAttribute, AuthorizationStateAttribute, ValidBeforeAttribute } from '../domain/searchAttributes.js';
@@ -20,10 +31,19 @@ export function stateOf(snapshot: Snapshot): AuthorizationState {
   return (typeof value === 'string' ? value : Object.keys(value)[0]) as AuthorizationState;
 }
 
-export function authorizationView(snapshot: Snapshot, history: readonly HistoryEntry[]): AuthorizationView {
+export function authorizationView(snapshot: Snapshot, history: readonly HistoryEntry[], firstRunId: string): AuthorizationView {
   const c = snapshot.context;
   const state = stateOf(snapshot);
   const amount = (minor: string) => formatAmount(BigInt(minor), decimalsOf(c.chain));
+  // A plain authorization's capture fields are derived outside (domain/captures.ts): its history carries none of them.
+  if (c.hold) return { ...plainView(snapshot, history, state, amount), ...holdFields(c.hold, snapshot.matches({ held: 'open' }), amount, firstRunId) };
+  return plainView(snapshot, history, state, amount);
+}
+
+type Amount = (minor: string) => string;
+
+function plainView(snapshot: Snapshot, history: readonly HistoryEntry[], state: AuthorizationState, amount: Amount): AuthorizationView {
+  const c = snapshot.context;
   return {
     orderId: c.orderId,
     ...(c.chain ? { network: c.chain.network, token: { address: c.chain.token, symbol: c.chain.symbol, decimals: c.chain.decimals } } : {}),
@@ -46,6 +66,43 @@ export function authorizationView(snapshot: Snapshot, history: readonly HistoryE
     void: c.void,
     lastError: c.lastError,
     history: [...history],
+  };
+}
+
+/** A held payment's amounts, parts and escrow, from its hold record. */
+/** `open`: held and taking captures (not while its void is on the way). */
+function holdFields(hold: HoldRecord, open: boolean, amount: Amount, firstRunId: string) {
+  const at = (seconds: string | number) => new Date(Number(seconds) * 1000).toISOString();
+  const view: HoldView = {
+    paymentInfoHash: hold.paymentInfoHash,
+    amountHeld: amount(hold.heldMinor),
+    authorizeTransactionHash: hold.authorizeTransactionHash,
+    captureBefore: at(hold.terms.authorizationExpiry),
+    voidAt: at(voidDeadline({ authorizationExpiry: Number(hold.terms.authorizationExpiry) })),
+    refundBefore: at(hold.terms.refundExpiry),
+    terms: { ...hold.terms },
+    release: hold.release
+      ? { kind: hold.release.kind, amount: amount(hold.release.amountMinor), transactionHash: hold.release.transactionHash, at: hold.release.at }
+      : null,
+  };
+  return {
+    amountCaptured: amount(capturedMinor(hold).toString()),
+    amountCapturing: null,
+    amountCapturable: open ? amount(capturableMinor(hold).toString()) : '0',
+    captures: hold.captures.map(
+      (part): CaptureView => ({
+        id: captureId(firstRunId, part.sequence),
+        amount: amount(part.amountMinor),
+        final: part.final,
+        status: part.stage,
+        transactionHash: part.transactionHash,
+        blockNumber: part.blockNumber,
+        failure: part.failure,
+        requestedAt: part.requestedAt,
+        succeededAt: part.succeededAt,
+      }),
+    ),
+    hold: view,
   };
 }
 

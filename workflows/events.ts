@@ -15,6 +15,7 @@ export function eventTypesFor(from: string, to: string, machineEvent: string): E
   if (isFinal(after)) return [finalEventType(after)];
   if (after === 'drafted' && before === 'drafting') return ['authorization.drafted'];
   if (after === 'stored' && (before === 'drafting' || before === 'drafted')) return ['authorization.stored'];
+  if (after === 'held' && before === 'holding') return ['authorization.held'];
   // A capture that ends back at rest without moving money: the precheck refused it, or the
   // transaction failed. The authorization stays stored and may be captured again.
   if (to === 'stored.idle' && (from === 'stored.prechecking' || before === 'capturing')) return ['authorization.capture_failed'];

@@ -26,6 +26,14 @@ const ACTOR: Record<AuthorizationEvent['type'], HistoryActor> = {
   NONCE_CONSUMED_ONCHAIN: 'chain',
   COMMAND_FAILED: 'authcap',
   RELEASE_UPDATED: 'chain',
+  HOLD_SUBMITTED: 'authcap',
+  HOLD_CONFIRMED: 'chain',
+  HOLD_FAILED: 'chain',
+  PART_REQUESTED: 'merchant',
+  PART_SUBMITTED: 'authcap',
+  PART_SUCCEEDED: 'chain',
+  PART_FAILED: 'chain',
+  HOLD_RELEASED: 'chain',
 };
 
 export function historyEntryFor(event: AuthorizationEvent, state: AuthorizationState, before: AuthorizationContext, after: AuthorizationContext): HistoryEntry {

@@ -3,7 +3,7 @@
 // where it is read: a history line, the published view and search attributes
 // (workflows/authorizationView.ts), the events (workflows/authorizationEvents.ts) and the metrics
 // (workflows/transitionReports.ts). What a continue-as-new carries is `persisted()`.
-import { ApplicationFailure } from '@temporalio/workflow';
+import { ApplicationFailure, workflowInfo } from '@temporalio/workflow';
 import { initialTransition, transition } from 'xstate';
 import type { CaptureRequest } from '../domain/activityContract.js';
 import { finalStates, type AuthorizationState, type AuthorizationView, type HistoryEntry } from '../domain/authorization.js';
@@ -164,7 +164,7 @@ export class Lifecycle {
   }
 
   view(): AuthorizationView {
-    return authorizationView(this.snapshot, this.history);
+    return authorizationView(this.snapshot, this.history, workflowInfo().firstExecutionRunId);
   }
 
   persisted(): PersistedLifecycle {

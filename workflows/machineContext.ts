@@ -9,6 +9,8 @@ import type { AuthorizationMessage, AuthorizationPrimaryType, TokenDomain } from
 import type { ErrorCode, RecordedError } from '../domain/errors.js';
 import type { CapturePrecheckFacts, CaptureFailure, OnchainConsumption, OnchainNonceFacts, SignatureCheck } from '../domain/facts.js';
 import type { RefundRecord } from '../domain/refunds.js';
+import type { HoldCapture, HoldRecord } from '../domain/holds.js';
+import type { WirePaymentInfo } from '../domain/escrowCall.js';
 
 export interface AuthorizationContext {
   orderId: string;
@@ -31,6 +33,8 @@ export interface AuthorizationContext {
   release: RefundRecord | null;
   /** The network and token (absent: started without one, on the worker's first network and token). */
   chain?: AuthorizationChain;
+  /** Its funds held in escrow (docs/holds.md): the terms, what is held, each capture. Absent: a plain authorization. */
+  hold?: HoldRecord;
 }
 
 export interface MachineInput {
@@ -43,8 +47,17 @@ export interface MachineInput {
 
 /** Every event carries `at`, the workflow time it happened (ISO-8601), so the machine stays pure. */
 export type AuthorizationEvent =
-  | { type: 'DRAFTED'; at: string; domain: TokenDomain; authorization: AuthorizationMessage }
-  | { type: 'PRESIGNED_CHECKED'; at: string; domain: TokenDomain; authorization: AuthorizationMessage; signature: Hex; check: SignatureCheck }
+  /** `hold`: the escrow terms the authorization is of (a hold's draft, or a pre-signed hold). */
+  | { type: 'DRAFTED'; at: string; domain: TokenDomain; authorization: AuthorizationMessage; hold?: { terms: WirePaymentInfo; paymentInfoHash: Hex } }
+  | {
+      type: 'PRESIGNED_CHECKED';
+      at: string;
+      domain: TokenDomain;
+      authorization: AuthorizationMessage;
+      signature: Hex;
+      check: SignatureCheck;
+      hold?: { terms: WirePaymentInfo; paymentInfoHash: Hex };
+    }
   | { type: 'SIGNATURE_SUBMITTED'; at: string }
   | { type: 'SIGNATURE_CHECKED'; at: string; signature: Hex; check: SignatureCheck }
   /** `amount`: what to keep, in minor units (a partial capture); absent: all of it. */
@@ -66,9 +79,29 @@ export type AuthorizationEvent =
   /** An activity of the command in flight failed for good: the command ends, the authorization rests. */
   | { type: 'COMMAND_FAILED'; at: string; failure: CaptureFailure }
   /** A partial capture's release moved on (the refund machine's record); once it succeeded, the capture is complete. */
-  | { type: 'RELEASE_UPDATED'; at: string; release: RefundRecord };
+  | { type: 'RELEASE_UPDATED'; at: string; release: RefundRecord }
+  /** A hold's authorize was sent (its transaction). */
+  | { type: 'HOLD_SUBMITTED'; at: string; transactionHash: Hex }
+  /** The escrow holds the funds, at depth: what the PaymentAuthorized event says. */
+  | { type: 'HOLD_CONFIRMED'; at: string; transactionHash: Hex; blockNumber: string; amountMinor: string }
+  /** The authorize failed for good (reverted, refused): nothing is held. */
+  | { type: 'HOLD_FAILED'; at: string; failure: CaptureFailure }
+  /** A capture of a held payment, validated (workflows/holdLedger.ts): it waits its turn. */
+  | { type: 'PART_REQUESTED'; at: string; capture: HoldCapture }
+  | { type: 'PART_SUBMITTED'; at: string; sequence: number; transactionHash: Hex }
+  /** The part's PaymentCaptured is at depth. */
+  | { type: 'PART_SUCCEEDED'; at: string; sequence: number; transactionHash: Hex; blockNumber: string }
+  /** The part moved nothing (refused, reverted): its amount is capturable again. */
+  | { type: 'PART_FAILED'; at: string; sequence: number; failure: CaptureFailure }
+  /** What was left went back to the payer: authcap's void (PaymentVoided) or the payer's reclaim (PaymentReclaimed), at depth. */
+  | { type: 'HOLD_RELEASED'; at: string; kind: 'void' | 'reclaim'; amountMinor: string; transactionHash: Hex | null };
 
 export type EventOf<T extends AuthorizationEvent['type']> = Extract<AuthorizationEvent, { type: T }>;
+
+/** A hold as it starts: its terms, nothing held yet. */
+export function newHold({ terms, paymentInfoHash }: { terms: WirePaymentInfo; paymentInfoHash: Hex }): HoldRecord {
+  return { terms, paymentInfoHash, heldMinor: '0', authorizeTransactionHash: null, captures: [], release: null };
+}
 
 export function recorded(code: ErrorCode, message: string, at: string): RecordedError {
   return { code, message, at };

@@ -32,6 +32,11 @@ export const submitSignatureUpdate = defineUpdate<AuthorizationView, [SignatureC
  */
 export interface CaptureCommand {
   amount?: string;
+  /** A held payment's last capture: what is left goes back to the payer once it succeeded. */
+  final?: boolean;
+  /** A held payment's capture is one part among several: its Idempotency-Key (and what it asked) makes it one. */
+  requestKey?: string;
+  requestFingerprint?: string;
 }
 
 /**

@@ -3,7 +3,7 @@
 // has a short budget of its own (workflows/activities.ts); one the node could not answer ends the
 // attempt `rejected` with the reason: a node outage ends no workflow failed, and leaves no record
 // `drafting` for ever. The worker's policy comes with the read, and is kept for the attempt's life.
-import { log } from '@temporalio/workflow';
+import { log, workflowInfo } from '@temporalio/workflow';
 import type { WorkerPolicy } from '../domain/activityContract.js';
 import type { AuthorizationWorkflowInput, PresignedAuthorization } from '../domain/authorization.js';
 import { draftReads } from './activities.js';
@@ -34,12 +34,20 @@ export async function openAuthorization(input: FreshStart, lifecycle: Lifecycle,
 }
 
 async function draft(request: DraftRequest, lifecycle: Lifecycle, window: ChainWindow): Promise<WorkerPolicy | undefined> {
-  const drafted = await firstReadOrRefusal(lifecycle, () => draftReads.draftAuthorization({ ...request, primaryType: lifecycle.context.primaryType }));
+  const { hold, ...asked } = request;
+  const drafted = await firstReadOrRefusal(lifecycle, () =>
+    draftReads.draftAuthorization({
+      ...asked,
+      primaryType: lifecycle.context.primaryType,
+      // A hold's terms are this authorization's own: its id salts them.
+      ...(hold ? { hold: { authorizationId: workflowInfo().workflowId } } : {}),
+    }),
+  );
   if (!drafted) return undefined;
   window.fromBlock = drafted.fromBlock;
   // Voided while it was being drafted: the draft is dropped.
   if (lifecycle.can({ type: 'DRAFTED', ...drafted })) {
-    lifecycle.send({ type: 'DRAFTED', domain: drafted.domain, authorization: drafted.authorization });
+    lifecycle.send({ type: 'DRAFTED', domain: drafted.domain, authorization: drafted.authorization, ...(drafted.hold ? { hold: drafted.hold } : {}) });
     // The payer will sign this exact nonce: it must not be posted again as a pre-signed authorization
     // for another order. A draft's nonce carries a keyed tag the pre-signed check refuses
     // (activities/draftNonce.ts), so it needs no claim of its own.
@@ -56,7 +64,7 @@ async function storePresigned(
 ): Promise<WorkerPolicy | undefined> {
   const checked = await firstReadOrRefusal(lifecycle, () => draftReads.checkPresignedAuthorization(presigned));
   if (!checked) return undefined;
-  const { domain, check, fromBlock, nonceKey, policy } = checked;
+  const { domain, check, fromBlock, nonceKey, policy, hold } = checked;
   window.fromBlock = fromBlock;
   // One (payer, nonce) pays one order: a payload authcap already holds is refused, never stored twice.
   const claimed = check.valid && (await claimNonce(orderId, presigned.authorization, nonceKey));
@@ -64,8 +72,16 @@ async function storePresigned(
     check.valid && !claimed
       ? { valid: false, code: 'nonce_already_held' as const, reason: 'this signed authorization already belongs to another order' }
       : check;
-  lifecycle.send({ type: 'PRESIGNED_CHECKED', domain, authorization: presigned.authorization, signature: presigned.signature, check: verdict });
-  if (lifecycle.state === 'stored') indexNonce(nonceKey);
+  lifecycle.send({
+    type: 'PRESIGNED_CHECKED',
+    domain,
+    authorization: presigned.authorization,
+    signature: presigned.signature,
+    check: verdict,
+    // A pre-signed hold goes to the escrow once checked, as a drafted one does once signed.
+    ...(hold && presigned.hold ? { hold } : {}),
+  });
+  if (lifecycle.state === 'stored' || lifecycle.state === 'holding') indexNonce(nonceKey);
   return policy;
 }
 

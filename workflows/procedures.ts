@@ -52,6 +52,12 @@ export async function submitSignature(lifecycle: Lifecycle, signature: Hex): Pro
   const check = await localReads.verifyAuthorizationSignature({ domain: domain!, authorization: authorization!, primaryType, signature });
   lifecycle.send({ type: 'SIGNATURE_CHECKED', signature, check });
   if (lifecycle.state === 'stored') return lifecycle.view();
+  // A hold's signature goes to the escrow (the main loop places it): answered once the funds are held, or why not.
+  if (lifecycle.state === 'holding') {
+    await condition(() => !lifecycle.matches('holding'));
+    if (lifecycle.matches('held')) return lifecycle.view();
+    throw lastErrorFailure(lifecycle);
+  }
   if (!check.valid) throw failure(check.code ?? 'invalid_signature', check.reason ?? 'invalid signature');
   throw failure('invalid_state', `the authorization became ${lifecycle.state} while the signature was checked`);
 }

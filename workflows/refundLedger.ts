@@ -3,6 +3,7 @@
 // refund before it enters history (the update's validator) and publishes every change where it is
 // read: the memo (the totals, each refund under its own key, the events), the search attributes
 // operators filter by, and the Temporal UI's current details.
+import type { Hex } from 'viem';
 import { ApplicationFailure, setCurrentDetails, upsertMemo, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import { decimalsOf, formatAmount } from '../domain/amount.js';
 import { eventId, type AuthcapEvent, type RefundEventType } from '../domain/events.js';
@@ -139,6 +140,11 @@ export class RefundLedger {
     this.publish(record);
     if (record.stage === 'succeeded') this.announce('refund.succeeded', record);
     if (record.stage === 'failed') this.announce('refund.failed', record);
+  }
+
+  /** The transactions of the refunds that succeeded (a held payment's: their escrow events are counted). */
+  refundTransactions(): Hex[] {
+    return this.refunds.flatMap((r) => (r.stage === 'succeeded' && r.transactionHash ? [r.transactionHash] : []));
   }
 
   /** The refund as the ledger holds it now (a refund set aside may have moved since). */

@@ -2,6 +2,7 @@
 import type { AuthorizationChain } from '../domain/chain.js';
 import { defineUpdate } from '@temporalio/workflow';
 import type { Address, Hex } from 'viem';
+import type { HeldRefund } from '../domain/holds.js';
 import type { RefundedAuthorization, RefundRecord } from '../domain/refunds.js';
 import type { MemoEventLogState } from './memoEventLog.js';
 
@@ -33,6 +34,8 @@ export interface RefundsWorkflowInput {
   historyLimit?: number;
   /** The authorization's network and token (absent: the worker's first network and token). */
   chain?: AuthorizationChain;
+  /** A held payment's hold: its refunds go through the escrow's `refund` (workflows/escrowRefundProcedure.ts). */
+  hold?: HeldRefund;
 }
 
 export interface RefundCommand {

@@ -12,6 +12,7 @@ import { refusedStart, staleStart } from './freshStart.js';
 import { RefundLedger } from './refundLedger.js';
 import { isRefundFinal } from './refundMachine.js';
 import { refundUpdate, type RefundsWorkflowInput } from './refundMessages.js';
+import { runEscrowRefund } from './escrowRefundProcedure.js';
 import { expiryDueAt, runRefund } from './refundProcedure.js';
 import { createRelayClient, type Relay } from './relayClient.js';
 
@@ -135,7 +136,10 @@ class RefundRunner {
   async carryOut(record: RefundRecord): Promise<void> {
     const started = this.startedAt.get(record.sequence) ?? Date.now();
     this.startedAt.delete(record.sequence);
-    const final = await runRefund(record, { relay: this.relay, onChange: (next) => this.ledger.update(next), setAsideWhileExpiring: true });
+    const deps = { relay: this.relay, onChange: (next: RefundRecord) => this.ledger.update(next), setAsideWhileExpiring: true };
+    // A held payment's refunds go through the escrow, each after the ones before it (their events counted).
+    const { hold } = this.input;
+    const final = hold ? await runEscrowRefund(record, hold, this.ledger.refundTransactions(), deps) : await runRefund(record, deps);
     if (!isRefundFinal(final)) {
       this.aside.push(final);
       this.startedAt.set(final.sequence, started);

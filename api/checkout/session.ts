@@ -3,12 +3,12 @@
 // token's symbol and decimals come from the resource, else the deployment's catalog, else the chain
 // (read once per token and kept: a deployment without configuration).
 import { createPublicClient, http, type Address, type PublicClient } from 'viem';
-import type { AuthorizationResource } from '../../domain/authorization.js';
+import type { AuthorizationResource, HoldView } from '../../domain/authorization.js';
 import { AuthcapError } from '../../domain/errors.js';
 import { tokenAbi } from '../../domain/tokenAbi.js';
 import type { Catalog, ServedNetwork } from '../../runtime/deployment/catalog.js';
 import { chainIdOfNetwork, networkOfChainId } from '../../runtime/deployment/schema.js';
-import type { CheckoutNetwork, CheckoutSession, TypedDataJson } from './sessionTypes.js';
+import type { CheckoutHold, CheckoutNetwork, CheckoutSession, TypedDataJson } from './sessionTypes.js';
 
 export interface TokenInfo {
   symbol: string;
@@ -97,7 +97,8 @@ export async function checkoutSession(resource: AuthorizationResource, context: 
     orderId: resource.orderId,
     state: resource.state,
     payer: authorization?.from ?? null,
-    merchant: { address: authorization?.to ?? null, name: context.merchantName },
+    // A hold is signed to the escrow's collector: the merchant is the hold's receiver.
+    merchant: { address: (resource.hold ? resource.hold.terms.receiver : authorization?.to) ?? null, name: context.merchantName },
     network: checkoutNetwork(resource, served),
     token: {
       address: domain?.verifyingContract ?? resource.token?.address ?? null,
@@ -120,8 +121,22 @@ export async function checkoutSession(resource: AuthorizationResource, context: 
         }
       : null,
     cancellation: resource.cancellation ? { transactionHash: resource.cancellation.transactionHash, at: resource.cancellation.at } : null,
+    hold: resource.hold ? checkoutHold(resource, resource.hold, info.decimals) : null,
     updatedAt: last?.at ?? null,
     lastError: resource.lastError ? { code: resource.lastError.code, message: resource.lastError.message } : null,
+  };
+}
+
+/** What the payer is told of a hold: amounts in minor units, the capture window's end in unix seconds. */
+function checkoutHold(resource: AuthorizationResource, hold: HoldView, decimals: number): CheckoutHold {
+  return {
+    amountHeldMinor: minorOf(hold.amountHeld, decimals),
+    capturedMinor: minorOf(resource.amountCaptured, decimals),
+    captureBefore: String(Math.floor(Date.parse(hold.captureBefore) / 1000)),
+    release: hold.release
+      ? { kind: hold.release.kind, amountMinor: minorOf(hold.release.amount, decimals), transactionHash: hold.release.transactionHash, at: hold.release.at }
+      : null,
+    collector: resource.authorization?.to ?? null,
   };
 }
 

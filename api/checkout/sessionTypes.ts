@@ -21,7 +21,10 @@ export interface CheckoutNetwork {
 export interface CheckoutSession {
   id: string;
   orderId: string;
-  /** The lifecycle state (drafting, drafted, stored, capturing, canceling, captured, canceled, voided, expired, rejected). */
+  /**
+   * The lifecycle state (drafting, drafted, stored, capturing, canceling, captured, canceled, voided,
+   * expired, rejected; and of a hold, holding and held).
+   */
   state: string;
   payer: string | null;
   merchant: { address: string | null; name: string };
@@ -47,7 +50,26 @@ export interface CheckoutSession {
   /** `keptMinor`: what the merchant kept; less than `amountMinor` after a partial capture, whose rest went back. */
   capture: { transactionHash: string; confirmedAt: string | null; keptMinor: string | null } | null;
   cancellation: { transactionHash: string | null; at: string } | null;
+  /** The escrow hold, when signing moves the funds into escrow for the merchant to capture in parts; null otherwise. */
+  hold: CheckoutHold | null;
   /** When the authorization last changed state (ISO-8601). */
   updatedAt: string | null;
   lastError: { code: string; message: string } | null;
+}
+
+/**
+ * A held payment as the payer sees it: what the escrow holds for the merchant, until when, what the
+ * merchant has captured and what came back. Amounts in the token's smallest unit, like `amountMinor`.
+ */
+export interface CheckoutHold {
+  /** What the escrow holds (or held, once the hold is over); "0" until the hold is placed. */
+  amountHeldMinor: string;
+  /** What the merchant has captured of it so far (the parts that succeeded). */
+  capturedMinor: string;
+  /** Unix seconds (decimal string): the escrow takes no capture after it; what is left comes back before. */
+  captureBefore: string;
+  /** What went back to the payer once the hold ended; null until then. */
+  release: { kind: 'void' | 'reclaim'; amountMinor: string; transactionHash: string | null; at: string } | null;
+  /** The escrow's payment collector: the address the payer's wallet shows as the recipient of what it signs. */
+  collector: string | null;
 }

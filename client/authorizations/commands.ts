@@ -10,6 +10,7 @@ import type { TemporalTransport } from '../transport/temporalTransport.js';
 import { get } from './get.js';
 import type { ReadContext } from './readModel.js';
 import type { CaptureOutcome } from './types.js';
+import { asResource } from '../../domain/captures.js';
 
 /** How long a command's wait for its outcome lasts unless the caller says (capture, cancel). */
 const DEFAULT_COMMAND_WAIT_MS = 15_000;
@@ -47,7 +48,7 @@ export async function boundedCommand(
     const view = await Promise.race([accepted.result(), timedOut]).catch((err: unknown) => {
       throw toAuthcapError(err);
     });
-    if (view) return { authorization: { id, ...view }, settled: true };
+    if (view) return { authorization: asResource(id, view), settled: true };
     const current = await get(ctx, id);
     // The workflow accepted the command and is still on it, but its record may not say so yet: the
     // record is written when the workflow's task ends, and a chain read the node does not answer

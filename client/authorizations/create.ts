@@ -6,6 +6,7 @@ import { parseAddress } from '../../domain/address.js';
 import { selectChain } from '../chainSelection.js';
 import { parseAmount, parseOrderId, parsePresigned, parseValidFor } from '../requests.js';
 import type { ReadContext } from './readModel.js';
+import { holdsFunds } from './holdChoice.js';
 import { startAttempt } from './startProtocol.js';
 import type { CreateAuthorizationRequest, CreatePresignedRequest } from './types.js';
 
@@ -26,7 +27,8 @@ async function createDraft(ctx: ReadContext, request: CreateAuthorizationRequest
   const chain = selectChain(ctx.catalog, request ?? {});
   const value = parseAmount(request?.amount, chain?.decimals);
   const validForSeconds = parseValidFor(request?.validForSeconds);
-  const input = { orderId, draft: { payer, value: value.toString(), validForSeconds }, ...(chain ? { chain } : {}) };
+  const hold = holdsFunds(ctx.catalog, request?.hold, chain);
+  const input = { orderId, draft: { payer, value: value.toString(), validForSeconds, ...(hold ? { hold } : {}) }, ...(chain ? { chain } : {}) };
   return startAttempt(ctx, { orderId, payer, value, input });
 }
 

@@ -11,6 +11,7 @@ import type { Catalog } from '../../runtime/deployment/catalog.js';
 import { statusQuery } from '../../workflows/messages.js';
 import type { TemporalTransport } from '../transport/temporalTransport.js';
 import { attemptHandle, attemptOf } from './attempt.js';
+import { asResource } from '../../domain/captures.js';
 
 /** What a read needs: the way to Temporal, and what the deployment serves (absent: a client given none). */
 export interface ReadContext {
@@ -45,7 +46,7 @@ export async function readAuthorization(ctx: ReadContext, id: string): Promise<A
   const memo = run ? sealedEntries(await run.memo([VIEW_MEMO_KEY, RELEASE_MEMO_KEY])) : undefined;
   const view = memo?.[VIEW_MEMO_KEY] as AuthorizationView | undefined;
   if (view) {
-    const resource = withChain(ctx.catalog, { id, ...view });
+    const resource = withChain(ctx.catalog, asResource(id, view));
     // A capture is followed by one activity: what it has seen so far is in its heartbeat.
     const progress = resource.state === 'capturing' && !resource.capture ? await run!.captureProgress() : undefined;
     return {
@@ -56,7 +57,7 @@ export async function readAuthorization(ctx: ReadContext, id: string): Promise<A
   }
   const handle = attemptHandle(transport, id);
   const queried = await transport.worker(() => handle.query(statusQuery));
-  return { resource: withChain(ctx.catalog, { id, ...queried }), release: null, firstRunId };
+  return { resource: withChain(ctx.catalog, asResource(id, queried)), release: null, firstRunId };
 }
 
 /** An authorization started without a network (by a client given no deployment) names none in its view: it is on the deployment's first. */

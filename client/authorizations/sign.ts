@@ -7,6 +7,7 @@ import { submitSignatureUpdate } from '../../workflows/messages.js';
 import { budgeted, screenSignature, type ScreenContext } from './abuseScreen.js';
 import { attemptHandle } from './attempt.js';
 import { command } from './commands.js';
+import { asResource } from '../../domain/captures.js';
 
 export async function sign(ctx: ScreenContext, id: string, signature: string): Promise<AuthorizationResource> {
   const parsed = parseSignature(signature) as Hex;
@@ -15,5 +16,5 @@ export async function sign(ctx: ScreenContext, id: string, signature: string): P
   const view = await budgeted(ctx, id, 'signature', () =>
     command(ctx.transport, handle, 'accept a signature', () => handle.executeUpdate(submitSignatureUpdate, { args: [request] })),
   );
-  return { id, ...view };
+  return asResource(id, view);
 }

@@ -21,6 +21,7 @@ import type { TemporalTransport } from '../transport/temporalTransport.js';
 import { quote } from '../visibilityQuery.js';
 import { get } from './get.js';
 import { firstRunIdOf, type ReadContext } from './readModel.js';
+import { asResource } from '../../domain/captures.js';
 
 /** How long a create waits for a final authorization's workflow to close (normally one workflow task). */
 const CLOSING_WAIT_MS = 5_000;
@@ -120,7 +121,7 @@ export async function startAttempt(ctx: ReadContext, attempt: NewAttempt, retrie
   const id = resourceId(orderId, runId);
   if (view) {
     const { firstRunId: _, ...stored } = view;
-    return { id, ...stored };
+    return asResource(id, stored);
   }
   // A refused pre-signed authorization can end its workflow (rejected) before the update's answer
   // is read back; the workflow's own record then says why.

@@ -15,6 +15,8 @@ export interface CreateAuthorizationRequest {
   network?: string;
   /** The token's address or symbol, e.g. "USDC"; optional when the network has one token. */
   token?: string;
+  /** Hold the funds in the network's escrow once signed (docs/holds.md); default: what the deployment says for the token. */
+  hold?: boolean;
 }
 
 /** An authorization signed elsewhere (for example an x402-style TransferWithAuthorization). */
@@ -59,8 +61,12 @@ export interface ListPage {
 }
 
 export interface CaptureOptions {
-  /** Capture less than was authorized: the rest goes back to the payer. */
+  /** Capture less than was authorized: the rest goes back to the payer. Of a hold: this part's amount (absent: all that is capturable). */
   amount?: string | number;
+  /** A held payment's last capture: what is left goes back to the payer once it succeeded. */
+  final?: boolean;
+  /** A held payment's capture is one part per key: the same key again answers with that part, never a second capture. */
+  idempotencyKey?: string;
   /** How long to wait for the capture to reach its depth before answering with `settled: false` (default 15 s). */
   waitMs?: number;
 }

@@ -6,6 +6,7 @@ import type { TemporalTransport } from '../transport/temporalTransport.js';
 import { attemptHandle } from './attempt.js';
 import { command } from './commands.js';
 import type { VoidRequest } from './types.js';
+import { asResource } from '../../domain/captures.js';
 
 /** Named for what it does: `void` is a word of the language. */
 export async function voidAuthorization(transport: TemporalTransport, id: string, request: VoidRequest): Promise<AuthorizationResource> {
@@ -15,5 +16,5 @@ export async function voidAuthorization(transport: TemporalTransport, id: string
   const args = [{ reason: request.reason.trim(), by: request.by?.trim() || 'merchant' }] as const;
   const handle = attemptHandle(transport, id);
   const view = await command(transport, handle, 'void', () => handle.executeUpdate(voidUpdate, { args: [...args] }));
-  return { id, ...view };
+  return asResource(id, view);
 }

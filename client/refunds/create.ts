@@ -45,8 +45,11 @@ export async function create(ctx: RefundsContext, authorizationId: string, reque
     throw new AuthcapError('invalid_state', `cannot refund: the authorization is ${resource.state}; only a captured one can be refunded`);
   }
   const captured = parseAmount(resource.amountCaptured, decimals);
-  const capturedAt = resource.capture?.confirmedAt ?? new Date().toISOString();
-  const refundableUntil = new Date(Date.parse(capturedAt) + ctx.refundWindowDays * 86_400_000).toISOString();
+  const lastPart = resource.captures.filter((c) => c.status === 'succeeded').at(-1);
+  const capturedAt = resource.capture?.confirmedAt ?? lastPart?.succeededAt ?? new Date().toISOString();
+  const windowEnds = Date.parse(capturedAt) + ctx.refundWindowDays * 86_400_000;
+  // A held payment's refunds go through the escrow, which takes them until the hold's refundExpiry.
+  const refundableUntil = new Date(resource.hold ? Math.min(windowEnds, Date.parse(resource.hold.refundBefore)) : windowEnds).toISOString();
   // Decided here, before anything starts: no refunds workflow exists for a request that could never fit.
   if (amountMinor !== null && amountMinor > captured) {
     throw new AuthcapError('refund_exceeds_captured', `a refund of ${request.amount} is more than was captured, ${resource.amountCaptured}`);
@@ -64,9 +67,11 @@ export async function create(ctx: RefundsContext, authorizationId: string, reque
     authorizationRunId: runId,
     orderId: resource.orderId,
     payer: resource.authorization.from,
-    merchant: resource.authorization.to,
+    // A hold's authorization names the escrow's collector as `to`: the merchant key is the hold's receiver.
+    merchant: resource.hold?.terms.receiver ?? resource.authorization.to,
     amountCapturedMinor: captured.toString(),
     captureTransactionHash: resource.capture?.transactionHash ?? null,
+    ...(resource.hold ? { hold: { paymentInfo: resource.hold.terms, paymentInfoHash: resource.hold.paymentInfoHash } } : {}),
     ...(resource.network && resource.token
       ? { chain: { network: resource.network, token: resource.token.address, symbol: resource.token.symbol, decimals: resource.token.decimals } }
       : {}),

@@ -11,6 +11,7 @@ export function toAuthcapError(err: unknown): AuthcapError {
   }
   if (err instanceof WorkflowUpdateFailedError) {
     const cause = err.cause;
+    if (cause instanceof ApplicationFailure && cause.type === 'capture_already_requested') return new RepeatedCaptureError(detailsOf(cause) ?? {});
     if (cause instanceof ApplicationFailure && isErrorCode(cause.type)) return new AuthcapError(cause.type, cause.message, detailsOf(cause));
     return new AuthcapError('internal_error', cause?.message ?? err.message);
   }
@@ -28,6 +29,16 @@ export function toAuthcapError(err: unknown): AuthcapError {
   }
   if (/not found/i.test(message) && /workflow/i.test(message)) return new AuthcapError('not_found', 'no authorization with that id');
   return new AuthcapError('internal_error', message);
+}
+
+/**
+ * A held payment's capture asked again with its Idempotency-Key: the workflow refused it (so it left no
+ * trace) and named the part it made; the capture action answers with that part's outcome instead.
+ */
+export class RepeatedCaptureError extends AuthcapError {
+  constructor(readonly part: Record<string, unknown>) {
+    super('invalid_state', 'this capture was requested already');
+  }
 }
 
 /** A failure's first detail, when it is a plain object of what a caller may act on (retryAfterSeconds). */

@@ -16,6 +16,15 @@ export interface ServedToken {
   form: SignatureForm;
 }
 
+/** A network's escrow, checked at start (runtime/deployment/escrowCheck.ts). */
+export interface ServedEscrow {
+  address: Address;
+  paymentCollector: Address;
+  refundCollector: Address;
+  /** The tokens whose authorizations hold unless they say otherwise. */
+  holdsByDefault: Address[];
+}
+
 export interface ServedNetwork {
   /** CAIP-2, e.g. "eip155:8453". */
   network: string;
@@ -24,6 +33,8 @@ export interface ServedNetwork {
   /** What a payer's wallet may be given to add the network (configured; never the provider URLs). */
   publicRpcUrls?: string[];
   tokens: ServedToken[];
+  /** Where holds go; absent: this network's authorizations cannot hold funds. */
+  escrow?: ServedEscrow;
 }
 
 /** Which network and token an authorization is on. */

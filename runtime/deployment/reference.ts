@@ -41,6 +41,9 @@ function rows(prefix: string, schema: JsonSchema): string[] {
         `| \`${path}\` | ${cell(`list${bounds(field.minItems, field.maxItems, ' entries')}`)} | ${required} | ${fallback} | ${cell(field.description ?? '')} |`,
       );
       out.push(...rows(`${path}[].`, field.items));
+    } else if (field.type === 'object' && field.properties) {
+      out.push(`| \`${path}\` | object | ${required} | ${fallback} | ${cell(field.description ?? '')} |`);
+      out.push(...rows(`${path}.`, field));
     } else {
       out.push(`| \`${path}\` | ${cell(typeOf(field))} | ${required} | ${fallback} | ${cell(field.description ?? '')} |`);
     }

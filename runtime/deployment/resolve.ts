@@ -3,11 +3,12 @@
 import { BaseError, createPublicClient, fallback, http, HttpRequestError, TimeoutError, type Address, type PublicClient } from 'viem';
 import { hasBytesOverloads } from '../chain/tokenFeatures.js';
 import { tokenAbi } from '../../domain/tokenAbi.js';
+import { checkEscrow } from './escrowCheck.js';
 import { Catalog, type ServedNetwork, type ServedToken, type SignatureForm } from './catalog.js';
 import { DeploymentConfigError, type LoadedDeployment, type LoadedNetwork } from './load.js';
 import { chainIdOfNetwork, networkOfChainId } from './schema.js';
 
-export interface ResolvedNetwork extends Omit<LoadedNetwork, 'id' | 'name' | 'tokens'>, ServedNetwork {}
+export interface ResolvedNetwork extends Omit<LoadedNetwork, 'id' | 'name' | 'tokens' | 'escrow'>, ServedNetwork {}
 
 export interface ResolvedDeployment {
   source: string;
@@ -80,12 +81,13 @@ export async function resolveDeployment(loaded: LoadedDeployment, options: Resol
   };
 }
 
-const servedOf = ({ network, chainId, name, tokens, publicRpcUrls }: ResolvedNetwork): ServedNetwork => ({
+const servedOf = ({ network, chainId, name, tokens, publicRpcUrls, escrow }: ResolvedNetwork): ServedNetwork => ({
   network,
   chainId,
   name,
   tokens,
   ...(publicRpcUrls ? { publicRpcUrls } : {}),
+  ...(escrow ? { escrow } : {}),
 });
 
 /**
@@ -164,8 +166,23 @@ async function resolveNetwork(network: LoadedNetwork, source: string, timeoutMs:
     );
   const id = network.id;
   const tokens = await Promise.all(network.tokens.map((address) => readToken(client, address as Address, `${source}: ${id}: token ${address}`)));
-  const { id: _id, name, tokens: _addresses, ...rest } = network;
-  return { ...rest, network: id, chainId, name: name ?? id, tokens };
+  const { id: _id, name, tokens: _addresses, escrow: escrowConfig, ...rest } = network;
+  const escrow = escrowConfig
+    ? await checkEscrow(client, escrowConfig, tokens, `${source}: ${id}`).catch(unreachableOr(`${source}: ${id}: escrow`))
+    : undefined;
+  return { ...rest, network: id, chainId, name: name ?? id, tokens, ...(escrow ? { escrow } : {}) };
+}
+
+/** A node that stopped answering half-way says nothing of the contract: the start may wait it out. */
+function unreachableOr(where: string): (err: unknown) => never {
+  return (err) => {
+    if (isUnreachable(err)) throw new NodeUnreachableError(`${where}: the node did not answer (${shortMessage(err)})`);
+    throw err;
+  };
+}
+
+function isUnreachable(err: unknown): boolean {
+  return err instanceof BaseError && err.walk((e) => e instanceof HttpRequestError || e instanceof TimeoutError) !== null;
 }
 
 async function readToken(client: PublicClient, address: Address, where: string): Promise<ServedToken> {
@@ -184,9 +201,7 @@ async function readToken(client: PublicClient, address: Address, where: string):
     return { address, name, version, symbol, decimals: Number(decimals), form };
   } catch (err) {
     if (err instanceof DeploymentConfigError) throw err;
-    // The node stopped answering half-way: that says nothing of the token.
-    if (err instanceof BaseError && err.walk((e) => e instanceof HttpRequestError || e instanceof TimeoutError) !== null)
-      throw new NodeUnreachableError(`${where}: the node did not answer (${shortMessage(err)})`);
+    if (isUnreachable(err)) unreachableOr(where)(err);
     throw new DeploymentConfigError(`${where}: not an EIP-3009 token authcap can use (${shortMessage(err)})`);
   }
 }

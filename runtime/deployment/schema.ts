@@ -24,6 +24,29 @@ const confirmationsSchema = z
   .union([z.number().int().min(1).max(1_000), z.enum(['safe', 'finalized'])])
   .describe('When a capture counts as final: blocks built on it (1 or more), or the node\'s "safe" / "finalized" tag.');
 
+const contractAddressSchema = (what: string) => z.string().regex(/^0x[0-9a-fA-F]{40}$/, `must be ${what} (0x followed by 40 hex digits)`);
+
+/**
+ * Commerce Payments' AuthCaptureEscrow on this network and the two collectors authcap uses with it:
+ * what holds go through (docs/holds.md). On Base and Base Sepolia the audited deployment; on a dev
+ * chain authcap's own contracts of the same interface.
+ */
+export const escrowSchema = z
+  .object({
+    address: contractAddressSchema('the AuthCaptureEscrow contract address').describe('The AuthCaptureEscrow contract.'),
+    paymentCollector: contractAddressSchema('the ERC3009PaymentCollector address').describe(
+      "Its ERC3009PaymentCollector: what payers sign their hold's ReceiveWithAuthorization to.",
+    ),
+    refundCollector: contractAddressSchema('the OperatorRefundCollector address').describe(
+      "Its OperatorRefundCollector: refunds of held payments come from the merchant key's own balance through it.",
+    ),
+    holdsByDefault: z
+      .union([z.boolean(), z.array(tokenAddressSchema).max(16)])
+      .default(false)
+      .describe('Hold the funds of authorizations that do not say (`hold` absent): true for every token here, or the tokens listed.'),
+  })
+  .strict();
+
 export const networkSchema = z
   .object({
     id: networkIdSchema,
@@ -53,6 +76,7 @@ export const networkSchema = z
       .max(16)
       .default(['MERCHANT_PRIVATE_KEY'])
       .describe('Environment variables holding merchant keys (0x-prefixed hex, or several separated by commas).'),
+    escrow: escrowSchema.optional().describe('Where holds go (absent: authorizations on this network cannot hold funds).'),
   })
   .strict();
 
@@ -71,6 +95,12 @@ export const deploymentSchema = z
         if (tokens.has(token.toLowerCase())) ctx.addIssue({ code: 'custom', path: ['networks', i, 'tokens', j], message: `${token} is listed twice` });
         tokens.add(token.toLowerCase());
       });
+      const byDefault = network.escrow?.holdsByDefault;
+      if (Array.isArray(byDefault))
+        byDefault.forEach((token, j) => {
+          if (!tokens.has(token.toLowerCase()))
+            ctx.addIssue({ code: 'custom', path: ['networks', i, 'escrow', 'holdsByDefault', j], message: `${token} is not one of this network's tokens` });
+        });
     });
   });
 

@@ -61,12 +61,12 @@ export const ACTION_RULES: Record<string, string> = {
 
 const ms = (e: HistoryEvent) => Number(e.eventTime?.seconds ?? 0) * 1000 + Math.floor((e.eventTime?.nanos ?? 0) / 1e6);
 
-function emptyFigures(): TemporalFigures {
+export function emptyFigures(): TemporalFigures {
   return { workflowTasks: 0, activityTasks: 0, localActivities: 0, historyEvents: 0, historyBytes: 0, memoUpserts: 0, actions: 0, actionsByKind: {} };
 }
 
 /** Adds one run's events (or the part of them in a window) to `f`. */
-function addEvents(f: TemporalFigures, events: HistoryEvent[]): void {
+export function addEvents(f: TemporalFigures, events: HistoryEvent[]): void {
   const action = (kind: string, n = 1) => {
     f.actions += n;
     f.actionsByKind[kind] = (f.actionsByKind[kind] ?? 0) + n;
@@ -159,7 +159,7 @@ function sum(all: TemporalFigures[]): TemporalFigures {
 }
 
 /** Every run of one workflow execution chain, from `runId` on (continue-as-new followed). */
-async function runsOf(client: Client, workflowId: string, runId: string | undefined): Promise<HistoryEvent[][]> {
+export async function runsOf(client: Client, workflowId: string, runId: string | undefined): Promise<HistoryEvent[][]> {
   const runs: HistoryEvent[][] = [];
   for (let next = runId; next !== undefined && runs.length < 100; ) {
     const events = (await client.workflow.getHandle(workflowId, next).fetchHistory()).events ?? [];

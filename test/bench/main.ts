@@ -6,6 +6,8 @@
 //   refunds     against a bare viem transfer(payer, amount) from a key holding the token (test/bench/refundFlows.ts)
 // Writes test/bench/results/latest-<kind>.json, .md and .svg (kind: quick, full, quick-postgres, full-postgres),
 // replacing the previous run of that kind; exits 1 if the run's exactly-once audit fails.
+// `--only holds`: the holds row alone on its own stack (test/bench/holdRow.ts: held payments against bare
+// escrow calls, plain payments beside them); writes latest-holds-<kind>.json and .md only (BENCH_OUT_DIR: elsewhere).
 import { twoNetworksRow } from './twoNetworks.js';
 import { watchingRow } from './watcherCalls.js';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
@@ -40,8 +42,12 @@ import { rpcCallsByMethod } from './workerCounters.js';
 import { runRefundRows } from './refundFlows.js';
 import { registerReceiver, startWebhookReceiver, webhookFigures, type WebhookReceiver } from './webhookReceiver.js';
 import { costTargetsMarkdown, costTargetsOf } from './costTargets.js';
+import { runHoldRows } from './holdRow.js';
+import { holdsMarkdown, writeHoldResults } from './holdReport.js';
 
 const quick = process.argv.includes('--quick');
+const only = process.argv.includes('--only') ? process.argv[process.argv.indexOf('--only') + 1] : undefined;
+if (only !== undefined && only !== 'holds') throw new Error(`--only ${only}: the row that runs alone is holds`);
 // --profile: V8 CPU profiles of the worker and the API over the highest-concurrency row (SIGUSR2,
 // runtime/cpuProfiler.ts), summarized into the results. The profiler costs CPU too: compare the cost
 // table of runs without it.
@@ -62,6 +68,13 @@ const plan = quick
       open: 1_000,
       idleSeconds: 20,
       refunds: { sequential: 20, partial: 10, concurrent: [10, 40] as [number, number] },
+      holds: {
+        sequential: 10,
+        sweep: [
+          [10, 30],
+          [50, 100],
+        ] as [number, number][],
+      },
     }
   : {
       sequential: 50,
@@ -78,9 +91,22 @@ const plan = quick
       open: 10_000,
       idleSeconds: 60,
       refunds: { sequential: 50, partial: 30, concurrent: [10, 100] as [number, number] },
+      holds: {
+        sequential: 30,
+        sweep: [
+          [10, 100],
+          [50, 200],
+        ] as [number, number][],
+      },
     };
 const openOverride = process.env.BENCH_OPEN ? Number(process.env.BENCH_OPEN) : undefined;
 if (openOverride !== undefined) plan.open = openOverride;
+// The holds row's size: HOLDS_N held payments one at a time, then HOLDS_SWEEP (concurrency:payments,…).
+if (process.env.HOLDS_N) plan.holds.sequential = Number(process.env.HOLDS_N);
+if (process.env.HOLDS_SWEEP !== undefined)
+  plan.holds.sweep = process.env.HOLDS_SWEEP.split(',')
+    .filter(Boolean)
+    .map((pair) => pair.split(':').map(Number) as [number, number]);
 
 const startedAt = new Date();
 const started = performance.now();
@@ -101,6 +127,15 @@ async function main(): Promise<number> {
   const receiver = await startWebhookReceiver();
   process.stderr.write('bench: starting the stack as npm start does (Temporal dev server, anvil 0.2 s blocks, worker and API processes)…\n');
   const stack: Stack = await startBenchStack(stateDir, { temporalMetricsPort });
+  if (only === 'holds') {
+    try {
+      return await holdsOnly(stack, `http://127.0.0.1:${temporalMetricsPort}/metrics`, receiver);
+    } finally {
+      await stack.stop();
+      await receiver.close();
+      rmSync(stateDir, { recursive: true, force: true });
+    }
+  }
   let results: BenchResults;
   try {
     results = await run(stack, `http://127.0.0.1:${temporalMetricsPort}/metrics`, receiver);
@@ -469,6 +504,44 @@ async function run(stack: Stack, temporalMetricsUrl: string, receiver: WebhookRe
     webhook: webhookRun,
   };
   return { ...results, keys: [], targets: [] };
+}
+
+/** `--only holds`: the holds row, with the merchant's webhook endpoint registered as in every row. */
+async function holdsOnly(stack: Stack, temporalMetricsUrl: string, receiver: WebhookReceiver): Promise<number> {
+  const dev = stack.devJson;
+  useTemporalTls(dev.temporalTls);
+  const api = new AuthcapApi(dev.apiUrls, dev.apiKey);
+  const p = phase('registering the webhook endpoint', 1);
+  const webhook = await registerReceiver(api, receiver);
+  p.done(`${webhook.endpointId} → ${webhook.url}, every event type`);
+  const holds = await runHoldRows(
+    {
+      dev,
+      api,
+      chain: createPublicClient({ transport: http(dev.rpcUrl) }),
+      sampler: new UsageSampler(stackPids(stack)),
+      metricsUrl: `http://127.0.0.1:${process.env.AUTHCAP_WORKER_METRICS_PORT}/metrics`,
+      temporalMetricsUrl,
+      deliveries: () => receiver.deliveries(),
+      payerAt: (i) => dev.payers[i % dev.payers.length]!,
+    },
+    plan.holds,
+  );
+  const kind = dev.temporalTopology === 'postgres' ? `${quick ? 'quick' : 'full'}-postgres` : quick ? 'quick' : 'full';
+  const written = writeHoldResults(
+    {
+      startedAt: startedAt.toISOString(),
+      durationSeconds: Math.round((performance.now() - started) / 1000),
+      command: `npm run bench -- --only holds${quick ? ' --quick' : ''}`,
+      machine: machine(),
+      configuration: `npm start defaults (Temporal ${dev.temporalTopology}, worker and API ${processCommand('worker/main.ts').built ? 'from the compiled build (dist/)' : 'from source (tsx): the build was stale'}), anvil 0.2 s blocks, 1 confirmation, ${dev.apiUrls.length === 1 ? 'one API process' : `${dev.apiUrls.length} API processes (calls spread over them)`}, one webhook endpoint registered and answering`,
+      holds,
+    },
+    kind,
+  );
+  process.stderr.write(`bench: wrote ${written.join(', ')}\n\n`);
+  process.stdout.write(`${holdsMarkdown(holds)}\n`);
+  return holds.audit.ok ? 0 : 1;
 }
 
 /**

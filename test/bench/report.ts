@@ -10,6 +10,7 @@ import { ACTION_RULES, type TemporalFigures } from './lifecycleCost.js';
 import { whereItGoesMarkdown } from './whereItGoes.js';
 import { refundAuditLine, refundsMarkdown } from './refundReport.js';
 import { costTargetsMarkdown } from './costTargets.js';
+import { holdsMarkdown } from './holdReport.js';
 
 const dir = fileURLToPath(new URL('./results/', import.meta.url));
 
@@ -181,6 +182,7 @@ export function markdownOf(r: BenchResults): string {
     costMarkdown(r),
     whereItGoesMarkdown(r),
     r.refunds ? refundsMarkdown(r.refunds) : '',
+    r.holds ? holdsMarkdown(r.holds) : '',
     '**Service targets**',
     '',
     markdownTable([['target', 'wanted', 'got', 'met'], ...r.targets.map((t) => [t.name, t.target, t.got, t.met ? 'yes' : '**no**'])]),

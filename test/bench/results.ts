@@ -10,6 +10,7 @@ import type { UsageByProcess } from './processUsage.js';
 import type { ExactlyOnceFindings } from './exactlyOnce.js';
 import type { KeysRun } from './keysComparison.js';
 import type { WebhookFigures } from './webhookReceiver.js';
+import type { TemporalFigures } from './lifecycleCost.js';
 
 export interface RpcCost {
   byMethod: Record<string, number>;
@@ -91,6 +92,88 @@ export interface RefundRow {
   serverCalls: ServerCallsPerLifecycle;
 }
 
+/** Gas of one kind of transaction over a run's receipts. */
+export interface GasFigures {
+  n: number;
+  mean: number;
+  min: number;
+  max: number;
+}
+
+/** Held payments against their floor, beside plain payments on the same stack (test/bench/holdRow.ts). */
+export interface HoldResults {
+  /** What each held payment does: hold `amount`, capture each of `parts`, void the rest. */
+  amounts: { amount: string; parts: string[]; rest: string };
+  rows: HoldRow[];
+  /** Node calls per held payment one at a time (the worker's /metrics, its idle background included), and the floor's. */
+  rpcPerHeldPayment: { authcap: RpcCost; floor: RpcCost };
+  /** Gas from the receipts of the rows' transactions (the warm-up's apart), by step; authcap's and the floor's (the same calls). */
+  gasUsed: {
+    /** The run's first held payment (authcap's, before any other): the first authorize and capture of a fresh chain. */
+    warmUp: Record<'authorize' | 'capture1' | 'capture2' | 'void', number>;
+    authcap: Record<'authorize' | 'capture1' | 'capture2' | 'void', GasFigures>;
+    floor: Record<'authorize' | 'capture1' | 'capture2' | 'void', GasFigures>;
+    /** The plain payments' receiveWithAuthorization captures in the same run. */
+    plainCapture: GasFigures;
+  };
+  /**
+   * What each step costs Temporal, one at a time, per payment: the events recorded between a step's
+   * request and the next step's, of the payment's own workflows (its last step keeps all after its last
+   * answer) and of the relayer and webhook dispatcher (by the payment whose step was under way).
+   */
+  steps: {
+    held: StepFigures;
+    plain: StepFigures;
+  } | null;
+  /** Every authcap hold's escrow events (one each of PaymentAuthorized, two PaymentCaptured, PaymentVoided of its amounts, in the transactions authcap reported) and the merchant key's transaction count. */
+  audit: {
+    holds: number;
+    holdsWrong: string[];
+    merchantTransactions: number;
+    merchantTransactionsExpected: number;
+    ok: boolean;
+  };
+  webhookDeliveries: number;
+  apiRetries: number;
+}
+
+/** Temporal per step of a payment, by workflow type; and its own workflows' history by event type (per payment). */
+export interface StepFigures {
+  sampled: number;
+  byStep: Record<string, Record<string, TemporalFigures>>;
+  ownByEventType: Record<string, { events: number; bytes: number }>;
+}
+
+/** One concurrency of held payments, the floor's and plain payments' beside them. */
+export interface HoldRow {
+  concurrency: number;
+  n: number;
+  authcap: {
+    heldPerSecond: number;
+    /** ms by step (create, sign → held, capture1, capture2, void → left held) and whole. */
+    latency: Record<string, Distribution>;
+    answers: Record<string, number>;
+    cost: LifecycleCost;
+    serverCalls: ServerCallsPerLifecycle;
+    /** Sampled authorization workflows still open a few seconds after the phase (a held payment's closes once captured). */
+    openAfter: number;
+    /** The relayer's largest history event in the phase (Temporal's payload limit is 2 MB). */
+    largestRelayerEvent: { eventType: string; bytes: number } | null;
+    /** Mean gas of this row's escrow calls, by step (set after the rows, from the receipts). */
+    gasMean?: Record<'authorize' | 'capture1' | 'capture2' | 'void', number>;
+  };
+  floor: { heldPerSecond: number; latency: Record<string, Distribution> };
+  /** authcap ÷ floor: whole (authcap's includes its create) p50 / p95, throughput; each chain step's p50 (sign → held against authorize). */
+  ratioToFloor: { p50: number | null; p95: number | null; throughput: number | null; byStepP50: Record<string, number | null> };
+  plain: {
+    lifecyclesPerSecond: number;
+    latency: Record<string, Distribution>;
+    cost: LifecycleCost;
+    serverCalls: ServerCallsPerLifecycle;
+    largestRelayerEvent: { eventType: string; bytes: number } | null;
+  };
+}
+
 export interface BenchResults {
   version: 1;
   mode: 'quick' | 'full';
@@ -132,6 +215,8 @@ export interface BenchResults {
   webhook?: WebhookFigures;
   /** Refunds and partial captures against their floor; absent in older results (latest-full.json). */
   refunds?: RefundResults;
+  /** Held payments (--only holds); absent from the other runs. */
+  holds?: HoldResults;
   /** With --profile: where the worker's and the API's CPU went in the highest-concurrency row (self time; the profiler's own overhead is in this run's CPU figures). */
   profile?: Record<string, ProfileSummary>;
 }

@@ -13,6 +13,9 @@ export function useTemporalTls(given: Stack['devJson']['temporalTls']): void {
 export function connectTemporal(address: string): Promise<Connection> {
   return Connection.connect({
     address,
+    // A page of a busy relayer's history passes grpc-js's 4 MB default: @temporalio/client 1.24 means to
+    // allow 128 MB but names the option without its `grpc.` prefix, which grpc-js ignores.
+    channelArgs: { 'grpc.max_receive_message_length': 128 * 1024 * 1024 },
     ...(tls
       ? {
           tls: {

@@ -118,6 +118,59 @@ describe.skipIf(!hasChromium)(`the checkout page in Chromium${hasChromium ? '' :
     expect(errors).toEqual([]);
   });
 
+  it('a hold: the payer is told the money will be held and until when, signs, and sees it held, captured in part, and the rest come back', async () => {
+    const created = await api('POST', '/v1/authorizations', { orderId: newOrderId('checkout-hold'), payer: payer(3), amount: '12.50', hold: true });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const d = created.body;
+    const until = new Intl.DateTimeFormat('en-US', {
+      timeZone: 'Europe/Berlin',
+      year: 'numeric',
+      month: 'short',
+      day: 'numeric',
+      hour: 'numeric',
+      minute: '2-digit',
+      timeZoneName: 'short',
+    }).format(new Date(d.hold.captureBefore));
+    // Anvil unlocks payers 0–9 only (its wallet signs here); 3 signs nothing elsewhere in this file.
+    const wallet = walletFor(payer(3));
+    const { page, errors } = await open(wallet);
+    await page.goto(d.checkoutUrl);
+    await waitForView(page, 'ready');
+    const explain = (await page.locator('.explain').innerText()).replace(/\s+/g, ' ');
+    expect(explain).toContain(`12.50 USDC will be held for Example Shop until ${until}; they capture what you owe and the rest comes back to you.`);
+    expect(explain).toContain('cannot be canceled once it is placed');
+    // In the summary too, on lines that never break inside: the day, then the time.
+    const [day, time] = [
+      new Intl.DateTimeFormat('en-US', { timeZone: 'Europe/Berlin', year: 'numeric', month: 'short', day: 'numeric' }),
+      new Intl.DateTimeFormat('en-US', { timeZone: 'Europe/Berlin', hour: 'numeric', minute: '2-digit', timeZoneName: 'short' }),
+    ].map((f) => f.format(new Date(d.hold.captureBefore)));
+    expect((await page.getByTestId('held-until').innerText()).replace(/\s+/g, ' ')).toBe(`until ${day} ${time}`);
+    await shot(page, 'hold', 'ready');
+
+    await press(page, 'Connect wallet');
+    await press(page, 'Sign authorization');
+    await waitForView(page, 'held');
+    expect((await statusText(page)).replace(/\s+/g, ' ')).toContain(`Your 12.50 USDC is held until ${until}.`);
+    await shot(page, 'hold', 'held');
+    // The wallet signed the collector's ReceiveWithAuthorization exactly as drafted.
+    expect(JSON.parse(wallet.signatureRequests()[0]!.params[1] as string)).toEqual(d.typedData);
+
+    const part = await api('POST', `/v1/authorizations/${d.id}/capture`, { amount: '3.00' }, { headers: { 'idempotency-key': `${d.id}-part-1` } });
+    expect(part.status, JSON.stringify(part.body)).toBe(200);
+    await page.getByText('has captured 3.00 USDC so far').waitFor({ timeout: 15_000 });
+    expect(await statusText(page)).toContain('9.50 USDC is still held');
+    await shot(page, 'hold', 'held-part');
+
+    const voided = await api('POST', `/v1/authorizations/${d.id}/void`, { reason: 'shipped short' });
+    expect(voided.status, JSON.stringify(voided.body)).toBe(200);
+    await waitForView(page, 'captured');
+    const text = (await statusText(page)).replace(/\s+/g, ' ');
+    expect(text).toContain('3.00 USDC was collected by Example Shop');
+    expect(text).toContain('The other 9.50 USDC held came back to your account.');
+    await shot(page, 'hold', 'captured');
+    expect(errors).toEqual([]);
+  });
+
   it('wrong account: says which account must sign, never asks it to sign, and continues once the payer switches', async () => {
     const d = await createDraft(payer(2), '4.2');
     const wallet = walletFor(payer(3));

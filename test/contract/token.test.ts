@@ -1,7 +1,14 @@
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { domainSeparator, hashTypedData, keccak256, parseEventLogs, toBytes, zeroAddress, type Address, type Hex, type TransactionReceipt } from 'viem';
 import { compileContracts } from '../../contracts/compile.js';
-import { authcapToken, fiatTokenV21Like, mockErc1271Wallet } from '../../contracts/artifacts.js';
+import {
+  authCaptureEscrow,
+  authcapToken,
+  erc3009PaymentCollector,
+  fiatTokenV21Like,
+  mockErc1271Wallet,
+  operatorRefundCollector,
+} from '../../contracts/artifacts.js';
 import {
   AUTHORIZATION_TYPES,
   TOKEN_NAME,
@@ -24,6 +31,9 @@ describe('contract artifacts', () => {
       [compiled.AuthcapToken, authcapToken],
       [compiled.MockERC1271Wallet, mockErc1271Wallet],
       [compiled.FiatTokenV21Like, fiatTokenV21Like],
+      [compiled.AuthCaptureEscrow, authCaptureEscrow],
+      [compiled.ERC3009PaymentCollector, erc3009PaymentCollector],
+      [compiled.OperatorRefundCollector, operatorRefundCollector],
     ] as const) {
       expect(fresh.bytecode, `${fresh.contractName} artifact is stale: npm run build:contracts`).toBe(committed.bytecode);
       expect(fresh.abi).toEqual(committed.abi);

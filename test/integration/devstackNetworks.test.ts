@@ -104,6 +104,8 @@ describe('the dev stack with two networks', () => {
       name: n.name,
       rpcUrl: n.rpcUrls[0],
       tokens: n.tokens.map((t) => ({ address: t.address, symbol: t.symbol, decimals: t.decimals })),
+      // Every dev network holds: its escrow, as the chain confirmed it.
+      escrow: { escrow: n.escrow!.address, paymentCollector: n.escrow!.paymentCollector, refundCollector: n.escrow!.refundCollector },
     }));
     expect(dev.networks).toEqual(expected);
     expect(dev.networks.map((n) => n.name)).toEqual(['Dev chain', 'Dev chain 2']);

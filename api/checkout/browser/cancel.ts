@@ -5,6 +5,7 @@ import { checkoutPath, submitCancellation, type CheckoutLink } from './api.js';
 import { h } from './dom.js';
 import { startPage } from './flow.js';
 import { formatTime, shortAddress } from './format.js';
+import { capturedAmount, heldNow, isHold } from './holdWords.js';
 import { amountOf, merchantOf, para, type Status } from './view.js';
 
 function settled(s: CheckoutSession, link: CheckoutLink): Status {
@@ -43,12 +44,21 @@ function settled(s: CheckoutSession, link: CheckoutLink): Status {
       };
     case 'capturing':
       return { view: 'too-late', tone: 'warning', title: 'Too late to cancel', body: [para([merchant], ' is collecting this payment right now.')] };
+    // A hold is placed as soon as it is signed: there is no signed, unused authorization left to cancel.
+    case 'holding':
+    case 'held':
+      return {
+        view: 'held',
+        tone: 'info',
+        title: 'A hold cannot be canceled',
+        body: isHold(s) ? heldNow(s).map((words) => para(...words)) : [`This authorization is ${s.state}.`],
+      };
     case 'captured':
       return {
         view: 'captured',
         tone: 'info',
         title: 'Already paid',
-        body: [para([amountOf(s)], ' was collected by ', [merchant], '; it can no longer be canceled.')],
+        body: [para([isHold(s) ? capturedAmount(s) : amountOf(s)], ' was collected by ', [merchant], '; it can no longer be canceled.')],
       };
     case 'voided':
       return { view: 'voided', tone: 'info', title: 'Nothing to cancel', body: [para([merchant], ' withdrew this payment request. Nothing was collected.')] };

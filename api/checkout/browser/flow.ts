@@ -22,6 +22,8 @@ export interface PageSpec {
   /** The window closed while the page still had something to sign. */
   expired(session: CheckoutSession): Status;
   explain(session: CheckoutSession): (El | string)[];
+  /** More to say while the wallet signs and while the signature is sent (a hold: where the money goes). */
+  notes?: { signing?(session: CheckoutSession): (El | string)[]; submitting?(session: CheckoutSession): (El | string)[] };
   words: { sign: string; ready: string; signing: string; submitting: string; rejected: string; remaining: (inTime: string) => string };
 }
 
@@ -130,7 +132,8 @@ class Flow {
     if (!s) return;
     const payload = this.spec.payload(s);
     if (!payload) {
-      this.paint(this.spec.settled(s, this.link), `settled:${s.state}:${s.updatedAt}`);
+      // A held payment's parts change what the page says while its state stays `held`.
+      this.paint(this.spec.settled(s, this.link), `settled:${s.state}:${s.updatedAt}:${s.hold?.capturedMinor ?? ''}:${s.hold?.release?.at ?? ''}`);
       return;
     }
     const secondsLeft = Number(s.validBefore) - this.now();
@@ -243,7 +246,7 @@ class Flow {
       view: 'signing',
       tone: 'waiting',
       title: this.spec.words.signing,
-      body: ['Check the amount and the merchant in your wallet, then sign.'],
+      body: ['Check the amount and the merchant in your wallet, then sign.', ...(this.spec.notes?.signing?.(s) ?? [])],
     });
     let signature: string;
     try {
@@ -263,7 +266,7 @@ class Flow {
       this.setWallet(failure.code === USER_REJECTED ? declinedToSign(this.spec.words.rejected, () => void this.sign()) : this.walletError(failure.message));
       return;
     }
-    this.setWallet({ view: 'submitting', tone: 'waiting', title: this.spec.words.submitting });
+    this.setWallet({ view: 'submitting', tone: 'waiting', title: this.spec.words.submitting, body: this.spec.notes?.submitting?.(s) });
     try {
       const next = await this.spec.submit(this.link, signature);
       this.phase = 'idle';

@@ -45,6 +45,13 @@ export function formatWindow(fromSeconds: string, untilSeconds: string): string[
   return [`from ${dateTime().format(from)}`, `until ${dateTime().format(until)}`];
 }
 
+/** A deadline as lines that never break inside: ["until Dec 5, 2026", "1:24 PM GMT+1"]. */
+export function formatUntil(unixSeconds: string | number): string[] {
+  const at = new Date(Number(unixSeconds) * 1000);
+  const day = new Intl.DateTimeFormat(undefined, { year: 'numeric', month: 'short', day: 'numeric' });
+  return [`until ${day.format(at)}`, timeOnly().format(at)];
+}
+
 /** "in 14 minutes", "in 2 hours" (rounded), for how long a window still runs. */
 export function formatRemaining(seconds: number): string {
   const relative = new Intl.RelativeTimeFormat(undefined, { numeric: 'auto' });

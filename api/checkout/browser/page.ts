@@ -5,6 +5,7 @@ import { checkoutPath, submitSignature, type CheckoutLink } from './api.js';
 import { h } from './dom.js';
 import { startPage } from './flow.js';
 import { formatTime, shortAddress } from './format.js';
+import { capturedAmount, collectorNote, heldNow, holdExplain, isHold, placingHold, releasedWords, type HeldSession } from './holdWords.js';
 import { amountOf, merchantOf, para, type Status } from './view.js';
 
 /** What the merchant kept: less than authorized after a partial capture. */
@@ -39,7 +40,12 @@ function settled(s: CheckoutSession, link: CheckoutLink): Status {
       };
     case 'capturing':
       return { view: 'capturing', tone: 'waiting', title: 'Being collected', body: [para([merchant], ' is collecting ', [amount], ' now.')] };
+    case 'holding':
+      return { view: 'holding', tone: 'waiting', title: 'Placing the hold…', body: isHold(s) ? [para(...placingHold(s))] : [] };
+    case 'held':
+      return { view: 'held', tone: 'success', title: 'Held', body: isHold(s) ? heldNow(s).map((words) => para(...words)) : [] };
     case 'captured':
+      if (isHold(s)) return heldCaptured(s);
       return {
         view: 'captured',
         tone: 'success',
@@ -74,7 +80,7 @@ function settled(s: CheckoutSession, link: CheckoutLink): Status {
         view: 'voided',
         tone: 'info',
         title: 'Withdrawn by the merchant',
-        body: [para([merchant], ' withdrew this payment request. Nothing was collected.')],
+        body: [para([merchant], ' withdrew this payment request. Nothing was collected.'), ...backFromHold(s)],
       };
     case 'expired':
       return expired(s);
@@ -90,7 +96,32 @@ function settled(s: CheckoutSession, link: CheckoutLink): Status {
   }
 }
 
+/** A hold that ended with captures: what the merchant collected, and what came back. */
+function heldCaptured(s: HeldSession): Status {
+  return {
+    view: 'captured',
+    tone: 'success',
+    title: 'Paid',
+    body: [para([capturedAmount(s)], ' was collected by ', [merchantOf(s)], '.'), ...backFromHold(s)],
+  };
+}
+
+/** What a hold gave back once it ended (nothing when it was never placed). */
+function backFromHold(s: CheckoutSession): ReturnType<typeof para>[] {
+  const words = isHold(s) ? releasedWords(s) : null;
+  return words ? [para(...words)] : [];
+}
+
 function expired(s: CheckoutSession): Status {
+  // A hold that ran out: nothing was captured before the escrow's window ended, and it all came back.
+  if (isHold(s) && s.hold.release) {
+    return {
+      view: 'expired',
+      tone: 'info',
+      title: 'The hold has ended',
+      body: [para([merchantOf(s)], ' collected nothing before the hold ended.'), ...backFromHold(s)],
+    };
+  }
   return {
     view: 'expired',
     tone: 'warning',
@@ -108,11 +139,19 @@ startPage({
   submit: submitSignature,
   settled,
   expired,
-  explain: (s) => [
-    para('Signing authorizes ', [merchantOf(s)], ' to collect exactly ', [amountOf(s)], ' from your wallet until ', [until(s)], '.'),
-    'Nothing moves now: the money stays in your wallet until the merchant collects it.',
-    'You can cancel before it is collected, from the link this page gives you.',
-  ],
+  explain: (s) =>
+    isHold(s)
+      ? holdExplain(s).map((words) => para(...words))
+      : [
+          para('Signing authorizes ', [merchantOf(s)], ' to collect exactly ', [amountOf(s)], ' from your wallet until ', [until(s)], '.'),
+          'Nothing moves now: the money stays in your wallet until the merchant collects it.',
+          'You can cancel before it is collected, from the link this page gives you.',
+        ],
+  // A hold is signed to the escrow's collector, and placed while the signature is sent: say both.
+  notes: {
+    signing: (s) => (isHold(s) && s.hold.collector ? [para(...collectorNote(s))] : []),
+    submitting: (s) => (isHold(s) ? [para(...placingHold(s))] : []),
+  },
   words: {
     ready: 'Connect your wallet to authorize',
     sign: 'Sign authorization',

@@ -3,7 +3,7 @@
 // is one call to render().
 import type { CheckoutSession } from '../sessionTypes.js';
 import { h, type El } from './dom.js';
-import { formatUnits, formatWindow, shortAddress } from './format.js';
+import { formatUnits, formatUntil, formatWindow, shortAddress } from './format.js';
 import { hasOwnName, requiredChain } from './network.js';
 
 export type Tone = 'info' | 'waiting' | 'success' | 'warning' | 'error';
@@ -66,8 +66,20 @@ function summary(kind: Screen['kind'], s: CheckoutSession): El {
             h(
               'span',
               { attrs: { 'data-testid': 'window' } },
-              ...formatWindow(s.validAfter, s.validBefore).map((line) => h('span', { class: 'line', text: line })),
+              // A hold's authorization is valid from 0 (the epoch): only its end means anything to the payer.
+              ...(Number(s.validAfter) === 0 ? formatUntil(s.validBefore) : formatWindow(s.validAfter, s.validBefore)).map((line) =>
+                h('span', { class: 'line', text: line }),
+              ),
             ),
+          )
+        : null,
+      s.hold
+        ? fact(
+            'Hold',
+            h('span', { attrs: { 'data-testid': 'held-until' } }, ...formatUntil(s.hold.captureBefore).map((line) => h('span', { class: 'line', text: line }))),
+            s.hold.collector
+              ? h('span', { class: 'line' }, 'in escrow, via ', h('code', { text: shortAddress(s.hold.collector), attrs: { title: s.hold.collector } }))
+              : '',
           )
         : null,
       fact('Order', h('span', { class: 'order', text: s.orderId })),

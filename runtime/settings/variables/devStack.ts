@@ -40,6 +40,13 @@ export const devStackVariables = {
     schema: positiveWhole(1),
     description: 'Merchant keys on anvil.',
   }),
+  AUTHCAP_DEV_ESCROW_ARTIFACTS: variable({
+    processes: ['dev-stack'],
+    schema: text(),
+    defaultText: "authcap's own (contracts/build)",
+    description:
+      "On anvil: a folder with AuthCaptureEscrow.json, ERC3009PaymentCollector.json and OperatorRefundCollector.json ({abi, bytecode}) to deploy as the escrow instead of authcap's own, e.g. Commerce Payments' built from their repository (docs/contributing.md).",
+  }),
   AUTHCAP_DEMO_PAYER_KEYS: variable({
     processes: ['dev-stack'],
     schema: privateKeys(),
@@ -151,5 +158,11 @@ export const devStackVariables = {
     processes: ['scripts'],
     schema: text('latest'),
     description: 'scripts/recordHistories.ts: which replay history set to write.',
+  }),
+  AUTHCAP_HISTORY_ONLY: variable({
+    processes: ['scripts'],
+    schema: text(),
+    defaultText: 'every kind',
+    description: 'scripts/recordHistories.ts: only these kinds of history (comma-separated, e.g. held-captured,held-voided).',
   }),
 } as const;

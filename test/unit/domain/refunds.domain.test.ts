@@ -330,7 +330,7 @@ describe('publicEvent', () => {
     expect((event as RefundEvent).data.authorization.id).toBe(resourceId('order-1', RUN_ID));
   });
 
-  it('an authorization event: unchanged apart from the resource id its event id names', () => {
+  it('an authorization event: unchanged apart from the resource id its event id names and the capture fields a plain view leaves out', () => {
     const object = { ...authorization, id: '' };
     const recorded = {
       id: eventId(RUN_ID, 7),
@@ -346,7 +346,7 @@ describe('publicEvent', () => {
       type: 'authorization.captured',
       createdAt: '2024-01-01T00:00:10.000Z',
       orderId: 'order-1',
-      data: { object: { ...object, id: resourceId('order-1', RUN_ID) } },
+      data: { object: { ...object, id: resourceId('order-1', RUN_ID), amountCapturable: '0', captures: [], hold: null } },
     });
   });
 
@@ -360,7 +360,7 @@ describe('publicEvent', () => {
       data: { object: { ...authorization, id: '' }, reason },
     } as unknown as AuthcapEvent;
     const out = publicEvent(event);
-    expect(out.data).toEqual({ object: { ...authorization, id: resourceId('order-1', RUN_ID) }, reason });
+    expect(out.data).toEqual({ object: { ...authorization, id: resourceId('order-1', RUN_ID), amountCapturable: '0', captures: [], hold: null }, reason });
   });
 
   it('an authorization event whose id is not one of ours is only stripped of the memo fields', () => {

@@ -154,6 +154,30 @@ export const sampleEvents: { [K in EventType]: EventOf<K> } = {
   NONCE_CONSUMED_ONCHAIN: { type: 'NONCE_CONSUMED_ONCHAIN', at: at(50), onchain: consumption('used') },
   COMMAND_FAILED: { type: 'COMMAND_FAILED', at: at(50), failure: { code: 'chain_unavailable', message: 'the node stopped answering' } },
   RELEASE_UPDATED: { type: 'RELEASE_UPDATED', at: at(50), release: releaseRecord('succeeded') },
+  HOLD_SUBMITTED: { type: 'HOLD_SUBMITTED', at: at(50), transactionHash: OUR_TX },
+  HOLD_CONFIRMED: { type: 'HOLD_CONFIRMED', at: at(50), transactionHash: OUR_TX, blockNumber: '100', amountMinor: '12500000' },
+  HOLD_FAILED: { type: 'HOLD_FAILED', at: at(50), failure: { code: 'capture_reverted', message: 'reverted' } },
+  PART_REQUESTED: {
+    type: 'PART_REQUESTED',
+    at: at(50),
+    capture: {
+      sequence: 1,
+      amountMinor: '1000000',
+      final: false,
+      requestKey: 'k',
+      requestFingerprint: 'f',
+      stage: 'pending',
+      transactionHash: null,
+      blockNumber: null,
+      failure: null,
+      requestedAt: at(50),
+      succeededAt: null,
+    },
+  },
+  PART_SUBMITTED: { type: 'PART_SUBMITTED', at: at(50), sequence: 1, transactionHash: OUR_TX },
+  PART_SUCCEEDED: { type: 'PART_SUCCEEDED', at: at(50), sequence: 1, transactionHash: OUR_TX, blockNumber: '100' },
+  PART_FAILED: { type: 'PART_FAILED', at: at(50), sequence: 1, failure: { code: 'capture_reverted', message: 'reverted' } },
+  HOLD_RELEASED: { type: 'HOLD_RELEASED', at: at(50), kind: 'void', amountMinor: '12500000', transactionHash: OTHER_TX },
 };
 
 export const allEventTypes = Object.keys(sampleEvents) as EventType[];

@@ -29,7 +29,8 @@ const files = sets.flatMap((dir) =>
 describe('replay of recorded workflow histories', () => {
   it('has recorded histories of every path to replay', () => {
     const kinds = new Set(files.map(({ file }) => file.replace(/-\d+\.binpb$/, '')));
-    for (const kind of ['captured', 'canceled', 'voided', 'expired', 'rejected', 'continued', 'refunds', 'partial-captured']) expect(kinds).toContain(kind);
+    for (const kind of ['captured', 'canceled', 'voided', 'expired', 'rejected', 'continued', 'refunds', 'partial-captured', 'held-captured', 'held-voided'])
+      expect(kinds).toContain(kind);
   });
 
   it('replays every recorded history without non-determinism', async () => {
