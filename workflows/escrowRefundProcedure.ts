@@ -22,6 +22,8 @@ import { isRefundFinal, refundFailureOf } from './refundMachine.js';
 const FOLLOW_MS = 30 * 60_000;
 
 const now = () => new Date().toISOString();
+/** Approvals of the refund collector one refund may ask for before it fails with nothing moved. */
+const MAX_APPROVALS = 3;
 
 type Refusal = { code: ErrorCode; message: string };
 
@@ -80,10 +82,16 @@ export async function runEscrowRefund(initial: RefundRecord, hold: HeldRefund, c
       }
       // The escrow pulls a refund from the operator through its refund collector: approved once per key.
       if (BigInt(facts.allowance) < BigInt(record.amountMinor)) {
-        const allowed = await follow(step(`allow:${record.attempts}`), call('allowRefunds'));
+        // One approval is enough; a few tries cover a race with another refund's. Never a loop without end.
+        if (record.attempts >= MAX_APPROVALS) {
+          fail({ code: 'refund_reverted', message: "the merchant key's approval of the escrow's refund collector did not take" });
+          break;
+        }
+        const requestId = step(`allow:${record.attempts}`);
+        const allowed = await follow(requestId, call('allowRefunds'));
         // Refused as allowed already (another refund's approval landed first): the next look says so.
-        if (!('result' in allowed) && !/allowed already/.test(relayFailure(deps, step(`allow:${record.attempts}`), allowed).message)) {
-          fail(refundFailureOf(relayFailure(deps, step(`allow:${record.attempts}`), allowed)));
+        if (!('result' in allowed) && !/allowed already/.test(relayFailure(deps, requestId, allowed).message)) {
+          fail(refundFailureOf(relayFailure(deps, requestId, allowed)));
           break;
         }
         change({ ...record, attempts: record.attempts + 1 });

@@ -1,9 +1,7 @@
 // The escrow and its two collectors deployed beside the harness's token, driven through authcap's own
 // `as const` escrow ABI (domain/escrowAbi.ts) exactly as product code drives Commerce Payments' contracts.
 import { BaseError, ContractFunctionRevertedError, parseEventLogs, zeroAddress, type Account, type Address, type Hex, type TransactionReceipt } from 'viem';
-import { authCaptureEscrow, erc3009PaymentCollector, operatorRefundCollector, type ContractArtifact } from '../../contracts/artifacts.js';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { escrowArtifacts } from '../../contracts/artifacts.js';
 import { escrowAbi } from '../../domain/escrowAbi.js';
 import { holdAuthorizationMessage, type EscrowAddresses, type PaymentInfo } from '../../domain/escrow.js';
 import { authorizationTypes } from '../../domain/eip3009.js';
@@ -26,13 +24,7 @@ export function escrowRevertOf(err: unknown): string {
  * (Commerce Payments' own, built from their repository: docs/contributing.md) to prove the same client
  * code drives them.
  */
-function artifacts(): Record<'escrow' | 'payment' | 'refund', ContractArtifact> {
-  const dir = process.env.AUTHCAP_ESCROW_ARTIFACTS;
-  const load = (name: string) => JSON.parse(readFileSync(join(dir!, `${name}.json`), 'utf8')) as ContractArtifact;
-  return dir
-    ? { escrow: load('AuthCaptureEscrow'), payment: load('ERC3009PaymentCollector'), refund: load('OperatorRefundCollector') }
-    : { escrow: authCaptureEscrow, payment: erc3009PaymentCollector, refund: operatorRefundCollector };
-}
+const artifacts = () => escrowArtifacts(process.env.AUTHCAP_ESCROW_ARTIFACTS);
 
 export async function deployEscrow(h: Harness) {
   const built = artifacts();

@@ -10,6 +10,7 @@ import type { DevJson, Stack } from '../../devstack/stack.js';
 import { escrowAbi } from '../../domain/escrowAbi.js';
 import { fromWire, toWire } from '../../domain/escrowCall.js';
 import { holdAuthorizationMessage, holdNonce, paymentInfoHash } from '../../domain/escrow.js';
+import { authorizationTypedData } from '../../domain/eip3009.js';
 import { holdTerms } from '../../domain/hold.js';
 import { tokenAbi } from '../../domain/tokenAbi.js';
 import { newOrderId, readApiResult, walletSign, type ApiResult } from '../support/api.js';
@@ -194,27 +195,8 @@ describe('a pre-signed hold', () => {
     });
     const message = holdAuthorizationMessage(terms, net.chainId, { escrow, paymentCollector });
     const domain = { name: 'USD Coin', version: '2', chainId: net.chainId, verifyingContract: served.address };
-    const typedData = {
-      domain,
-      primaryType: 'ReceiveWithAuthorization',
-      types: {
-        EIP712Domain: [
-          { name: 'name', type: 'string' },
-          { name: 'version', type: 'string' },
-          { name: 'chainId', type: 'uint256' },
-          { name: 'verifyingContract', type: 'address' },
-        ],
-        ReceiveWithAuthorization: [
-          { name: 'from', type: 'address' },
-          { name: 'to', type: 'address' },
-          { name: 'value', type: 'uint256' },
-          { name: 'validAfter', type: 'uint256' },
-          { name: 'validBefore', type: 'uint256' },
-          { name: 'nonce', type: 'bytes32' },
-        ],
-      },
-      message,
-    };
+    // The collector's ReceiveWithAuthorization, as any wallet gets it, signed by MetaMask's own library.
+    const typedData = authorizationTypedData(domain, 'ReceiveWithAuthorization', message);
     const signature = walletSign(typedData, payer.privateKey);
     const body = {
       orderId: newOrderId('presigned-hold'),
