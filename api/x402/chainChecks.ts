@@ -41,7 +41,7 @@ export class X402ChainChecks {
     try {
       await signatures.check(
         'signature',
-        { domain: payment.domain, primaryType: 'TransferWithAuthorization', authorization: payment.authorization },
+        { domain: payment.domain, primaryType: payment.primaryType, authorization: payment.authorization },
         payment.signature,
       );
     } catch (err) {

@@ -5,7 +5,9 @@
 import { getAddress, type Address, type Hex } from 'viem';
 import type { ServedNetwork, ServedToken } from '../../runtime/deployment/catalog.js';
 import { normalizeNetwork } from '../../runtime/deployment/schema.js';
-import type { AuthorizationMessage, TokenDomain } from '../../domain/eip3009.js';
+import type { AuthorizationMessage, AuthorizationPrimaryType, TokenDomain } from '../../domain/eip3009.js';
+import type { WirePaymentInfo } from '../../domain/escrowCall.js';
+import { AUTH_CAPTURE, heldTerms } from './authCapture.js';
 import { exactPayloadSchema, type FacilitatorRequest } from './wire.js';
 import { X402Refusal } from './reasons.js';
 
@@ -14,6 +16,11 @@ export const VALID_BEFORE_MARGIN_SECONDS = 6;
 
 export interface X402Payment {
   x402Version: 1 | 2;
+  scheme: 'exact' | typeof AUTH_CAPTURE;
+  /** exact: TransferWithAuthorization to payTo; auth-capture: ReceiveWithAuthorization to the escrow's collector. */
+  primaryType: AuthorizationPrimaryType;
+  /** auth-capture: the escrow terms the payer signed for, as authcap's pre-signed hold takes them. */
+  hold?: { paymentInfo: WirePaymentInfo };
   /** CAIP-2, as every answer names it. */
   network: string;
   /** The network as the request named it (a v1 server names it by word), for the answers. */
@@ -32,6 +39,8 @@ export interface PaymentContext {
   /** The merchant's addresses: the only recipients authcap settles to (empty: the worker alone judges). */
   merchants: readonly Address[];
   nowSeconds: number;
+  /** false: leave the time window to the caller (a settle asked again after it closed still learns the outcome). */
+  checkWindow?: boolean;
 }
 
 const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
@@ -46,9 +55,10 @@ export function readPayment(request: FacilitatorRequest, context: PaymentContext
   // What the payer chose must be what the server asks: v2 carries the choice, v1 its scheme and network.
   const chosen = version === 2 ? payload.accepted : { scheme: payload.scheme, network: payload.network };
   if (!chosen) throw new X402Refusal('invalid_payload', 'the payment payload has no `accepted` requirements');
-  if (requirements.scheme !== 'exact') throw new X402Refusal('unsupported_scheme', `scheme "${requirements.scheme}" is not settled here (only "exact")`);
-  if (chosen.scheme !== requirements.scheme)
-    throw new X402Refusal('invalid_scheme', `the payload is for scheme "${chosen.scheme}", the requirements "${requirements.scheme}"`);
+  const scheme = requirements.scheme;
+  if (scheme !== 'exact' && !(scheme === AUTH_CAPTURE && version === 2))
+    throw new X402Refusal('unsupported_scheme', `scheme "${scheme}" is not settled here (only "exact", and "auth-capture" in x402 v2)`);
+  if (chosen.scheme !== scheme) throw new X402Refusal('invalid_scheme', `the payload is for scheme "${chosen.scheme}", the requirements "${scheme}"`);
   if (chosen.network !== requirements.network)
     throw new X402Refusal('invalid_network', `the payload is for network ${chosen.network}, the requirements ${requirements.network}`);
   const caip2 = normalizeNetwork(requirements.network);
@@ -90,23 +100,24 @@ export function readPayment(request: FacilitatorRequest, context: PaymentContext
     validBefore: signed.validBefore,
     nonce: signed.nonce.toLowerCase() as Hex,
   };
-  if (!same(authorization.to, requirements.payTo))
-    throw new X402Refusal('invalid_exact_evm_payload_recipient_mismatch', `the authorization pays ${authorization.to}, the requirements ${requirements.payTo}`);
   if (authorization.value !== BigInt(amount).toString())
     throw new X402Refusal(
       'invalid_exact_evm_payload_authorization_value_mismatch',
       `the authorization is for ${authorization.value}, the requirements ask ${amount}`,
     );
-  if (BigInt(authorization.validBefore) < BigInt(context.nowSeconds + VALID_BEFORE_MARGIN_SECONDS))
-    throw new X402Refusal(
-      'invalid_exact_evm_payload_authorization_valid_before',
-      `validBefore ${authorization.validBefore} has passed, or leaves too little time to settle`,
-    );
-  if (BigInt(authorization.validAfter) > BigInt(context.nowSeconds))
-    throw new X402Refusal('invalid_exact_evm_payload_authorization_valid_after', `validAfter ${authorization.validAfter} is still ahead`);
+  // exact: a TransferWithAuthorization to payTo; auth-capture: the escrow collector's ReceiveWithAuthorization of a hold's terms.
+  const hold = scheme === AUTH_CAPTURE ? { paymentInfo: heldTerms(request, authorization, served, context) } : undefined;
+  if (!hold && !same(authorization.to, requirements.payTo))
+    throw new X402Refusal('invalid_exact_evm_payload_recipient_mismatch', `the authorization pays ${authorization.to}, the requirements ${requirements.payTo}`);
+  if (context.checkWindow !== false) {
+    const refusal = windowRefusal(authorization, context.nowSeconds);
+    if (refusal) throw refusal;
+  }
   const resource = version === 2 ? payload.resource?.url : requirements.resource;
   return {
     x402Version: version,
+    scheme: hold ? AUTH_CAPTURE : 'exact',
+    primaryType: hold ? 'ReceiveWithAuthorization' : 'TransferWithAuthorization',
     network: served.network,
     requestedNetwork: requirements.network,
     chainId: served.chainId,
@@ -114,8 +125,21 @@ export function readPayment(request: FacilitatorRequest, context: PaymentContext
     domain: { name: token.name, version: token.version, chainId: served.chainId, verifyingContract: token.address },
     authorization,
     signature: signature as Hex,
+    ...(hold ? { hold } : {}),
     ...(resource ? { resource } : {}),
   };
+}
+
+/** Why the authorization cannot be sent now (its window closed, or closes too soon, or is not open yet), if so. */
+export function windowRefusal(authorization: AuthorizationMessage, nowSeconds: number): X402Refusal | undefined {
+  if (BigInt(authorization.validBefore) < BigInt(nowSeconds + VALID_BEFORE_MARGIN_SECONDS))
+    return new X402Refusal(
+      'invalid_exact_evm_payload_authorization_valid_before',
+      `validBefore ${authorization.validBefore} has passed, or leaves too little time to settle`,
+    );
+  if (BigInt(authorization.validAfter) > BigInt(nowSeconds))
+    return new X402Refusal('invalid_exact_evm_payload_authorization_valid_after', `validAfter ${authorization.validAfter} is still ahead`);
+  return undefined;
 }
 
 /**

@@ -9,13 +9,13 @@ import { AuthcapError } from '../../domain/errors.js';
 import type { AuthcapClient } from '../../client/authcapClient.js';
 import { createLogger } from '../../runtime/logger.js';
 import type { X402ChainChecks } from './chainChecks.js';
-import { sameAuthorization, x402OrderId, type X402Payment } from './payment.js';
+import { sameAuthorization, windowRefusal, x402OrderId, type X402Payment } from './payment.js';
 import { reasonForCode, X402Refusal } from './reasons.js';
 import type { SettleResponse } from './wire.js';
 
 const logger = createLogger('authcap-x402');
 
-/** How long a settle waits for its transfer to be in a block before answering `settlement_pending`: inside the SDK's 90 s. */
+/** How long a settle waits for its transfer to be at its confirmation depth before answering `settlement_pending`: inside the SDK's 90 s. */
 export const SETTLE_WAIT_MS = 75_000;
 /** Clock skew allowed when looking for a transfer made before this settle (x402's own v1 clients sign 600 s back). */
 const SIGNING_SKEW_SECONDS = 600;
@@ -34,6 +34,10 @@ export async function settlePayment(payment: X402Payment, maxTimeoutSeconds: num
   // Past validBefore the transfer can no longer happen: waiting until then makes the answer certain.
   const until = Math.min(now() + (deps.waitMs ?? SETTLE_WAIT_MS), Number(payment.authorization.validBefore) * 1000 + 3_000);
   const answer = answers(payment);
+  // A window that closed (or is about to) sends nothing new, but a settle asked again after a
+  // `settlement_pending` still learns what became of the payment.
+  const late = windowRefusal(payment.authorization, Math.floor(now() / 1000));
+  if (late) return settledBefore(payment, deps).then((paid) => (paid ? answer.paid(paid) : answer.refused(late)));
   let id: string;
   try {
     id = await authorizationOf(payment, deps);
@@ -46,7 +50,22 @@ export async function settlePayment(payment: X402Payment, maxTimeoutSeconds: num
     }
     return answer.refused(refusalOf(err));
   }
-  return captured(id, payment, until, deps, now).catch((err: unknown) => answer.refused(refusalOf(err)));
+  const settled = payment.hold ? held(id, payment, until, deps, now) : captured(id, payment, until, deps, now);
+  return settled.catch((err: unknown) => answer.refused(refusalOf(err)));
+}
+
+/** The transaction that paid this payment through authcap, if an earlier settle made one. */
+async function settledBefore(payment: X402Payment, { client }: SettleDeps): Promise<string | undefined> {
+  const id = await client.authorizations.idForOrder(x402OrderId(payment)).catch((err: unknown) => {
+    if (err instanceof AuthcapError && err.code === 'not_found') return undefined;
+    throw err;
+  });
+  if (!id) return undefined;
+  const stored = await client.authorizations.get(id);
+  const same = stored.authorization && sameAuthorization(stored.authorization, payment.authorization);
+  if (!same) return undefined;
+  if (payment.hold) return authorizedHold(stored);
+  return stored.state === 'captured' && stored.capture?.by === 'authcap' ? stored.capture.transactionHash : undefined;
 }
 
 /** The payment's authorization: stored now, or the one an earlier settle of the same payload stored. */
@@ -55,9 +74,10 @@ async function authorizationOf(payment: X402Payment, { client }: SettleDeps): Pr
   try {
     const created = await client.authorizations.create({
       orderId,
-      primaryType: 'TransferWithAuthorization',
+      primaryType: payment.primaryType,
       authorization: payment.authorization,
       signature: payment.signature,
+      ...(payment.hold ? { hold: payment.hold } : {}),
       domain: payment.domain,
       network: payment.network,
       token: payment.token.address,
@@ -76,7 +96,7 @@ async function authorizationOf(payment: X402Payment, { client }: SettleDeps): Pr
   }
 }
 
-/** Captures (or joins the capture under way) and waits for its transfer to be in a block. */
+/** Captures (or joins the capture under way) and waits for its transfer to be at the confirmation depth. */
 async function captured(id: string, payment: X402Payment, until: number, deps: SettleDeps, now: () => number): Promise<SettleResponse> {
   const { client } = deps;
   const answer = answers(payment);
@@ -96,7 +116,7 @@ async function captured(id: string, payment: X402Payment, until: number, deps: S
     }
     current = await client.authorizations.get(id);
   }
-  // Another settle of the same payload started the capture: follow it until it is in a block.
+  // Another settle of the same payload started the capture: follow it until it is at depth.
   while (current.state === 'capturing' && now() < until) {
     current = await client.authorizations.wait(id, { waitSeconds: Math.min(30, Math.max(1, Math.ceil((until - now()) / 1000))), state: 'capturing' });
   }
@@ -112,7 +132,7 @@ async function captured(id: string, payment: X402Payment, until: number, deps: S
       new X402Refusal(
         'settlement_pending',
         sent
-          ? 'the transfer is sent and not yet in a block; settle again to learn its outcome'
+          ? 'the transfer is sent and not yet at its confirmation depth; settle again to learn its outcome'
           : 'the transfer is not sent yet; settle again to learn its outcome',
       ),
       sent ?? '',
@@ -121,6 +141,35 @@ async function captured(id: string, payment: X402Payment, until: number, deps: S
   const why = current.lastError ? `${current.lastError.code}: ${current.lastError.message}` : `the authorization is ${current.state}`;
   const reason = current.lastError ? (reasonForCode(current.lastError.code) ?? 'invalid_transaction_state') : 'invalid_transaction_state';
   return answer.refused(new X402Refusal(reason, why));
+}
+
+/**
+ * auth-capture: the hold is placed by the authorization's own workflow once it is stored; the answer
+ * is its authorize transaction once at depth. Capturing, voiding and refunding it are the merchant's,
+ * through authcap's API.
+ */
+async function held(id: string, payment: X402Payment, until: number, { client }: SettleDeps, now: () => number): Promise<SettleResponse> {
+  const answer = answers(payment);
+  let current = await client.authorizations.get(id);
+  while (current.state === 'holding' && now() < until) {
+    current = await client.authorizations.wait(id, { waitSeconds: Math.min(30, Math.max(1, Math.ceil((until - now()) / 1000))), state: 'holding' });
+  }
+  const authorized = authorizedHold(current);
+  if (authorized) return answer.paid(authorized);
+  if (current.state === 'holding')
+    return answer.refused(
+      new X402Refusal('settlement_pending', 'the hold is not at its confirmation depth yet; settle again to learn its outcome'),
+      current.hold?.authorizeTransactionHash ?? '',
+    );
+  const why = current.lastError ? `${current.lastError.code}: ${current.lastError.message}` : `the authorization is ${current.state}`;
+  const reason = current.lastError ? (reasonForCode(current.lastError.code) ?? 'invalid_transaction_state') : 'invalid_transaction_state';
+  return answer.refused(new X402Refusal(reason, why));
+}
+
+/** The authorize transaction of a hold the escrow took (at depth), if it did. */
+function authorizedHold(authorization: AuthorizationResource): string | undefined {
+  const hold = authorization.hold;
+  return hold?.authorizeTransactionHash && hold.amountHeld !== '0' ? hold.authorizeTransactionHash : undefined;
 }
 
 /** What a failure says to an x402 server: its reason code, never an HTTP error for the payment's own fault. */
