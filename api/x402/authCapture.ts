@@ -59,6 +59,11 @@ export function heldTerms(
     feeReceiver: address('feeRecipient'),
     salt: BigInt(salt).toString(),
   };
+  if (terms.minFeeBps !== '0' || terms.maxFeeBps !== '0' || !same(terms.feeReceiver, zeroAddress))
+    throw new X402Refusal(
+      'invalid_payment_requirements',
+      'authcap holds carry no fee: extra.minFeeBps and maxFeeBps must be 0 and feeRecipient the zero address',
+    );
   const refusal = presignedHoldRefusal(fromWire(terms), authorization, 'ReceiveWithAuthorization', {
     isMerchant: (a) => context.merchants.length === 0 || context.merchants.some((m) => same(m, a)),
     token: terms.token,

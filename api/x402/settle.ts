@@ -89,11 +89,28 @@ async function authorizationOf(payment: X402Payment, { client }: SettleDeps): Pr
       err instanceof AuthcapError && (err.code === 'order_has_open_authorization' || err.code === 'order_already_captured') ? err.details?.id : undefined;
     if (typeof existing !== 'string') throw err;
     // The order is the (payer, nonce): only another payload under the same nonce can differ, and it never pays this one.
-    const stored = await client.authorizations.get(existing);
+    const stored = await recorded(client, existing);
     if (!stored.authorization || !sameAuthorization(stored.authorization, payment.authorization))
       throw new X402Refusal('invalid_exact_evm_nonce_already_used', 'another authorization of this payer with the same nonce is already being settled');
     return existing;
   }
+}
+
+/** How long a settle racing another one waits for the other's authorization to be on record. */
+const RECORD_WAIT_MS = 5_000;
+
+/**
+ * The authorization another settle of the same payment started: its record names the signed
+ * authorization once its first task ended, a moment after its id was taken.
+ */
+async function recorded(client: AuthcapClient, id: string): Promise<AuthorizationResource> {
+  const deadline = Date.now() + RECORD_WAIT_MS;
+  let current = await client.authorizations.get(id);
+  while (!current.authorization && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    current = await client.authorizations.get(id);
+  }
+  return current;
 }
 
 /** Captures (or joins the capture under way) and waits for its transfer to be at the confirmation depth. */
