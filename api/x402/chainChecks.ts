@@ -98,6 +98,28 @@ export class X402ChainChecks {
     });
   }
 
+  /**
+   * The transaction using this payment's nonce in the node's `pending` view (sent, not yet at depth),
+   * whoever sent it; undefined when none is seen or the node cannot say. Only for a pending answer.
+   */
+  async pendingTransaction(payment: X402Payment): Promise<Hash | undefined> {
+    const { client } = this.reader(payment.chainId);
+    const { from, nonce } = payment.authorization;
+    try {
+      const logs = await client.getContractEvents({
+        address: payment.token.address,
+        abi: tokenAbi,
+        eventName: 'AuthorizationUsed',
+        args: { authorizer: from, nonce },
+        fromBlock: 'pending',
+        toBlock: 'pending',
+      });
+      return logs.find((l) => !l.removed && l.transactionHash)?.transactionHash ?? undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
   private async read<T>(call: () => Promise<T>): Promise<T> {
     try {
       return await call();

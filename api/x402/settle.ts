@@ -144,13 +144,14 @@ async function captured(id: string, payment: X402Payment, until: number, deps: S
     return paid ? answer.paid(paid) : answer.refused(new X402Refusal('invalid_exact_evm_nonce_already_used', 'the payer used this nonce for another transfer'));
   }
   if (current.state === 'capturing' || current.state === 'stored') {
-    const sent = current.capture?.transactionHash;
+    // The authorization records its transaction once at depth; until then the node's pending view may show it.
+    const sent = current.capture?.transactionHash ?? (await deps.chain.pendingTransaction(payment));
     return answer.refused(
       new X402Refusal(
         'settlement_pending',
         sent
           ? 'the transfer is sent and not yet at its confirmation depth; settle again to learn its outcome'
-          : 'the transfer is not sent yet; settle again to learn its outcome',
+          : 'the transfer is not seen on the chain yet; settle again to learn its outcome',
       ),
       sent ?? '',
     );
@@ -165,7 +166,7 @@ async function captured(id: string, payment: X402Payment, until: number, deps: S
  * is its authorize transaction once at depth. Capturing, voiding and refunding it are the merchant's,
  * through authcap's API.
  */
-async function held(id: string, payment: X402Payment, until: number, { client }: SettleDeps, now: () => number): Promise<SettleResponse> {
+async function held(id: string, payment: X402Payment, until: number, { client, chain }: SettleDeps, now: () => number): Promise<SettleResponse> {
   const answer = answers(payment);
   let current = await client.authorizations.get(id);
   while (current.state === 'holding' && now() < until) {
@@ -176,7 +177,7 @@ async function held(id: string, payment: X402Payment, until: number, { client }:
   if (current.state === 'holding')
     return answer.refused(
       new X402Refusal('settlement_pending', 'the hold is not at its confirmation depth yet; settle again to learn its outcome'),
-      current.hold?.authorizeTransactionHash ?? '',
+      current.hold?.authorizeTransactionHash ?? (await chain.pendingTransaction(payment)) ?? '',
     );
   const why = current.lastError ? `${current.lastError.code}: ${current.lastError.message}` : `the authorization is ${current.state}`;
   const reason = current.lastError ? (reasonForCode(current.lastError.code) ?? 'invalid_transaction_state') : 'invalid_transaction_state';
