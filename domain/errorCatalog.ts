@@ -47,7 +47,8 @@ export const errorCatalog: Record<ErrorCode, ErrorExplanation> = {
     meaning:
       'No API key, or one authcap does not know (revoked, mistyped), on a route that needs one. Every route but the probes, the docs and ' +
       "the payer's checkout pages needs a key; without one even an unknown path answers 401.",
-    whatToDo: 'Send `Authorization: Bearer <key>`. An operator makes keys with `authcap keys create --role order-service` (or `--role operator`, or `--role facilitator` for an x402 resource server).',
+    whatToDo:
+      'Send `Authorization: Bearer <key>`. An operator makes keys with `authcap keys create --role order-service` (or `--role operator`, or `--role facilitator` for an x402 resource server).',
     retry: 'after fixing the request',
   },
   forbidden: {
