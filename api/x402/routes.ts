@@ -12,6 +12,7 @@ import type { Router } from '../router.js';
 import { parseWith } from '../schemas.js';
 import { AUTH_CAPTURE, supportedExtra } from './authCapture.js';
 import { X402ChainChecks } from './chainChecks.js';
+import { LandingWatch } from './landingWatch.js';
 import { readPayment, type X402Payment } from './payment.js';
 import { X402Refusal } from './reasons.js';
 import { settlePayment } from './settle.js';
@@ -53,6 +54,7 @@ export interface X402Options {
 
 export function registerX402Routes(router: Router, options: X402Options): void {
   const chain = new X402ChainChecks(options.rpcUrlOf);
+  const landing = new LandingWatch(options.rpcUrlOf);
   router
     .on('GET', '/x402/supported', FACILITATOR, async () => ({ status: 200, body: supported(options) }))
     .on('POST', '/x402/verify', FACILITATOR, async ({ body }) => {
@@ -86,7 +88,7 @@ export function registerX402Routes(router: Router, options: X402Options): void {
       return { success: false, errorReason: refusal.reason, errorMessage: refusal.message, ...payerOf(request), transaction: '', network };
     }
     const maxTimeoutSeconds = request.paymentRequirements.maxTimeoutSeconds;
-    return settlePayment(payment, maxTimeoutSeconds, { client: options.client, chain, waitMs: options.settleWaitMs });
+    return settlePayment(payment, maxTimeoutSeconds, { client: options.client, chain, landing, waitMs: options.settleWaitMs });
   }
 }
 

@@ -9,6 +9,7 @@ import { AuthcapError } from '../../domain/errors.js';
 import type { AuthcapClient } from '../../client/authcapClient.js';
 import { createLogger } from '../../runtime/logger.js';
 import type { X402ChainChecks } from './chainChecks.js';
+import type { LandingWatch } from './landingWatch.js';
 import { sameAuthorization, windowRefusal, x402OrderId, type X402Payment } from './payment.js';
 import { reasonForCode, X402Refusal } from './reasons.js';
 import type { SettleResponse } from './wire.js';
@@ -26,6 +27,8 @@ export interface SettleDeps {
   nowMs?: () => number;
   /** At most this long for the transfer (SETTLE_WAIT_MS). */
   waitMs?: number;
+  /** Sees the transfer in a block before the capture's record does (absent: the record answers). */
+  landing?: LandingWatch;
 }
 
 /** The answer for one payment; throws only for what says nothing of the payment (an outage before anything started). */
@@ -90,7 +93,9 @@ async function authorizationOf(payment: X402Payment, { client }: SettleDeps): Pr
     if (typeof existing !== 'string') throw err;
     // The order is the (payer, nonce): only another payload under the same nonce can differ, and it never pays this one.
     const stored = await recorded(client, existing);
-    if (!stored.authorization || !sameAuthorization(stored.authorization, payment.authorization))
+    // Not on record yet even after the wait: which payload it is cannot be told, so neither a yes nor a no.
+    if (!stored.authorization) throw new X402Refusal('settlement_pending', 'another settle of this payment is starting; settle again to learn its outcome');
+    if (!sameAuthorization(stored.authorization, payment.authorization))
       throw new X402Refusal('invalid_exact_evm_nonce_already_used', 'another authorization of this payer with the same nonce is already being settled');
     return existing;
   }
@@ -113,8 +118,30 @@ async function recorded(client: AuthcapClient, id: string): Promise<Authorizatio
   return current;
 }
 
-/** Captures (or joins the capture under way) and waits for its transfer to be at the confirmation depth. */
+/**
+ * Captures (or joins the capture under way) and answers once the transfer is in a block: the landing
+ * watch sees it there, a block or more before the capture's own record reaches its depth; a capture
+ * refused, or one the watch cannot see, is answered by the command.
+ */
 async function captured(id: string, payment: X402Payment, until: number, deps: SettleDeps, now: () => number): Promise<SettleResponse> {
+  const watch = deps.landing?.watch(payment, until);
+  const commanded = capturedByCommand(id, payment, until, deps, now);
+  if (!watch) return commanded;
+  try {
+    const first = await Promise.race([commanded.then((answer) => ({ answer })), watch.landed.then((hash) => ({ hash }))]);
+    if ('answer' in first) return first.answer;
+    if (first.hash) {
+      commanded.catch(() => undefined);
+      return answers(payment).paid(first.hash);
+    }
+    return await commanded;
+  } finally {
+    watch.stop();
+  }
+}
+
+/** The capture command's outcome, and its record's transaction once at the confirmation depth. */
+async function capturedByCommand(id: string, payment: X402Payment, until: number, deps: SettleDeps, now: () => number): Promise<SettleResponse> {
   const { client } = deps;
   const answer = answers(payment);
   let current: AuthorizationResource;

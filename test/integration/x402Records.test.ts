@@ -61,9 +61,10 @@ describe('an x402 payment is an authorization like the others', () => {
     const listed = await api('GET', `/v1/authorizations?payer=${payer.address}`);
     expect(listed.body.data).toHaveLength(1);
     const summary = listed.body.data[0];
-    expect(summary).toMatchObject({ state: 'captured', network: network(), amountMinor: '30000' });
-    const authorization = (await api('GET', `/v1/authorizations/${summary.id}`)).body;
-    expect(authorization.capture).toMatchObject({ transactionHash: transaction, by: 'authcap' });
+    expect(summary).toMatchObject({ network: network(), amountMinor: '30000' });
+    // The settle answers once the transfer is in a block; the record follows it to the confirmation depth.
+    const authorization = (await api('GET', `/v1/authorizations/${summary.id}?wait=20&state=capturing`)).body;
+    expect(authorization).toMatchObject({ state: 'captured', capture: { transactionHash: transaction, by: 'authcap' } });
 
     // What an operator types into the Temporal UI's search.
     const temporal = await connectTemporal();
