@@ -69,7 +69,7 @@ const summaries: Record<string, string> = {
   'POST /x402/verify':
     "x402 facilitator: whether a payment could be settled now (signature, recipient, amount, window, the payer's balance, the nonce); changes nothing. A refused payment is 200 with `isValid: false` and its reason.",
   'POST /x402/settle':
-    'x402 facilitator: pays the payment exactly once (an authorization captured by the merchant key) and answers with the transaction once it is at the network confirmation depth; the same payment settled again answers with the same transaction. A refused payment is 200 with `success: false` and its reason.',
+    'x402 facilitator: pays the payment exactly once (an authorization captured by the merchant key) and answers with the transaction once it is in a block; the same payment settled again answers with the same transaction. A refused payment is 200 with `success: false` and its reason.',
 };
 
 const refundContent = { 'application/json': { schema: { $ref: '#/components/schemas/Refund' } } };
