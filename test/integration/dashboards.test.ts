@@ -147,7 +147,7 @@ describe('the alert rules and the dashboard', () => {
       query: { query: expect.stringMatching(/^label_values\(\w+, network\)$/) },
     });
     const rows = (dashboard.panels as Panel[]).filter((p) => p.type === 'row').map((p) => p.title);
-    expect(rows).toEqual(['Payments', 'Chain', 'Relayer', 'Temporal', 'Refunds', 'Webhooks', 'API', 'Processes']);
+    expect(rows).toEqual(['Payments', 'Chain', 'Relayer', 'Temporal', 'Refunds', 'Webhooks', 'API', 'x402 facilitator', 'Processes']);
     const ids = (dashboard.panels as { id: number }[]).map((p) => p.id);
     expect(new Set(ids).size, 'panel ids are unique').toBe(ids.length);
     for (const panel of panels) {
