@@ -2,15 +2,11 @@ import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
-    // Two files at once across projects, one at a time within each: the unit and browser files run
-    // beside the integration files, which share one stack and its demo payers and so take turns.
-    maxWorkers: 2,
     projects: [
       {
         test: {
           name: 'unit',
           include: ['test/unit/**/*.test.ts', 'test/contract/**/*.test.ts', 'test/chain/**/*.test.ts'],
-          maxWorkers: 1,
           testTimeout: 30_000,
           hookTimeout: 60_000,
         },
@@ -19,7 +15,6 @@ export default defineConfig({
         test: {
           name: 'integration',
           include: ['test/integration/**/*.test.ts'],
-          maxWorkers: 1,
           // One Temporal dev server, one anvil, one worker and API for the whole run.
           globalSetup: ['test/integration/globalSetup.ts'],
           testTimeout: 60_000,
@@ -30,7 +25,6 @@ export default defineConfig({
         test: {
           name: 'browser',
           include: ['test/browser/**/*.test.ts'],
-          maxWorkers: 1,
           // The checkout pages in Chromium (playwright-core) against the stack as `npm start` runs
           // it; skipped, with a line saying how to install it, where no Chromium is found.
           globalSetup: ['test/browser/globalSetup.ts'],
