@@ -57,9 +57,9 @@ interface FaultCase {
 
 const CASES: FaultCase[] = [
   { name: 'every node call dropped', fault: 'drop' },
-  { name: 'every node call stalled', fault: 'stall', stallMs: FAULT_MS },
   ...(FULL
     ? [
+        { name: 'every node call stalled', fault: 'stall' as const, stallMs: FAULT_MS },
         // Long and partial: some of the relayer's sends, receipts and reads get through, some do not.
         { name: 'half the node calls dropped', fault: 'drop' as const, fraction: 0.5, ms: 15_000 },
         { name: 'every node call answered 503', fault: 'http503' as const },
