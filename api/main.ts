@@ -10,6 +10,7 @@
 //   AUTHCAP_REFUND_WINDOW_DAYS (how long after its capture an authorization accepts refunds, 30),
 //   AUTHCAP_MAX_WAITS_PER_KEY (100) and AUTHCAP_MAX_WAITS (1000): long polls open at once per key and per process.
 import { join } from 'node:path';
+import type { Address } from 'viem';
 import { requireCodec } from '../runtime/codec.js';
 import { loadTemporalSettings } from '../runtime/temporal.js';
 import { tracingPluginFromEnv } from '../runtime/tracing.js';
@@ -33,14 +34,13 @@ cpuProfileOnSignal('api', settings.AUTHCAP_CPU_PROFILE_DIR);
 
 requireCodec(process.env);
 const stateDir = settings.AUTHCAP_STATE_DIR;
-// The served tokens are refused as payers too (api/server.ts), from the deployment.
-const forbiddenPayers = [
-  ...(settings.AUTHCAP_MERCHANT_ADDRESS ?? '')
-    .split(',')
-    .map((a) => a.trim())
-    .filter(Boolean)
-    .map((address) => ({ address, why: 'the merchant itself' })),
-];
+// The merchant's addresses: never a payer, and the only recipients /x402/settle pays. The served
+// tokens are refused as payers too (api/server.ts), from the deployment.
+const merchantAddresses = (settings.AUTHCAP_MERCHANT_ADDRESS ?? '')
+  .split(',')
+  .map((a) => a.trim())
+  .filter(Boolean) as Address[];
+const forbiddenPayers = merchantAddresses.map((address) => ({ address, why: 'the merchant itself' }));
 // The networks and tokens served (the deployment file, AUTHCAP_CONFIG; read by
 // runtime/deployment/load.ts alone): checked against their chains now, so a wrong entry stops the
 // start with its name. A network whose node does not answer waits: requests on it are
@@ -84,6 +84,7 @@ const server = createApiServer({
   keys: ApiKeyStore.open(ApiKeyStore.fileOf(settings), { apiKey: settings.AUTHCAP_API_KEY }),
   idempotency,
   forbiddenPayers,
+  merchantAddresses,
   rpcUrl,
   deployment,
   // One link secret per host: every API process on it accepts the links the others hand out.

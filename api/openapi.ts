@@ -7,6 +7,8 @@ import type { ApiRole } from '../client/apiKeys.js';
 import { openApiDescription } from './errorTable.js';
 import { eventSchemas } from './eventRoutes.js';
 import type { Schemas } from './schemas.js';
+import { facilitatorRequestSchema } from './x402/wire.js';
+import { x402Reasons } from './x402/reasons.js';
 
 type RouteInfo = { method: string; path: string; roles: readonly ApiRole[] | 'public' };
 
@@ -26,6 +28,8 @@ const bodies: Record<string, (s: Schemas) => z.ZodType> = {
   'POST /checkout/:id/signature': (s) => s.signatureBody,
   'POST /v1/webhook_endpoints': () => eventSchemas.endpointBody,
   'POST /checkout/:id/cancel': (s) => s.cancelBody,
+  'POST /x402/verify': () => facilitatorRequestSchema,
+  'POST /x402/settle': () => facilitatorRequestSchema,
 };
 
 const summaries: Record<string, string> = {
@@ -61,6 +65,11 @@ const summaries: Record<string, string> = {
   'POST /checkout/:id/signature': "The payer's signature over the draft's typedData, from the checkout page.",
   'POST /checkout/:id/cancel': "The payer's CancelAuthorization signature, from the cancel page.",
   'GET /checkout-assets/:file': "The checkout pages' bundled script and style (content-hashed names).",
+  'GET /x402/supported': 'x402 facilitator: the schemes, networks and signers this deployment settles (docs/x402.md).',
+  'POST /x402/verify':
+    "x402 facilitator: whether a payment could be settled now (signature, recipient, amount, window, the payer's balance, the nonce); changes nothing. A refused payment is 200 with `isValid: false` and its reason.",
+  'POST /x402/settle':
+    'x402 facilitator: pays the payment exactly once (an authorization captured by the merchant key) and answers with the transaction once it is in a block; the same payment settled again answers with the same transaction. A refused payment is 200 with `success: false` and its reason.',
 };
 
 const refundContent = { 'application/json': { schema: { $ref: '#/components/schemas/Refund' } } };
@@ -79,6 +88,68 @@ const responses: Record<string, Record<string, unknown>> = {
     '200': {
       description: "The authorization's captures, in order.",
       content: { 'application/json': { schema: { type: 'object', properties: { data: { type: 'array', items: { $ref: '#/components/schemas/Capture' } } } } } },
+    },
+  },
+  'GET /x402/supported': {
+    '200': {
+      description: 'What this deployment settles.',
+      content: {
+        'application/json': {
+          schema: {
+            type: 'object',
+            required: ['kinds', 'extensions', 'signers'],
+            properties: {
+              kinds: {
+                type: 'array',
+                items: { type: 'object', properties: { x402Version: { type: 'integer' }, scheme: { type: 'string' }, network: { type: 'string' } } },
+              },
+              extensions: { type: 'array', items: { type: 'string' } },
+              signers: { type: 'object', additionalProperties: { type: 'array', items: { type: 'string' } } },
+            },
+          },
+        },
+      },
+    },
+  },
+  'POST /x402/verify': {
+    '200': {
+      description: 'The verdict; `invalidReason` is an x402 reason code (docs/x402.md).',
+      content: {
+        'application/json': {
+          schema: {
+            type: 'object',
+            required: ['isValid'],
+            properties: {
+              isValid: { type: 'boolean' },
+              invalidReason: { type: 'string', enum: [...x402Reasons] },
+              invalidMessage: { type: 'string' },
+              payer: { type: 'string' },
+            },
+          },
+        },
+      },
+    },
+  },
+  'POST /x402/settle': {
+    '200': {
+      description: 'The outcome: the transaction that paid, or `errorReason` (an x402 reason code; `settlement_pending`: settle again for the outcome).',
+      content: {
+        'application/json': {
+          schema: {
+            type: 'object',
+            required: ['success', 'transaction', 'network'],
+            properties: {
+              success: { type: 'boolean' },
+              errorReason: { type: 'string', enum: [...x402Reasons] },
+              errorMessage: { type: 'string' },
+              payer: { type: 'string' },
+              transaction: { type: 'string', description: 'The transaction that paid; "" when none did.' },
+              network: { type: 'string' },
+              amount: { type: 'string' },
+            },
+          },
+        },
+      },
     },
   },
   'GET /v1/authorizations/:id/refunds': {
@@ -208,7 +279,7 @@ export function openApiDocument(routes: RouteInfo[], schemas: Schemas): Record<s
       for (const [name, field] of Object.entries(eventSchemas.eventsQuery.shape))
         parameters.push({ name, in: 'query', required: false, schema: jsonSchema(field as z.ZodType) });
     }
-    if (route.method === 'POST' && route.roles !== 'public')
+    if (route.method === 'POST' && route.roles !== 'public' && !route.path.startsWith('/x402/'))
       parameters.push({ name: 'Idempotency-Key', in: 'header', required: false, schema: { type: 'string', maxLength: 255 } });
     const body = bodies[key];
     paths[openApiPath] = {
@@ -232,7 +303,9 @@ export function openApiDocument(routes: RouteInfo[], schemas: Schemas): Record<s
     security: [{ bearer: [] }],
     paths,
     components: {
-      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'An API key: `authcap keys create --role order-service|operator`.' } },
+      securitySchemes: {
+        bearer: { type: 'http', scheme: 'bearer', description: 'An API key: `authcap keys create --role order-service|operator|facilitator`.' },
+      },
       schemas: {
         Authorization: authorizationSchema,
         Capture: captureSchema,

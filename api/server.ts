@@ -22,6 +22,8 @@ import { WaitLimits } from './waitLimits.js';
 import { firstNodeReady, nodeReady, NodeHealth, type NodeAnswer } from './nodeHealth.js';
 import { selectChain } from '../client/chainSelection.js';
 import type { TokenDomain } from '../domain/eip3009.js';
+import type { Address } from 'viem';
+import { registerX402Routes } from './x402/routes.js';
 
 export interface ApiOptions {
   client: AuthcapClient;
@@ -44,6 +46,8 @@ export interface ApiOptions {
   waitLimits?: WaitLimits;
   /** The token and the merchant: never accepted as payer. */
   forbiddenPayers?: SchemaOptions['forbiddenPayers'];
+  /** The merchant's addresses (AUTHCAP_MERCHANT_ADDRESS): the only recipients /x402/settle pays, and the signers /x402/supported names. */
+  merchantAddresses?: readonly Address[];
   /** The node /readyz asks for its head block, and the checkout pages read the token's symbol from. */
   rpcUrl?: string;
   /**
@@ -225,6 +229,12 @@ export function createApiRouter(options: ApiOptions, listenUrl: () => string | u
       return resource(200, await client.authorizations.void(idOf(params), { reason, by: by ?? (caller?.role === 'operator' ? 'operator' : 'merchant') }));
     });
   registerEventRoutes(router, client);
+  registerX402Routes(router, {
+    client,
+    networks: () => options.deployment?.networks ?? [],
+    rpcUrlOf: (chainId) => options.deployment?.networks.find((n) => n.chainId === chainId)?.rpcUrls[0],
+    merchants: options.merchantAddresses ?? [],
+  });
   checkout.register(router);
   registerDocsRoutes(router, () => openApiDocument(router.list(), schemas));
   return router;

@@ -5,7 +5,8 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 
-export const apiRoles = ['order-service', 'operator'] as const;
+/** `facilitator`: an x402 resource server's key, which may only verify and settle payments (/x402). */
+export const apiRoles = ['order-service', 'operator', 'facilitator'] as const;
 export type ApiRole = (typeof apiRoles)[number];
 
 export interface ApiKeyRecord {
@@ -121,8 +122,12 @@ function publicRecord(record: StoredKey): ApiKeyRecord {
   return rest;
 }
 
-/** The dev stack's two keys (older keys labelled "dev" are revoked); plaintext goes to dev.json only. */
-export function createDevKeys(store: ApiKeyStore): { apiKey: string; operatorApiKey: string } {
+/** The dev stack's keys, one per role (older keys labelled "dev" are revoked); plaintext goes to dev.json only. */
+export function createDevKeys(store: ApiKeyStore): { apiKey: string; operatorApiKey: string; facilitatorApiKey: string } {
   for (const record of store.list()) if (record.label === 'dev' && !record.revokedAt) store.revoke(record.id);
-  return { apiKey: store.create('order-service', 'dev').key, operatorApiKey: store.create('operator', 'dev').key };
+  return {
+    apiKey: store.create('order-service', 'dev').key,
+    operatorApiKey: store.create('operator', 'dev').key,
+    facilitatorApiKey: store.create('facilitator', 'dev').key,
+  };
 }

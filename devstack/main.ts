@@ -79,7 +79,7 @@ ${
         : 'none (set AUTHCAP_DEMO_PAYER_KEYS to list payers of your chain in dev.json)'
       : `${devJson.payers.length} funded demo payers`
   }
-  API keys     order-service and operator keys in dev.json (apiKey, operatorApiKey); more: npx authcap keys create --role operator
+  API keys     order-service, operator and x402 facilitator keys in dev.json (apiKey, operatorApiKey, facilitatorApiKey); more: npx authcap keys create --role operator
   Codec        ${devJson.codecUrl ? `payloads encrypted; the Web UI decodes them through ${devJson.codecEndpoint} for your OS user only${process.platform === 'linux' ? '' : " (not on this OS: paste codecUrl from dev.json into the UI's codec settings)"}` : 'off (AUTHCAP_CODEC=off)'}
   Webhooks     ${devJson.webhook ? `every event to ${devJson.webhook.url} (endpoint ${devJson.webhook.id}; signing secret in dev.json: webhook.secret)` : 'none (set AUTHCAP_WEBHOOK_URL to have npm start register one)'}
   Processes    worker pids ${(stack.processes.workers ?? []).map((p) => p.child.pid).join(', ')}, API pids ${(stack.processes.apis ?? []).map((p) => p.child.pid).join(', ')}; logs in ${stateDir} (worker*.log, api*.log${devJson.temporalTopology === 'postgres' ? ', temporal.log' : ''})

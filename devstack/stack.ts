@@ -41,6 +41,8 @@ export interface DevJson {
   apiKey: string;
   /** An operator key (void, read, list). */
   operatorApiKey: string;
+  /** An x402 facilitator key: POST /x402/verify and /x402/settle, GET /x402/supported, nothing else. */
+  facilitatorApiKey: string;
   /** The codec server's base (with its token): `${codecUrl}/decode` and `/encode`. */
   codecUrl: string;
   /** The same server without the token (what the Web UI is given): decodes for this OS user only, on Linux. */
@@ -270,7 +272,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     const payers = external ? demoPayersFromEnv(merchantAddresses) : accounts.payers;
 
     const keyStore = ApiKeyStore.open(join(options.stateDir, 'api-keys.json'));
-    const { apiKey, operatorApiKey } = createDevKeys(keyStore);
+    const { apiKey, operatorApiKey, facilitatorApiKey } = createDevKeys(keyStore);
     let worker: AuthcapWorker | undefined;
     let apiUrl: string;
     let moreApiUrls: string[] = [];
@@ -338,6 +340,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
           ...servedTokens(chainConfig.tokenAddress, deployment).map((address) => ({ address, why: 'the token contract' })),
           ...merchantAddresses.map((address) => ({ address, why: 'the merchant itself' })),
         ],
+        merchantAddresses,
         rpcUrl: chainConfig.rpcUrl,
         deployment,
         // Links handed out before a restart keep working: the same secret file as the API process.
@@ -362,6 +365,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       apiUrls: [apiUrl, ...moreApiUrls],
       apiKey,
       operatorApiKey,
+      facilitatorApiKey,
       codecUrl,
       codecEndpoint,
       workerMetricsUrl,

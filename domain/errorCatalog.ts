@@ -47,12 +47,13 @@ export const errorCatalog: Record<ErrorCode, ErrorExplanation> = {
     meaning:
       'No API key, or one authcap does not know (revoked, mistyped), on a route that needs one. Every route but the probes, the docs and ' +
       "the payer's checkout pages needs a key; without one even an unknown path answers 401.",
-    whatToDo: 'Send `Authorization: Bearer <key>`. An operator makes keys with `authcap keys create --role order-service` (or `--role operator`).',
+    whatToDo:
+      'Send `Authorization: Bearer <key>`. An operator makes keys with `authcap keys create --role order-service` (or `--role operator`, or `--role facilitator` for an x402 resource server).',
     retry: 'after fixing the request',
   },
   forbidden: {
     meaning:
-      'The key is valid but its role may not call this route: an `operator` key cannot move money or change endpoints (create, sign, capture, cancel, refund, webhook endpoints); those take an `order-service` key.',
+      'The key is valid but its role may not call this route: an `operator` key cannot move money or change endpoints (create, sign, capture, cancel, refund, webhook endpoints); those take an `order-service` key; a `facilitator` key may only call `/x402/verify`, `/x402/settle` and `/x402/supported`.',
     whatToDo: 'Call with an `order-service` key, or leave the action to the order service.',
     retry: 'after fixing the request',
   },

@@ -16,6 +16,8 @@ export const AuthorizationNonceAttribute = defineSearchAttributeKey('Authorizati
 /** The authorization's network (CAIP-2, e.g. "eip155:8453") and token contract (lower case). */
 export const NetworkAttribute = defineSearchAttributeKey('Network', SearchAttributeType.KEYWORD);
 export const TokenAttribute = defineSearchAttributeKey('Token', SearchAttributeType.KEYWORD);
+/** What an x402 payment paid for: the resource's URL, as the resource server named it (absent otherwise). */
+export const ResourceAttribute = defineSearchAttributeKey('Resource', SearchAttributeType.KEYWORD);
 
 /**
  * The events a workflow keeps in its memo (workflows/memoEventLog.ts): their types, and when its first
@@ -49,6 +51,7 @@ export const searchAttributeKeys = [
   RefundStatesAttribute,
   NetworkAttribute,
   TokenAttribute,
+  ResourceAttribute,
 ] as const;
 
 /** `Name=Type` pairs in the form `temporal server start-dev --search-attribute` takes. */

@@ -10,6 +10,9 @@ import { holdsFunds } from './holdChoice.js';
 import { startAttempt } from './startProtocol.js';
 import type { CreateAuthorizationRequest, CreatePresignedRequest } from './types.js';
 
+/** A keyword search attribute is kept whole up to this length; a longer URL is cut (it is for finding, not for proof). */
+const MAX_RESOURCE_LENGTH = 1_000;
+
 /** A request carrying a signature (or its signed authorization) is pre-signed; anything else is a draft. */
 export function isPresigned(request: CreateAuthorizationRequest | CreatePresignedRequest): request is CreatePresignedRequest {
   const fields = request as Partial<CreatePresignedRequest>;
@@ -41,5 +44,12 @@ async function createPresigned(ctx: ReadContext, request: CreatePresignedRequest
   const presigned = parsePresigned(request);
   const chain = selectChain(ctx.catalog, request, presigned.domain);
   const value = BigInt(presigned.authorization.value);
-  return startAttempt(ctx, { orderId, payer: presigned.authorization.from, value, input: { orderId, presigned, ...(chain ? { chain } : {}) } });
+  const resource = typeof request.resource === 'string' && request.resource.length > 0 ? request.resource.slice(0, MAX_RESOURCE_LENGTH) : undefined;
+  return startAttempt(ctx, {
+    orderId,
+    payer: presigned.authorization.from,
+    value,
+    input: { orderId, presigned, ...(chain ? { chain } : {}) },
+    ...(resource ? { resource } : {}),
+  });
 }

@@ -13,6 +13,7 @@ import {
   NetworkAttribute,
   OrderIdAttribute,
   PayerAttribute,
+  ResourceAttribute,
   TokenAttribute,
 } from '../../domain/searchAttributes.js';
 import { WORKFLOW_TYPE, draftReadyUpdate, type DraftReady } from '../../workflows/messages.js';
@@ -34,6 +35,8 @@ export interface NewAttempt {
   /** The amount in the token's smallest unit (search attribute AmountMinor). */
   value: bigint;
   input: AuthorizationWorkflowInput;
+  /** What it pays for (an x402 resource's URL): searchable, never read by the workflow. */
+  resource?: string;
 }
 
 /**
@@ -73,6 +76,7 @@ export async function startAttempt(ctx: ReadContext, attempt: NewAttempt, retrie
       { key: PayerAttribute, value: payer },
       { key: AuthorizationStateAttribute, value: 'drafting' },
       ...(exact ? [{ key: AmountMinorAttribute, value: Number(value) }] : []),
+      ...(attempt.resource ? [{ key: ResourceAttribute, value: attempt.resource }] : []),
       ...(chain
         ? [
             { key: NetworkAttribute, value: chain.network },

@@ -26,6 +26,8 @@ export interface CreatePresignedRequest extends PresignedRequest {
   network?: string;
   /** The token it was signed for, by address or symbol (its domain's verifyingContract when it carries one). */
   token?: string;
+  /** What the payment pays for (an x402 resource's URL): the search attribute `Resource`, for operators. */
+  resource?: string;
 }
 
 export interface AuthorizationSummary {

@@ -8,10 +8,13 @@
 // replacing the previous run of that kind; exits 1 if the run's exactly-once audit fails.
 // `--only holds`: the holds row alone on its own stack (test/bench/holdRow.ts: held payments against bare
 // escrow calls, plain payments beside them); writes latest-holds-<kind>.json and .md only (BENCH_OUT_DIR: elsewhere).
+// `--only facilitator`: the facilitator row alone (test/bench/facilitatorRow.ts: authcap's /x402/verify + /x402/settle
+// against baseline B one at a time and at concurrency 50, every answer judged on the chain); writes
+// latest-facilitator-<kind>.json and .md only. The full bench runs that row too, on a stack of its own.
 import { twoNetworksRow } from './twoNetworks.js';
 import { watchingRow } from './watcherCalls.js';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { cpus, platform, release, tmpdir, totalmem } from 'node:os';
+import { cpus, loadavg, platform, release, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { createPublicClient, createTestClient, http, parseEther, type Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
@@ -44,10 +47,12 @@ import { registerReceiver, startWebhookReceiver, webhookFigures, type WebhookRec
 import { costTargetsMarkdown, costTargetsOf } from './costTargets.js';
 import { runHoldRows } from './holdRow.js';
 import { holdsMarkdown, writeHoldResults } from './holdReport.js';
+import { facilitatorRowOnOwnStack, runFacilitatorRow } from './facilitatorRow.js';
+import { facilitatorMarkdown, writeFacilitatorResults } from './facilitatorReport.js';
 
 const quick = process.argv.includes('--quick');
 const only = process.argv.includes('--only') ? process.argv[process.argv.indexOf('--only') + 1] : undefined;
-if (only !== undefined && only !== 'holds') throw new Error(`--only ${only}: the row that runs alone is holds`);
+if (only !== undefined && only !== 'holds' && only !== 'facilitator') throw new Error(`--only ${only}: the rows that run alone are holds and facilitator`);
 // --profile: V8 CPU profiles of the worker and the API over the highest-concurrency row (SIGUSR2,
 // runtime/cpuProfiler.ts), summarized into the results. The profiler costs CPU too: compare the cost
 // table of runs without it.
@@ -75,6 +80,7 @@ const plan = quick
           [50, 100],
         ] as [number, number][],
       },
+      facilitator: { sequential: 20, concurrent: [50, 150] as [number, number], resettle: 10 },
     }
   : {
       sequential: 50,
@@ -98,6 +104,7 @@ const plan = quick
           [50, 200],
         ] as [number, number][],
       },
+      facilitator: { sequential: 50, concurrent: [50, 300] as [number, number], resettle: 10 },
     };
 const openOverride = process.env.BENCH_OPEN ? Number(process.env.BENCH_OPEN) : undefined;
 if (openOverride !== undefined) plan.open = openOverride;
@@ -107,6 +114,10 @@ if (process.env.HOLDS_SWEEP !== undefined)
   plan.holds.sweep = process.env.HOLDS_SWEEP.split(',')
     .filter(Boolean)
     .map((pair) => pair.split(':').map(Number) as [number, number]);
+
+// The facilitator row's size: FACILITATOR_N payments one at a time (each side), FACILITATOR_C as concurrency:payments.
+if (process.env.FACILITATOR_N) plan.facilitator.sequential = Number(process.env.FACILITATOR_N);
+if (process.env.FACILITATOR_C) plan.facilitator.concurrent = process.env.FACILITATOR_C.split(':').map(Number) as [number, number];
 
 const startedAt = new Date();
 const started = performance.now();
@@ -127,9 +138,9 @@ async function main(): Promise<number> {
   const receiver = await startWebhookReceiver();
   process.stderr.write('bench: starting the stack as npm start does (Temporal dev server, anvil 0.2 s blocks, worker and API processes)…\n');
   const stack: Stack = await startBenchStack(stateDir, { temporalMetricsPort });
-  if (only === 'holds') {
+  if (only === 'holds' || only === 'facilitator') {
     try {
-      return await holdsOnly(stack, `http://127.0.0.1:${temporalMetricsPort}/metrics`, receiver);
+      return only === 'holds' ? await holdsOnly(stack, `http://127.0.0.1:${temporalMetricsPort}/metrics`, receiver) : await facilitatorOnly(stack, receiver);
     } finally {
       await stack.stop();
       await receiver.close();
@@ -159,7 +170,9 @@ async function main(): Promise<number> {
   results.networks = await twoNetworksRow(Math.max(300, plan.sweep.find(([c]) => c === 50)![1]!), 50);
   // Watching the chain is one watcher per network, whatever the number of workers: node calls per block with 1 and 2.
   results.watching = await watchingRow(quick ? 30 : 90);
-  const ok = results.exactlyOnce.ok && results.keys.every((k) => k.exactlyOnceOk);
+  // A settle is on the request path of a paid HTTP call: authcap as an x402 facilitator against x402's own.
+  results.facilitator = await facilitatorRowOnOwnStack(plan.facilitator);
+  const ok = results.exactlyOnce.ok && results.keys.every((k) => k.exactlyOnceOk) && results.facilitator.audit.ok;
   results.targets = targetsOf(results);
   results.costTargets = costTargetsOf(results);
   const written = await writeResults(results);
@@ -543,6 +556,34 @@ async function holdsOnly(stack: Stack, temporalMetricsUrl: string, receiver: Web
   process.stdout.write(`${holdsMarkdown(holds)}\n`);
   return holds.audit.ok ? 0 : 1;
 }
+
+/** `--only facilitator`: the facilitator row, with the merchant's webhook endpoint registered as in every row. */
+async function facilitatorOnly(stack: Stack, receiver: WebhookReceiver): Promise<number> {
+  const dev = stack.devJson;
+  const loadAtStart = loadavg().map(round2);
+  const p = phase('registering the webhook endpoint', 1);
+  const webhook = await registerReceiver(new AuthcapApi(dev.apiUrls, dev.apiKey), receiver);
+  p.done(`${webhook.endpointId} → ${webhook.url}, every event type`);
+  const facilitator = await runFacilitatorRow(stack, receiver, plan.facilitator);
+  const kind = dev.temporalTopology === 'postgres' ? `${quick ? 'quick' : 'full'}-postgres` : quick ? 'quick' : 'full';
+  const written = writeFacilitatorResults(
+    {
+      startedAt: startedAt.toISOString(),
+      durationSeconds: Math.round((performance.now() - started) / 1000),
+      command: `npm run bench -- --only facilitator${quick ? ' --quick' : ''}`,
+      machine: machine(),
+      configuration: `npm start defaults (Temporal ${dev.temporalTopology}, worker and API ${processCommand('worker/main.ts').built ? 'from the compiled build (dist/)' : 'from source (tsx): the build was stale'}), anvil 0.2 s blocks, 1 confirmation, ${dev.apiUrls.length === 1 ? 'one API process' : `${dev.apiUrls.length} API processes (calls spread over them)`}, one webhook endpoint registered and answering`,
+      loadAverage: { start: loadAtStart, end: loadavg().map(round2) },
+      facilitator,
+    },
+    kind,
+  );
+  process.stderr.write(`bench: wrote ${written.join(', ')}\n\n`);
+  process.stdout.write(`${facilitatorMarkdown(facilitator)}\n`);
+  return facilitator.audit.ok ? 0 : 1;
+}
+
+const round2 = (v: number) => Math.round(v * 100) / 100;
 
 /**
  * CPU is the whole phase's, divided by its lifecycles. Temporal is read from a sample of them after

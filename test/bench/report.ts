@@ -11,8 +11,10 @@ import { whereItGoesMarkdown } from './whereItGoes.js';
 import { refundAuditLine, refundsMarkdown } from './refundReport.js';
 import { costTargetsMarkdown } from './costTargets.js';
 import { holdsMarkdown } from './holdReport.js';
+import { facilitatorMarkdown } from './facilitatorReport.js';
 
-const dir = fileURLToPath(new URL('./results/', import.meta.url));
+// BENCH_OUT_DIR: elsewhere than the committed results (a trial run).
+const dir = process.env.BENCH_OUT_DIR ? `${process.env.BENCH_OUT_DIR.replace(/\/+$/, '')}/` : fileURLToPath(new URL('./results/', import.meta.url));
 
 /** The service targets (latency against the floor, rates, idle cost, scale), each judged against this run's own figures. */
 export function targetsOf(r: Omit<BenchResults, 'targets'>): Target[] {
@@ -103,6 +105,7 @@ export function targetsOf(r: Omit<BenchResults, 'targets'>): Target[] {
           ),
         ]
       : []),
+    ...(r.facilitator?.targets ?? []),
     ...(top
       ? [t(`lifecycles at concurrency ${top.concurrency}`, 'reported', `${top.authcap.lifecyclesPerSecond}/s (A ${top.baselineA.capturesPerSecond}/s)`, true)]
       : []),
@@ -183,6 +186,7 @@ export function markdownOf(r: BenchResults): string {
     whereItGoesMarkdown(r),
     r.refunds ? refundsMarkdown(r.refunds) : '',
     r.holds ? holdsMarkdown(r.holds) : '',
+    r.facilitator ? facilitatorMarkdown(r.facilitator) : '',
     '**Service targets**',
     '',
     markdownTable([['target', 'wanted', 'got', 'met'], ...r.targets.map((t) => [t.name, t.target, t.got, t.met ? 'yes' : '**no**'])]),
@@ -391,7 +395,7 @@ export async function writeResults(r: BenchResults): Promise<string[]> {
     [`latest-${kind}.svg`, await chartOf(r)],
   ];
   for (const [name, text] of files) writeFileSync(`${dir}${name}`, text);
-  return files.map(([name]) => `test/bench/results/${name}`);
+  return files.map(([name]) => (process.env.BENCH_OUT_DIR ? `${dir}${name}` : `test/bench/results/${name}`));
 }
 
 function round(v: number): number {

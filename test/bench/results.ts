@@ -11,6 +11,7 @@ import type { ExactlyOnceFindings } from './exactlyOnce.js';
 import type { KeysRun } from './keysComparison.js';
 import type { WebhookFigures } from './webhookReceiver.js';
 import type { TemporalFigures } from './lifecycleCost.js';
+import type { AnswerAudit } from './facilitatorFlows.js';
 
 export interface RpcCost {
   byMethod: Record<string, number>;
@@ -174,6 +175,102 @@ export interface HoldRow {
   };
 }
 
+/** One facilitator's payments in one phase of the facilitator row (test/bench/facilitatorRow.ts). */
+export interface FacilitatorSide {
+  n: number;
+  /** Payments answered success. */
+  settled: number;
+  /** The other answers, by reason: `verify: <reason>`, the settle's errorReason, or the HTTP error / what was thrown. */
+  notSettled: Record<string, number>;
+  seconds: number;
+  settledPerSecond: number;
+  /** The settled payments, ms: sign + verify + settle (the whole), sign + verify, and the settle alone. */
+  latency: Distribution;
+  verify: Distribution;
+  settle: Distribution;
+  /**
+   * CPU ms per settled payment by process, over the phase, from /proc: the stack's (worker, api,
+   * temporal, anvil) and the bench process's own (`bench`: the payers' signing and the HTTP client; for
+   * baseline B also the facilitator itself, which runs in it).
+   */
+  cpuMsPerSettled: Record<string, number>;
+  /** The facilitator's share: authcap worker + API + Temporal + anvil; B bench + anvil. */
+  cpuMsPerSettledTotal: number;
+  /** settle answers of `settlement_pending` settled once more, as the SDK's resource server does. */
+  pendingAnswers: number;
+  /** One message for each reason in notSettled (the facilitator's errorMessage, or the error itself). */
+  examples: Record<string, string>;
+  /**
+   * One at a time, in blocks of the chain (0.2 s each): the head before the signature to the block that
+   * included the transfer, and that block to the head right after the answer (how many blocks the
+   * answer waited for once the transfer was in one). Counts of payments by number of blocks.
+   */
+  blocks?: { toInclusion: Record<string, number>; afterInclusion: Record<string, number> };
+}
+
+/** Payments made to be refused, or raced, to judge authcap's answers where they can go wrong (test/bench/facilitatorRow.ts). */
+export interface FacilitatorProbes {
+  /** Payers holding nothing: verify's answers, and settle's when it is sent anyway (a server that skips verify). */
+  unfunded: { n: number; verify: Record<string, number>; settle: Record<string, number> };
+  /** Payers holding one amount, two payloads each settled at once (both verified valid first): one should pay, the other be refused. */
+  oneAmountTwoPayloads: { payers: number; oneSettled: number; bothSettled: number; noneSettled: number; answers: Record<string, number> };
+  /** One payload settled twice at once (the second 0, 8, … 152 ms after the first): both answers should name the one transaction. */
+  race: {
+    n: number;
+    sameTransaction: number;
+    differentTransaction: number;
+    otherAnswers: string[];
+    /** The first pair that did not answer the one transaction twice: the request (sent twice at once) and both answers. */
+    example?: { request: unknown; answers: unknown[] };
+  };
+  /** Transactions the merchant key sent over the probes, those of them that reverted, and the settled payments. */
+  merchantTransactions: number;
+  merchantReverted: number;
+  settled: number;
+}
+
+/** authcap's /x402/verify + /x402/settle over HTTP against x402's own facilitator in process (test/bench/facilitatorRow.ts). */
+export interface FacilitatorResults {
+  /** Atomic units of the token per payment; every payment from a payer of its own, minted `held`. */
+  amount: string;
+  held: string;
+  oneAtATime: {
+    authcap: FacilitatorSide;
+    baselineB: FacilitatorSide;
+    /** authcap ÷ B, whole payment. */
+    ratio: { p50: number | null; p95: number | null };
+    /** Not timed with the rows: ms from the settle's start to its transfer in the node's pool (the sender's pending nonce polled every 5 ms), 10 payments each. */
+    sent: { authcap: Distribution; baselineB: Distribution };
+  };
+  concurrent: {
+    concurrency: number;
+    authcap: FacilitatorSide;
+    /** One facilitator key, as the library sets it up (the pending nonce fetched per send). */
+    baselineB: FacilitatorSide;
+    /** The same with viem's nonce manager on the facilitator's account. */
+    baselineBNonceManager: FacilitatorSide;
+    /** Settled per second, authcap ÷ B, and ÷ B with a nonce manager. */
+    ratio: number | null;
+    ratioToNonceManager: number | null;
+  };
+  audit: {
+    authcap: AnswerAudit;
+    baselineB: AnswerAudit;
+    /** Settled payloads settled again after the run: each must answer success with the same transaction. */
+    resettle: { sampled: number; sameTransaction: number; differentTransaction: number; otherAnswers: string[]; latency: Distribution };
+    /** Transactions the merchant key sent over the row's timed phases, against authcap's settled payments there (one each), and those that reverted. */
+    merchantTransactions: number;
+    merchantReverted: number;
+    authcapSettled: number;
+    /** Seconds waited after the last phase for refused payments' validBefore to pass before reading them. */
+    waitedSeconds: number;
+    ok: boolean;
+  };
+  probes: FacilitatorProbes;
+  targets: Target[];
+  webhookDeliveries: number;
+}
+
 export interface BenchResults {
   version: 1;
   mode: 'quick' | 'full';
@@ -215,6 +312,8 @@ export interface BenchResults {
   webhook?: WebhookFigures;
   /** Refunds and partial captures against their floor; absent in older results (latest-full.json). */
   refunds?: RefundResults;
+  /** authcap as an x402 facilitator against x402's own (--only facilitator, and the full bench on a stack of its own); absent in older results. */
+  facilitator?: FacilitatorResults;
   /** Held payments (--only holds); absent from the other runs. */
   holds?: HoldResults;
   /** With --profile: where the worker's and the API's CPU went in the highest-concurrency row (self time; the profiler's own overhead is in this run's CPU figures). */

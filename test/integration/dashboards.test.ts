@@ -15,6 +15,7 @@ import { parse as parseYaml } from 'yaml';
 import { freePort } from '../../devstack/process.js';
 import { tokenAbi } from '../../domain/tokenAbi.js';
 import { repoRoot } from '../support/lifecycle.js';
+import { api } from '../support/api.js';
 import { call, capturedIn, newPayer, refund, startIsolatedWorld, storedIn, tokens, type IsolatedWorld } from '../support/refunds.js';
 import { startReceiver, type Receiver } from '../support/webhookReceiver.js';
 import * as registeredWorkflows from '../../workflows/index.js';
@@ -147,7 +148,7 @@ describe('the alert rules and the dashboard', () => {
       query: { query: expect.stringMatching(/^label_values\(\w+, network\)$/) },
     });
     const rows = (dashboard.panels as Panel[]).filter((p) => p.type === 'row').map((p) => p.title);
-    expect(rows).toEqual(['Payments', 'Chain', 'Relayer', 'Temporal', 'Refunds', 'Webhooks', 'API', 'Processes']);
+    expect(rows).toEqual(['Payments', 'Chain', 'Relayer', 'Temporal', 'Refunds', 'Webhooks', 'API', 'x402 facilitator', 'Processes']);
     const ids = (dashboard.panels as { id: number }[]).map((p) => p.id);
     expect(new Set(ids).size, 'panel ids are unique').toBe(ids.length);
     for (const panel of panels) {
@@ -167,6 +168,12 @@ describe('the alert rules and the dashboard', () => {
     const endpoints: string[] = [];
 
     beforeAll(async () => {
+      // The endpoints' registry is one workflow per namespace, on the task queue of the API that made
+      // it first: made now through the suite's API, so it never lives on this file's isolated worker
+      // (gone once this file ends, and with it every later file's registration).
+      const anchor = await api('POST', '/v1/webhook_endpoints', { url: 'http://127.0.0.1:9/registry-anchor', events: ['authorization.drafted'] });
+      expect(anchor.status, JSON.stringify(anchor.body)).toBe(201);
+      expect((await api('DELETE', `/v1/webhook_endpoints/${anchor.body.id}`)).status).toBe(200);
       const port = await freePort();
       workerMetricsUrl = `http://127.0.0.1:${port}/metrics`;
       world = await startIsolatedWorld('dashboards', {

@@ -34,7 +34,8 @@ export const chainAndWorkerVariables = {
   AUTHCAP_MERCHANT_ADDRESS: variable({
     processes: ['api'],
     schema: text(),
-    description: 'The merchant address(es), comma-separated: refused as a payer.',
+    description:
+      'The merchant address(es), comma-separated: refused as a payer; the only `payTo` the x402 facilitator settles to, and the signers `/x402/supported` names.',
   }),
 
   // ── Worker policy ───────────────────────────────────────────────────────────────────────────────────

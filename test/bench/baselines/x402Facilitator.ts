@@ -3,7 +3,7 @@
 // settle()s it from its own key, waiting for the receipt. Default scheme config (no simulate in
 // settle), so what we measure is the library's own round trips, counted per JSON-RPC method.
 import { randomBytes } from 'node:crypto';
-import { createPublicClient, createWalletClient, defineChain, http, toHex, type Address, type Chain, type Hex, type PublicClient } from 'viem';
+import { createPublicClient, createWalletClient, defineChain, http, nonceManager, toHex, type Address, type Chain, type Hex, type PublicClient } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { authorizationTypes, toFacilitatorEvmSigner, type ExactEIP3009Payload } from '@x402/evm';
 import { ExactEvmScheme } from '@x402/evm/exact/facilitator';
@@ -19,12 +19,41 @@ export interface X402BaselineSetup {
   facilitatorKey: Hex;
   /** Who receives the payments (payTo). */
   payTo: Address;
+  /**
+   * Give the facilitator's account viem's nonce manager (nonces handed out in process, so sends at
+   * once do not collide on the account nonce). Off by default: the library's own setup fetches the
+   * pending nonce for each send.
+   */
+  nonceManager?: boolean;
 }
 export interface X402Settlement {
   transactionHash: Hex /** verify + settle, ms from start until settle() resolved */;
   ms: number;
 }
+/** One payment through the facilitator, whatever it answered (X402Baseline.attempt). */
+export interface X402Attempt {
+  payer: Address;
+  payTo: Address;
+  nonce: Hex;
+  amount: bigint;
+  /** The authorization's validBefore (unix seconds). */
+  validBefore: bigint;
+  /** verify()'s answer; settle is not called when it is invalid. */
+  verify: { isValid: boolean; invalidReason?: string };
+  settle?: { success: boolean; errorReason?: string; errorMessage?: string; transaction: string };
+  /** What verify() or settle() threw instead of answering (its first line). */
+  error?: string;
+  /** sign → verify answered, and verify → settle answered, ms. */
+  verifyMs: number;
+  settleMs: number;
+  /** sign + verify + settle, ms. */
+  ms: number;
+}
 export interface X402Baseline {
+  /** The facilitator key's address (it sends every settle). */
+  readonly address: Address;
+  /** Signs a fresh authorization as pay() does, verifies and settles it, and returns every answer (throws nothing). */
+  attempt(payer: { address: Address; privateKey: Hex }, amountMinor: bigint): Promise<X402Attempt>;
   /** Signs a fresh TransferWithAuthorization for `payer` (random nonce, window [now-60s, now+600s]), then verify() and settle() through the facilitator. Throws if verify says invalid or settle fails. */
   pay(payer: { address: Address; privateKey: Hex }, amountMinor: bigint): Promise<X402Settlement>;
   /** JSON-RPC calls made by the facilitator (and only it) so far, by method name, e.g. { eth_call: 3, eth_sendRawTransaction: 1, ... }. */
@@ -46,7 +75,7 @@ function benchChain(chainId: number, rpcUrl: string): Chain {
 /** The facilitator's viem clients behind x402's signer interface; every call is counted in `metrics`. */
 function facilitatorSigner(setup: X402BaselineSetup, chain: Chain, metrics: RpcMetrics) {
   const transport = countingTransport(setup.rpcUrl, metrics);
-  const account = privateKeyToAccount(setup.facilitatorKey);
+  const account = privateKeyToAccount(setup.facilitatorKey, setup.nonceManager ? { nonceManager } : undefined);
   const publicClient = createPublicClient({ chain, transport, pollingInterval: POLL_MS }) as PublicClient;
   const wallet = createWalletClient({ chain, transport, account, pollingInterval: POLL_MS });
   // x402 types its arguments loosely (abi: unknown[], domain: Record<string, unknown>); viem's are
@@ -138,5 +167,42 @@ export async function createX402Baseline(setup: X402BaselineSetup): Promise<X402
     return { transactionHash: settled.transaction as Hex, ms };
   }
 
-  return { pay, rpcCalls: () => metrics.snapshot().byMethod };
+  async function attempt(payer: { address: Address; privateKey: Hex }, amountMinor: bigint): Promise<X402Attempt> {
+    const requirements = requirementsFor(amountMinor);
+    const started = performance.now();
+    const payload = await signPayment(payer, requirements, setup.chainId, domain);
+    const { authorization } = payload.payload as ExactEIP3009Payload;
+    const out: X402Attempt = {
+      payer: payer.address,
+      payTo: setup.payTo,
+      nonce: authorization.nonce as Hex,
+      amount: amountMinor,
+      validBefore: BigInt(authorization.validBefore),
+      verify: { isValid: false },
+      verifyMs: 0,
+      settleMs: 0,
+      ms: 0,
+    };
+    try {
+      const verified = await scheme.verify(payload, requirements);
+      out.verify = { isValid: verified.isValid, ...(verified.invalidReason ? { invalidReason: verified.invalidReason } : {}) };
+      out.verifyMs = performance.now() - started;
+      if (verified.isValid) {
+        const settled = await scheme.settle(payload, requirements);
+        out.settle = {
+          success: settled.success,
+          transaction: settled.transaction,
+          ...(settled.errorReason ? { errorReason: settled.errorReason } : {}),
+          ...(settled.errorMessage ? { errorMessage: settled.errorMessage.split('\n')[0]!.slice(0, 200) } : {}),
+        };
+        out.settleMs = performance.now() - started - out.verifyMs;
+      }
+    } catch (err) {
+      out.error = (err as Error).message.split('\n')[0]!;
+    }
+    out.ms = performance.now() - started;
+    return out;
+  }
+
+  return { address: privateKeyToAccount(setup.facilitatorKey).address, attempt, pay, rpcCalls: () => metrics.snapshot().byMethod };
 }
