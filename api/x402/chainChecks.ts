@@ -2,9 +2,10 @@
 // the signature is the payer's (locally for a key, `isValidSignature` for a contract wallet), whether
 // the payer holds the amount and the nonce is unused in the `pending` view, and, for a payload whose
 // nonce someone already used, which transaction paid it. One node client per network, kept.
-import { createPublicClient, http, parseEventLogs, type Address, type Hash, type PublicClient } from 'viem';
+import { createPublicClient, http, type Hash, type PublicClient } from 'viem';
 import { AuthcapError } from '../../domain/errors.js';
 import { tokenAbi } from '../../domain/tokenAbi.js';
+import { paidIn } from './paymentProof.js';
 import { SignatureChecker } from '../../client/authorizations/signatureCheck.js';
 import { X402Refusal } from './reasons.js';
 import type { X402Payment } from './payment.js';
@@ -65,7 +66,7 @@ export class X402ChainChecks {
    */
   async payingTransaction(payment: X402Payment, signedSince: number): Promise<Hash | undefined> {
     const { client } = this.reader(payment.chainId);
-    const { from, to, value, nonce } = payment.authorization;
+    const { from, nonce } = payment.authorization;
     return this.read(async () => {
       const head = await client.getBlock({ blockTag: 'latest' });
       const back = await client.getBlock({ blockNumber: head.number > 100n ? head.number - 100n : 0n });
@@ -83,17 +84,7 @@ export class X402ChainChecks {
       });
       const log = used.find((l) => !l.removed && l.transactionHash);
       if (!log?.transactionHash) return undefined;
-      const receipt = await client.getTransactionReceipt({ hash: log.transactionHash });
-      if (receipt.status !== 'success') return undefined;
-      const transfers = parseEventLogs({ abi: tokenAbi, logs: receipt.logs, eventName: 'Transfer' });
-      const paid = transfers.some(
-        (t) =>
-          t.address.toLowerCase() === payment.token.address.toLowerCase() &&
-          t.logIndex === (log.logIndex ?? -2) + 1 &&
-          sameAddress(t.args.from, from) &&
-          sameAddress(t.args.to, to) &&
-          t.args.value === BigInt(value),
-      );
+      const paid = await paidIn(client, payment, log.transactionHash, log.logIndex ?? -2);
       return paid ? log.transactionHash : undefined;
     });
   }
@@ -129,5 +120,3 @@ export class X402ChainChecks {
     }
   }
 }
-
-const sameAddress = (a: Address | undefined, b: Address) => a !== undefined && a.toLowerCase() === b.toLowerCase();

@@ -5,8 +5,9 @@
 // read in one eth_getLogs; a log's transaction counts only if, right after it, the token moved this
 // payment's amount from the payer to its recipient (this very authorization, not another one of the
 // payer's under the same nonce).
-import { createPublicClient, http, parseEventLogs, type Address, type Hash, type Hex, type PublicClient } from 'viem';
+import { createPublicClient, http, type Address, type Hash, type Hex, type PublicClient } from 'viem';
 import { tokenAbi } from '../../domain/tokenAbi.js';
+import { paidIn } from './paymentProof.js';
 import { createLogger } from '../../runtime/logger.js';
 import type { X402Payment } from './payment.js';
 
@@ -115,7 +116,6 @@ export class LandingWatch {
       fromBlock: chain.lastBlock + 1n,
       toBlock: head,
     });
-    chain.lastBlock = head;
     for (const log of logs) {
       if (log.removed || !log.transactionHash) continue;
       const key = keyOf(log.args.authorizer ?? '', log.args.nonce ?? '');
@@ -123,20 +123,7 @@ export class LandingWatch {
       if (!entry || log.address.toLowerCase() !== entry.payment.token.address.toLowerCase()) continue;
       entry.resolve((await paidIn(chain.client, entry.payment, log.transactionHash, log.logIndex ?? -2)) ? log.transactionHash : undefined);
     }
+    // Only once every log of these blocks was judged: a receipt the node did not give is read again.
+    chain.lastBlock = head;
   }
-}
-
-/** Whether the transaction moved this payment: the token's Transfer of its amount from the payer to its recipient right after its nonce was used. */
-async function paidIn(client: PublicClient, payment: X402Payment, hash: Hash, usedLogIndex: number): Promise<boolean> {
-  const receipt = await client.getTransactionReceipt({ hash });
-  if (receipt.status !== 'success') return false;
-  const { from, to, value } = payment.authorization;
-  return parseEventLogs({ abi: tokenAbi, logs: receipt.logs, eventName: 'Transfer' }).some(
-    (t) =>
-      t.address.toLowerCase() === payment.token.address.toLowerCase() &&
-      t.logIndex === usedLogIndex + 1 &&
-      t.args.from?.toLowerCase() === from.toLowerCase() &&
-      t.args.to?.toLowerCase() === to.toLowerCase() &&
-      t.args.value === BigInt(value),
-  );
 }

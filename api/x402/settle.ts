@@ -161,9 +161,7 @@ async function capturedByCommand(id: string, payment: X402Payment, until: number
     current = await client.authorizations.get(id);
   }
   // Another settle of the same payload started the capture: follow it until it is at depth.
-  while (current.state === 'capturing' && now() < until) {
-    current = await client.authorizations.wait(id, { waitSeconds: Math.min(30, Math.max(1, Math.ceil((until - now()) / 1000))), state: 'capturing' });
-  }
+  current = await whileIn(client, current, 'capturing', until, now);
   if (current.state === 'captured' && current.capture) {
     if (current.capture.by === 'authcap') return answer.paid(current.capture.transactionHash);
     // Someone else used the nonce meanwhile: believed only if that transaction paid this authorization.
@@ -183,9 +181,7 @@ async function capturedByCommand(id: string, payment: X402Payment, until: number
       sent ?? '',
     );
   }
-  const why = current.lastError ? `${current.lastError.code}: ${current.lastError.message}` : `the authorization is ${current.state}`;
-  const reason = current.lastError ? (reasonForCode(current.lastError.code) ?? 'invalid_transaction_state') : 'invalid_transaction_state';
-  return answer.refused(new X402Refusal(reason, why));
+  return answer.refused(recordedRefusal(current));
 }
 
 /**
@@ -195,10 +191,7 @@ async function capturedByCommand(id: string, payment: X402Payment, until: number
  */
 async function held(id: string, payment: X402Payment, until: number, { client, chain }: SettleDeps, now: () => number): Promise<SettleResponse> {
   const answer = answers(payment);
-  let current = await client.authorizations.get(id);
-  while (current.state === 'holding' && now() < until) {
-    current = await client.authorizations.wait(id, { waitSeconds: Math.min(30, Math.max(1, Math.ceil((until - now()) / 1000))), state: 'holding' });
-  }
+  const current = await whileIn(client, await client.authorizations.get(id), 'holding', until, now);
   const authorized = authorizedHold(current);
   if (authorized) return answer.paid(authorized);
   if (current.state === 'holding')
@@ -206,9 +199,23 @@ async function held(id: string, payment: X402Payment, until: number, { client, c
       new X402Refusal('settlement_pending', 'the hold is not at its confirmation depth yet; settle again to learn its outcome'),
       current.hold?.authorizeTransactionHash ?? (await chain.pendingTransaction(payment)) ?? '',
     );
-  const why = current.lastError ? `${current.lastError.code}: ${current.lastError.message}` : `the authorization is ${current.state}`;
-  const reason = current.lastError ? (reasonForCode(current.lastError.code) ?? 'invalid_transaction_state') : 'invalid_transaction_state';
-  return answer.refused(new X402Refusal(reason, why));
+  return answer.refused(recordedRefusal(current));
+}
+
+/** The authorization once it is no longer in `state`, or as it stands at `until` (long polls of at most 30 s). */
+async function whileIn(client: AuthcapClient, current: AuthorizationResource, state: string, until: number, now: () => number): Promise<AuthorizationResource> {
+  let latest = current;
+  while (latest.state === state && now() < until) {
+    latest = await client.authorizations.wait(latest.id, { waitSeconds: Math.min(30, Math.max(1, Math.ceil((until - now()) / 1000))), state });
+  }
+  return latest;
+}
+
+/** Why an authorization that ended without paying did: its recorded error as a reason code. */
+function recordedRefusal(current: AuthorizationResource): X402Refusal {
+  if (!current.lastError) return new X402Refusal('invalid_transaction_state', `the authorization is ${current.state}`);
+  const { code, message } = current.lastError;
+  return new X402Refusal(reasonForCode(code) ?? 'invalid_transaction_state', `${code}: ${message}`);
 }
 
 /** The authorize transaction of a hold the escrow took (at depth), if it did. */

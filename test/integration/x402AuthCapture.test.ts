@@ -5,7 +5,7 @@
 // authorize transaction, the same on a second settle; the merchant then captures a part and voids the
 // rest through authcap's API; a payment authcap cannot hold is refused with its reason and holds nothing.
 import { describe, expect, it } from 'vitest';
-import { parseEventLogs, type Address, type Hex } from 'viem';
+import { parseEventLogs, type Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { AuthCaptureEvmScheme } from '@x402/evm/auth-capture/client';
 import { escrowAbi } from '../../domain/escrowAbi.js';

@@ -4,6 +4,7 @@
 // `exact` EVM client scheme, spend controls off: our token is no asset the SDK knows), `exact`
 // payloads signed by hand for what the fetch client never sends (expired, wrong recipient, …), and
 // direct calls to /x402/verify and /x402/settle. Also the chain reads the x402 cases check against.
+import type { AuthorizationMessage } from '../../domain/eip3009.js';
 import { randomBytes } from 'node:crypto';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -282,14 +283,8 @@ export async function advertised(url: string): Promise<PaymentRequired> {
 
 // --- exact payloads signed by hand ---------------------------------------------------------------
 
-export interface ExactAuthorization {
-  from: Address;
-  to: Address;
-  value: string;
-  validAfter: string;
-  validBefore: string;
-  nonce: Hex;
-}
+/** The EIP-3009 message an `exact` payload carries (wire form): the domain's own type. */
+export type ExactAuthorization = AuthorizationMessage;
 
 export const randomNonce = (): Hex => toHex(randomBytes(32));
 
