@@ -1,6 +1,7 @@
 // Relaying a payer's cancellation: the merchant alone cannot cancel onchain (spec rule 2), but it
 // can submit the payer's CancelAuthorization signature and pay the gas.
-import { parseEventLogs, recoverTypedDataAddress, type Hex, type PublicClient } from 'viem';
+import { recoverAddress } from '../runtime/secp256k1.js';
+import { parseEventLogs, hashTypedData, type Hex, type PublicClient } from 'viem';
 import { sameAddress } from '../domain/address.js';
 import { isEcdsaSignature, isSignatureFormatError } from '../domain/signature.js';
 import { chainAcceptsSignature } from '../runtime/payerSignature.js';
@@ -28,9 +29,7 @@ export function createCancelActivities(ctx: ChainContext) {
     };
     let valid = false;
     try {
-      const signer = isEcdsaSignature(request.signature)
-        ? await recoverTypedDataAddress({ ...typedData, signature: request.signature }).catch(() => undefined)
-        : undefined;
+      const signer = isEcdsaSignature(request.signature) ? recoverAddress(hashTypedData(typedData), request.signature) : undefined;
       // The payer's own key (no node call); else the chain (a contract wallet), whose silence throws.
       valid = signer !== undefined && sameAddress(signer, request.authorizer);
       if (!valid) valid = await chainAcceptsSignature(ctx.publicClient as PublicClient, request.authorizer, typedData, request.signature);

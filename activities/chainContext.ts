@@ -13,7 +13,7 @@ import {
   type Transport,
   type WalletClient,
 } from 'viem';
-import { privateKeyToAccount } from 'viem/accounts';
+import { localAccount } from '../runtime/secp256k1.js';
 import { HeadFeed } from './rpc/headFeed.js';
 import { LogReader } from './rpc/logReader.js';
 import { RpcMetrics, instrumentedHttp } from './rpc/rpcMetrics.js';
@@ -165,8 +165,8 @@ export async function createNetworkContexts(settings: NetworkSettings, policy: C
   const pollingIntervalMs = policy.pollingIntervalMs ?? 200;
   const keys = [...new Set(settings.merchantPrivateKeys.map((k) => k.toLowerCase() as Hex))];
   if (keys.length === 0) throw new Error(`no merchant key for ${network}`);
-  const account = privateKeyToAccount(keys[0]!);
-  const accounts = new Map(keys.map((k) => privateKeyToAccount(k)).map((a) => [a.address.toLowerCase(), a] as const));
+  const account = localAccount(keys[0]!);
+  const accounts = new Map(keys.map((k) => localAccount(k)).map((a) => [a.address.toLowerCase(), a] as const));
   const merchants = [...accounts.values()].map((a) => a.address);
   let turn = 0;
   const publicClient = createPublicClient({ chain, transport, pollingInterval: pollingIntervalMs });

@@ -1,7 +1,7 @@
 // Webhook deliveries: plain async functions over what the worker gives them (its Temporal
 // client, through small functions, so this file stays free of Temporal's client API).
-import { request as httpRequest, type IncomingMessage } from 'node:http';
-import { request as httpsRequest } from 'node:https';
+import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { isIP } from 'node:net';
 import { ApplicationFailure } from '@temporalio/common';
 import { Context } from '@temporalio/activity';
@@ -113,30 +113,57 @@ function notAllowed(url: string, why: string): ApplicationFailure {
 }
 
 /**
+ * Kept-alive connections for deliveries, one pool per address policy and resolver: every socket in a
+ * pool was opened through the guarded lookup of that policy, so reusing one sends nothing to an
+ * address the policy did not check, and no other code shares them. An endpoint then costs one TCP
+ * (and TLS) handshake per burst of events rather than one per event. Idle sockets close after
+ * IDLE_SOCKET_MS, sooner than common servers' keep-alive, or when the server's Keep-Alive hint says.
+ */
+const IDLE_SOCKET_MS = 4_000;
+const pools = new WeakMap<WebhookAddressPolicy, WeakMap<Resolver, { http: HttpAgent; https: HttpsAgent }>>();
+
+function poolFor(policy: WebhookAddressPolicy, resolve: Resolver): { http: HttpAgent; https: HttpsAgent } {
+  let byResolver = pools.get(policy);
+  if (!byResolver) pools.set(policy, (byResolver = new WeakMap()));
+  let pool = byResolver.get(resolve);
+  if (!pool) {
+    const options = { keepAlive: true, timeout: IDLE_SOCKET_MS, scheduling: 'lifo' as const };
+    pool = { http: new HttpAgent(options), https: new HttpsAgent(options) };
+    byResolver.set(resolve, pool);
+  }
+  return pool;
+}
+
+/**
  * One POST on node:http/https rather than fetch: the socket connects only to addresses the guarded
- * lookup checked, no connection is shared with other code, and nothing follows redirects.
+ * lookup checked, its connection is shared with no other code, and nothing follows redirects.
  */
 function post(url: URL, body: string, headers: Record<string, string>, policy: WebhookAddressPolicy, resolve: Resolver, timeoutMs: number): Promise<number> {
-  const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
-  return new Promise<number>((resolvePromise, reject) => {
-    const req = send(
-      url,
-      {
+  const https = url.protocol === 'https:';
+  const pool = poolFor(policy, resolve);
+  const signal = AbortSignal.timeout(timeoutMs);
+  const attempt = (firstTry: boolean) =>
+    new Promise<number>((resolvePromise, reject) => {
+      const options = {
         method: 'POST',
         headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
         lookup: guardedLookup(policy, resolve),
-        // A socket of our own: a pooled one may have been opened without the guarded lookup.
-        agent: false,
-        signal: AbortSignal.timeout(timeoutMs),
-      },
-      (res: IncomingMessage) => {
-        // Only the status matters; the answer's body is read and dropped so the socket can close.
+        signal,
+      };
+      const answered = (res: IncomingMessage) => {
+        // Only the status matters; the answer's body is read and dropped so the socket is free again.
         res.resume();
         res.on('error', () => undefined);
         resolvePromise(res.statusCode ?? 0);
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
+      };
+      const req = https ? httpsRequest(url, { ...options, agent: pool.https }, answered) : httpRequest(url, { ...options, agent: pool.http }, answered);
+      req.on('error', (err: NodeJS.ErrnoException) => {
+        // A kept-alive socket the server closed as we wrote: once more on a fresh one (an event may
+        // arrive twice in any case; receivers tell repeats by its id).
+        if (firstTry && req.reusedSocket && err.code === 'ECONNRESET') attempt(false).then(resolvePromise, reject);
+        else reject(err);
+      });
+      req.end(body);
+    });
+  return attempt(true);
 }

@@ -1,6 +1,6 @@
-import { recoverTypedDataAddress, type Hex, type PublicClient } from 'viem';
+import { hashTypedData, type Hex, type PublicClient } from 'viem';
 import { chainAcceptsSignature } from '../runtime/payerSignature.js';
-import { sameAddress } from '../domain/address.js';
+import { isSignatureOf } from '../runtime/secp256k1.js';
 import {
   authorizationMessageValues,
   authorizationTypes,
@@ -33,7 +33,7 @@ export function createVerifyActivity(ctx: ChainContext) {
       signature: request.signature,
     };
     // Every token version checks an EOA's signature by ecrecover: the same check, done locally.
-    if (await signedByPayerKey(typedData, request.authorization.from)) return { valid: true };
+    if (signedByPayerKey(typedData, request.authorization.from)) return { valid: true };
     let valid: boolean;
     try {
       // A node that cannot be asked throws (the activity retries), never reads as an invalid signature.
@@ -67,15 +67,8 @@ export function createVerifyActivity(ctx: ChainContext) {
 }
 
 /** True when the signature is `from`'s own ECDSA signature (an EOA), which every token version checks. */
-async function signedByPayerKey(
-  typedData: Omit<Parameters<typeof recoverTypedDataAddress>[0], 'signature'> & { signature: Hex },
-  from: string,
-): Promise<boolean> {
-  if (!isEcdsaSignature(typedData.signature)) return false;
-  try {
-    return sameAddress(await recoverTypedDataAddress(typedData), from);
-  } catch {
-    // Not recoverable as ECDSA (a v the curve does not know): a wallet's own format.
-    return false;
-  }
+function signedByPayerKey(typedData: Parameters<typeof hashTypedData>[0] & { signature: Hex }, from: Hex): boolean {
+  const { signature, ...definition } = typedData;
+  // Not an ECDSA signature of any key (a v the curve does not know): a wallet's own format.
+  return isEcdsaSignature(signature) && isSignatureOf(hashTypedData(definition), signature, from);
 }

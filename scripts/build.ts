@@ -4,8 +4,8 @@
 import { cpSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
-import { bundleWorkflowCode } from '@temporalio/worker';
 import { buildIsFresh, buildStamp, distDir, root } from '../devstack/build.js';
+import { bundleAuthcapWorkflows } from '../worker/workflowBundle.js';
 
 if (process.argv.includes('--if-stale') && buildIsFresh()) process.exit(0);
 const started = performance.now();
@@ -15,7 +15,7 @@ execFileSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '
 // The checkout pages' browser code is bundled by the API at start (esbuild): it travels as source.
 cpSync(join(root, 'api/checkout/browser'), join(distDir, 'api/checkout/browser'), { recursive: true });
 const quiet = { trace() {}, debug() {}, info() {}, warn: (m: string) => console.warn(m), error: (m: string) => console.error(m), log() {} };
-const { code } = await bundleWorkflowCode({
+const { code } = await bundleAuthcapWorkflows({
   workflowsPath: join(distDir, 'workflows/index.js'),
   // Every input a workflow acts on must be sealed by the payload codec; writes coalesced where switched on (workflows/interceptors.ts).
   workflowInterceptorModules: [join(distDir, 'workflows/interceptors.js')],

@@ -25,6 +25,7 @@ import type { TemporalSettings } from '../runtime/temporal.js';
 import type { Settings } from '../runtime/settings/catalog.js';
 import { webhookAddressPolicyOf } from '../runtime/webhookAddressPolicy.js';
 import { getAddress } from 'viem';
+import { sharedWorkflowModules } from './workflowBundle.js';
 import type { EscrowAddresses } from '../domain/escrow.js';
 
 /** The worker settings createAuthcapWorker is made of: its process's entry read them (readSettings('worker')). */
@@ -283,14 +284,15 @@ function networkWsUrl(deployment: ResolvedDeployment, network: string): string |
 function workflowCode(
   given: WorkflowBundleOption | undefined,
   settings: WorkerProcessSettings,
-): Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath' | 'plugins'> & {
+): Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath' | 'bundlerOptions' | 'plugins'> & {
   workflowModules?: string[];
 } {
   if (given) return { workflowBundle: given };
   const tracing = tracingPluginOf('authcap-worker', settings);
-  if (tracing) return { workflowsPath, workflowModules: workflowInterceptorModules, plugins: [tracing] };
+  const bundlerOptions = { preloadModules: sharedWorkflowModules };
+  if (tracing) return { workflowsPath, bundlerOptions, workflowModules: workflowInterceptorModules, plugins: [tracing] };
   if (existsSync(prebuiltBundlePath)) return { workflowBundle: { codePath: prebuiltBundlePath } };
-  return { workflowsPath, workflowModules: workflowInterceptorModules };
+  return { workflowsPath, bundlerOptions, workflowModules: workflowInterceptorModules };
 }
 
 /** The keys that tag drafted nonces: derived from the payload keys every worker holds (unkeyed only with the codec off, in tests). */

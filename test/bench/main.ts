@@ -23,7 +23,7 @@ import type { Stack } from '../../devstack/stack.js';
 import { stackPids, startBenchStack } from './benchStack.js';
 import { readVariable } from '../../runtime/settings/read.js';
 import { HISTORY_SHARDS, TEMPORAL_SERVER_VERSION } from '../../devstack/temporalOnPostgres.js';
-import { processCommand } from '../../devstack/build.js';
+import { distDir, processCommand } from '../../devstack/build.js';
 import { tokenAbi } from '../../domain/tokenAbi.js';
 import { AuthcapApi, type Payer } from './authcapFlows.js';
 import { createBareBaseline } from './baselines/bareCapture.js';
@@ -37,6 +37,8 @@ import type { BenchResults, ConcurrencyRow, RpcCost } from './results.js';
 import { distribution, perUnit, pool, ratio, total } from './stats.js';
 import { scrapeServerCounters, serverCallsPerLifecycle } from './temporalServerCalls.js';
 import { summarizeProfiles } from './cpuProfile.js';
+import { profileSplit } from './profileSplit.js';
+import { runTemporalFloor, type FloorFigures } from './temporalFloor.js';
 import { temporalCostOf } from './temporalCost.js';
 import { useTemporalTls } from './temporalConnection.js';
 import { spread, temporalPerLifecycle } from './lifecycleCost.js';
@@ -51,13 +53,22 @@ import { facilitatorRowOnOwnStack, runFacilitatorRow } from './facilitatorRow.js
 import { facilitatorMarkdown, writeFacilitatorResults } from './facilitatorReport.js';
 
 const quick = process.argv.includes('--quick');
+/** --floor <run.mjs>: Temporal's floor run first, in the same sitting (test/bench/temporalFloor.ts). */
+const floorScript = process.argv.includes('--floor') ? process.argv[process.argv.indexOf('--floor') + 1] : undefined;
+/** The workflow bundle the bench's worker runs (`npm run bench` builds dist/ first): names the profile's sandbox frames. */
+const prebuiltBundle = join(distDir, 'workflow-bundle.js');
 const only = process.argv.includes('--only') ? process.argv[process.argv.indexOf('--only') + 1] : undefined;
 if (only !== undefined && only !== 'holds' && only !== 'facilitator') throw new Error(`--only ${only}: the rows that run alone are holds and facilitator`);
 // --profile: V8 CPU profiles of the worker and the API over the highest-concurrency row (SIGUSR2,
 // runtime/cpuProfiler.ts), summarized into the results. The profiler costs CPU too: compare the cost
 // table of runs without it.
+// The worker runs its workflows in the profiled thread then (AUTHCAP_PROFILE_WORKFLOWS), so the split
+// (test/bench/profileSplit.ts) sees the machine, the interceptors and the workflow runtime too.
 const profileDir = process.argv.includes('--profile') ? mkdtempSync(join(tmpdir(), 'authcap-profiles-')) : undefined;
-if (profileDir) process.env.AUTHCAP_CPU_PROFILE_DIR = profileDir;
+if (profileDir) {
+  process.env.AUTHCAP_CPU_PROFILE_DIR = profileDir;
+  process.env.AUTHCAP_PROFILE_WORKFLOWS = '1';
+}
 const plan = quick
   ? {
       sequential: 20,
@@ -128,6 +139,14 @@ function toggleProfilers(stack: Stack): void {
   for (const proc of [stack.processes.worker, stack.processes.api]) proc?.child.kill('SIGUSR2');
 }
 
+/** The floor's figures, printed as they come. */
+function floorSitting(script: string): FloorFigures {
+  const p = phase("Temporal's floor (variant A, 300 at concurrency 50)", 1);
+  const floor = runTemporalFloor(script, 300, 50);
+  p.done(`${floor.lifecycles_per_s} lifecycles/s, ${floor.total_cpu_ms_per_lc} CPU ms per lifecycle, capture p95 ${floor.capture_p95_ms} ms`);
+  return floor;
+}
+
 async function main(): Promise<number> {
   // The shipped configuration; the only addition is the worker's metrics port, which the bench reads.
   process.env.AUTHCAP_WORKER_METRICS_PORT = String(await freePort());
@@ -147,6 +166,7 @@ async function main(): Promise<number> {
       rmSync(stateDir, { recursive: true, force: true });
     }
   }
+  const floor = floorScript ? floorSitting(floorScript) : undefined;
   let results: BenchResults;
   try {
     results = await run(stack, `http://127.0.0.1:${temporalMetricsPort}/metrics`, receiver);
@@ -157,9 +177,20 @@ async function main(): Promise<number> {
   }
   if (profileDir) {
     const files = readdirSync(profileDir).filter((f) => f.endsWith('.cpuprofile'));
-    results.profile = Object.fromEntries(
-      ['worker', 'api'].map((name) => [name, summarizeProfiles(files.filter((f) => f.startsWith(`${name}-`)).map((f) => join(profileDir, f)))]),
-    );
+    const filesOf = (name: string) => files.filter((f) => f.startsWith(`${name}-`)).map((f) => join(profileDir, f));
+    results.profile = Object.fromEntries(['worker', 'api'].map((name) => [name, summarizeProfiles(filesOf(name))]));
+    const profiledRow = results.concurrency.at(-1)!;
+    results.profileSplit = {
+      lifecycles: profiledRow.authorizations,
+      concurrency: profiledRow.concurrency,
+      worker: profileSplit(filesOf('worker'), profiledRow.authorizations, prebuiltBundle),
+      api: profileSplit(filesOf('api'), profiledRow.authorizations),
+    };
+    for (const name of ['worker', 'api'] as const) {
+      process.stderr.write(`bench: profile split, ${name}, CPU ms per lifecycle at concurrency ${profiledRow.concurrency}:\n`);
+      for (const row of results.profileSplit[name])
+        process.stderr.write(`bench:   ${row.ms.toFixed(2).padStart(7)} ms ${row.share.toFixed(1).padStart(5)}%  ${row.part}\n`);
+    }
     process.stderr.write(`bench: CPU profiles in ${profileDir}\n`);
   }
   // Throughput grows with merchant keys: the same burst on a stack with one key, then four.
@@ -173,6 +204,7 @@ async function main(): Promise<number> {
   // A settle is on the request path of a paid HTTP call: authcap as an x402 facilitator against x402's own.
   results.facilitator = await facilitatorRowOnOwnStack(plan.facilitator);
   const ok = results.exactlyOnce.ok && results.keys.every((k) => k.exactlyOnceOk) && results.facilitator.audit.ok;
+  if (floor) results.floor = floor;
   results.targets = targetsOf(results);
   results.costTargets = costTargetsOf(results);
   const written = await writeResults(results);

@@ -1,4 +1,6 @@
 // The shape of one bench run, as written to test/bench/results/*.json.
+import type { SplitRow } from './profileSplit.js';
+import type { FloorFigures } from './temporalFloor.js';
 import type { TwoNetworksRow } from './twoNetworks.js';
 import type { WatchingRow } from './watcherCalls.js';
 import type { ServerCallsPerLifecycle } from './temporalServerCalls.js';
@@ -318,4 +320,8 @@ export interface BenchResults {
   holds?: HoldResults;
   /** With --profile: where the worker's and the API's CPU went in the highest-concurrency row (self time; the profiler's own overhead is in this run's CPU figures). */
   profile?: Record<string, ProfileSummary>;
+  /** With --floor: Temporal's own floor (variant A, 300 at concurrency 50), run first in the same sitting. */
+  floor?: FloorFigures;
+  /** With --profile: the worker's and the API's CPU per lifecycle by part (test/bench/profileSplit.ts), the workflows in the worker's profiled thread. */
+  profileSplit?: { lifecycles: number; concurrency: number; worker: SplitRow[]; api: SplitRow[] };
 }

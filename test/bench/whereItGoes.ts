@@ -8,7 +8,7 @@ const list = (record: Record<string, number>, unit = '') =>
     .map(([k, v]) => `${k} ${v}${unit}`)
     .join(', ') || '—';
 
-export function whereItGoesMarkdown(r: Pick<BenchResults, 'concurrency' | 'profile'>): string {
+export function whereItGoesMarkdown(r: Pick<BenchResults, 'concurrency' | 'profile' | 'profileSplit'>): string {
   const focus = [...r.concurrency].reverse().find((c) => c.serverCalls);
   const lines: string[] = [];
   if (focus?.serverCalls) {
@@ -19,6 +19,17 @@ export function whereItGoesMarkdown(r: Pick<BenchResults, 'concurrency' | 'profi
       `- frontend requests: ${list(s.frontend)}`,
       `- persistence requests: ${list(s.persistence)}`,
       `- time in persistence: ${list(s.persistenceMs, ' ms')}`,
+      '',
+    );
+  }
+  const split = r.profileSplit;
+  if (split) {
+    const parts = [...new Set([...split.worker, ...split.api].map((row) => row.part))];
+    const of = (rows: typeof split.worker, part: string) => rows.find((row) => row.part === part)?.ms.toFixed(2) ?? '—';
+    lines.push(
+      `**The profile split** (concurrency ${split.concurrency}, ${split.lifecycles} lifecycles; CPU ms per lifecycle; the worker's workflows in its profiled thread; library time charged to the part that called it):`,
+      '',
+      markdownTable([['part', 'worker', 'API'], ...parts.map((part) => [part, of(split.worker, part), of(split.api, part)])]),
       '',
     );
   }

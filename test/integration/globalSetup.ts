@@ -6,6 +6,8 @@ import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { freePort } from '../../devstack/process.js';
 import { startStack, type DevJson, type Stack } from '../../devstack/stack.js';
+import { defaultOf } from '../../runtime/settings/read.js';
+import { withSuiteLongPollExpiry } from '../support/suiteLongPolls.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -33,6 +35,8 @@ export async function setup(project: TestProject): Promise<void> {
     delete process.env[name];
   // Reconcile often so tests see outside consumption quickly; the product default is 15 s.
   process.env.AUTHCAP_RECONCILE_SECONDS = '2';
+  // Polls that find nothing end sooner than the server's minute: the rogue-poller tests wait for that.
+  process.env.AUTHCAP_TEMPORAL_DYNAMIC_CONFIG = withSuiteLongPollExpiry(defaultOf('AUTHCAP_TEMPORAL_DYNAMIC_CONFIG')).join(',');
   stack = await startStack({
     stateDir,
     apiPort: await freePort(),

@@ -53,7 +53,7 @@ describe('the cost of one payment', () => {
     expect(calls.get('DescribeWorkflowExecution') ?? 0).toBe(0);
   });
 
-  it('a whole payment (create, sign, capture) is at most 5 workflow tasks and 45 history events, with no other workflow of its own', async () => {
+  it('a whole payment (create, sign, capture) is at most 4 workflow tasks and 40 history events, with no other workflow of its own', async () => {
     const p = payer(9);
     const created = await api('POST', '/v1/authorizations', { orderId: newOrderId('cost'), payer: p.address, amount: '0.01' });
     expect(created.status).toBe(201);
@@ -75,8 +75,8 @@ describe('the cost of one payment', () => {
       const events = (await handle.fetchHistory()).events!;
       const count = (type: number) => events.filter((e) => e.eventType === type).length;
       // Create, sign, capture (its precheck and simulation run inside the task), the capture's outcome.
-      expect(count(EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED)).toBeLessThanOrEqual(5);
-      expect(events.length).toBeLessThanOrEqual(45);
+      expect(count(EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED)).toBeLessThanOrEqual(4);
+      expect(events.length).toBeLessThanOrEqual(40);
       // At most one memo write and one search-attribute upsert per task (writes coalesced per activation).
       expect(count(EventType.EVENT_TYPE_WORKFLOW_PROPERTIES_MODIFIED)).toBeLessThanOrEqual(count(EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED) * 2);
       // Markers are the three local activities (the draft, the signature check, the capture's

@@ -11,7 +11,7 @@
 // answers only its test's victims (it hands every other task back). The server matches a task to the
 // poll that has waited longest, and a worker's polls stay open a minute: the rogue opens a poll a
 // second from the test's start, and the captures (refunds) come once the worker's polls open then
-// have expired (`ripe()`, about a minute). The rogue's polls carry an identity saying what they are,
+// have expired (`ripe()`: the suite's server holds an empty poll 20 s, test/support/suiteLongPolls.ts). The rogue's polls carry an identity saying what they are,
 // stop by themselves after a bounded lifetime, and are stopped in `finally` and again in afterAll.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@temporalio/client';

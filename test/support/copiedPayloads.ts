@@ -3,6 +3,7 @@
 // as they are: as another workflow's start input, update or signal, or as an activity's result from
 // a poller of its own on a worker's task queue. Every call here is a raw `workflowService` call: no
 // data converter, no codec, nothing decoded or re-sealed on the way.
+import { SUITE_LONG_POLL_EXPIRY_SECONDS } from './suiteLongPolls.js';
 import { randomUUID } from 'node:crypto';
 import { expect } from 'vitest';
 import type { Client } from '@temporalio/client';
@@ -298,10 +299,11 @@ export interface RogueFollowerOptions {
 }
 
 /**
- * The server's long polls expire after a minute (matching.longPollExpirationInterval) and a worker
- * then polls again; the matching service hands a task to the poll that has waited longest.
+ * The suite's server answers a poll that found nothing after this long (matching.longPollExpirationInterval,
+ * test/support/suiteLongPolls.ts) and a worker then polls again; the matching service hands a task to the
+ * poll that has waited longest.
  */
-const LONG_POLL_EXPIRY_MS = 60_000;
+const LONG_POLL_EXPIRY_MS = SUITE_LONG_POLL_EXPIRY_SECONDS * 1_000;
 
 /**
  * A poller WITHOUT the codec key on a worker's task queue (as anyone with access to the Temporal

@@ -7,7 +7,8 @@
 import { fileURLToPath } from 'node:url';
 import type { Client } from '@temporalio/client';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { bundleWorkflowCode, DefaultLogger, Runtime, Worker } from '@temporalio/worker';
+import { bundleAuthcapWorkflows } from '../../worker/workflowBundle.js';
+import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
 import { resolveTemporalCli } from '../../devstack/temporalCli.js';
 import type { AuthorizationActivities } from '../../domain/activityContract.js';
 import { searchAttributeKeys } from '../../domain/searchAttributes.js';
@@ -30,7 +31,7 @@ export async function startWorkflowEnvironment(activities: Partial<Authorization
   const env = await TestWorkflowEnvironment.createLocal({
     server: { executable: { type: 'existing-path', path }, searchAttributes: [...searchAttributeKeys], log: { format: 'pretty', level: 'error' } },
   });
-  const workflowBundle = await bundleWorkflowCode({
+  const workflowBundle = await bundleAuthcapWorkflows({
     workflowsPath: fileURLToPath(new URL('../../workflows/index.ts', import.meta.url)),
     workflowInterceptorModules: [fileURLToPath(new URL('../../workflows/interceptors.ts', import.meta.url))],
     logger: quiet as never,

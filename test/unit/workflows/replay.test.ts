@@ -7,7 +7,8 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { bundleWorkflowCode, Worker } from '@temporalio/worker';
+import { bundleAuthcapWorkflows } from '../../../worker/workflowBundle.js';
+import { Worker } from '@temporalio/worker';
 import { telemetrySinks } from '../../../worker/telemetry.js';
 import proto from '@temporalio/proto';
 import { EncryptionCodec, parseCodecKeys } from '../../../runtime/codec.js';
@@ -34,7 +35,7 @@ describe('replay of recorded workflow histories', () => {
   });
 
   it('replays every recorded history without non-determinism', async () => {
-    const workflowBundle = await bundleWorkflowCode({
+    const workflowBundle = await bundleAuthcapWorkflows({
       workflowsPath: fileURLToPath(new URL('../../../workflows/index.ts', import.meta.url)),
       workflowInterceptorModules: [fileURLToPath(new URL('../../../workflows/interceptors.ts', import.meta.url))],
       logger: { trace() {}, debug() {}, info() {}, warn() {}, error() {}, log() {} } as never,
