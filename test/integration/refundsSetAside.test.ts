@@ -1,6 +1,6 @@
 // A refund whose transaction reverts onchain (issue 18, the probe's findings 3 and 4), on an isolated
-// chain of this file's own with AUTHCAP_REFUND_VALIDITY_SECONDS=90 (default 300), so waiting for a
-// signed attempt's window to close takes a minute and a half, not five.
+// chain of this file's own with AUTHCAP_REFUND_VALIDITY_SECONDS=60 (default 300), so waiting for a
+// signed attempt's window to close takes a minute, not five.
 //
 // How it reverts, deterministically: the chain's mining is stopped while the refund is prechecked,
 // signed and sent; once its transaction waits in the pool, the token owner pauses the token with a
@@ -46,7 +46,7 @@ import {
 import { parseRefundId } from '../../domain/refunds.js';
 import { refundNonce } from '../../activities/refund.js';
 
-const VALIDITY_SECONDS = 90;
+const VALIDITY_SECONDS = 60;
 
 let world: IsolatedWorld;
 
