@@ -28,7 +28,7 @@ export function costTargetsOf(r: Omit<BenchResults, 'targets' | 'costTargets'>):
   const floorRatio = r.latency.ratioToA.captured.p50;
   const postgres = r.temporalTopology === 'postgres';
   const floor = r.floor;
-  const floorRate = top && floor ? round((100 * top.authcap.lifecyclesPerSecond) / floor.lifecycles_per_s) / 100 : undefined;
+  const floorRate = top && floor ? Math.round((100 * top.authcap.lifecyclesPerSecond) / floor.lifecycles_per_s) / 100 : undefined;
   return [
     t(
       `lifecycles/s ÷ Temporal's floor's, same sitting${at}`,
