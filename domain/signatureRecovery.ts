@@ -24,12 +24,17 @@ export function cancelDigest(domain: TokenDomain, authorizer: Address, nonce: He
   return hashTypedData({ domain, types: cancelAuthorizationTypes, primaryType: 'CancelAuthorization', message: { authorizer, nonce } });
 }
 
+/** The form a payer's own signature is judged in, here and in the Node processes (runtime/secp256k1.ts): 65 bytes of hex. */
+export function isPlainEcdsaForm(signature: Hex): boolean {
+  return /^0x[0-9a-fA-F]{130}$/.test(signature);
+}
+
 /**
  * The address whose key made this 65-byte (r, s, v) signature over `digest`, or undefined when it is
  * no ECDSA signature at all (another length, v not 27/28 or 0/1, r or s out of range).
  */
 export function recoverSigner(digest: Hex, signature: Hex): Address | undefined {
-  if (!/^0x[0-9a-fA-F]{130}$/.test(signature)) return undefined;
+  if (!isPlainEcdsaForm(signature)) return undefined;
   const v = Number.parseInt(signature.slice(130, 132), 16);
   const recovery = v >= 27 ? v - 27 : v;
   if (recovery !== 0 && recovery !== 1) return undefined;

@@ -7,6 +7,7 @@ import * as curve from 'tiny-secp256k1';
 import { hexToBytes, keccak256, serializeTransaction, toHex, type Address, type Hex, type LocalAccount, type SerializeTransactionFn } from 'viem';
 import { privateKeyToAccount, publicKeyToAddress } from 'viem/accounts';
 import { splitEcdsa } from '../domain/signature.js';
+import { isPlainEcdsaForm } from '../domain/signatureRecovery.js';
 
 /**
  * The address whose key made this ECDSA signature (65 bytes, or 64 in EIP-2098 form; high s read
@@ -28,6 +29,15 @@ export function recoverAddress(digest: Hex, signature: Hex): Address | undefined
 /** Whether `signature` is `signer`'s own ECDSA signature over `digest` (addresses compared case-insensitively). */
 export function isSignatureOf(digest: Hex, signature: Hex, signer: Address): boolean {
   return recoverAddress(digest, signature)?.toLowerCase() === signer.toLowerCase();
+}
+
+/**
+ * domain/signatureRecovery.ts's `isEcdsaSignatureOf` on this curve: the payer's own signature in the
+ * 65-byte form the workflow's validator judges, so the API never calls a signature the payer's that
+ * the workflow would not.
+ */
+export function isPayerKeySignatureOf(digest: Hex, signature: Hex, signer: Address): boolean {
+  return isPlainEcdsaForm(signature) && isSignatureOf(digest, signature, signer);
 }
 
 /** The (r, s, yParity) signature of `hash` by `privateKey`: deterministic (RFC 6979), low s. */

@@ -4,7 +4,7 @@
 // holder cannot slow other orders down. The payer's own ECDSA signature is never refused here.
 import type { Address, Hex } from 'viem';
 import { AuthcapError } from '../../domain/errors.js';
-import { isEcdsaSignatureOf } from '../../domain/signatureRecovery.js';
+import { isPayerKeySignatureOf } from '../../runtime/secp256k1.js';
 
 export type RefusedKind = 'signature' | 'cancel' | 'capture';
 
@@ -33,7 +33,7 @@ export class RefusalCache {
       this.entries.delete(key);
       return;
     }
-    if (signature && refusal.digest && refusal.signer && isEcdsaSignatureOf(refusal.digest, signature, refusal.signer)) return;
+    if (signature && refusal.digest && refusal.signer && isPayerKeySignatureOf(refusal.digest, signature, refusal.signer)) return;
     const retryAfterSeconds = Math.ceil(waitMs / 1000);
     throw new AuthcapError('too_many_attempts', refusal.message, { retryAfterSeconds });
   }

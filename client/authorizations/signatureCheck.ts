@@ -18,7 +18,7 @@ import { AuthcapError } from '../../domain/errors.js';
 import { isSignatureFormatError } from '../../domain/signature.js';
 import { ChainUnreachableError, chainAcceptsSignature } from '../../runtime/payerSignature.js';
 import { authorizationDigest, cancelDigest } from '../../domain/signatureRecovery.js';
-import { isSignatureOf } from '../../runtime/secp256k1.js';
+import { isPayerKeySignatureOf } from '../../runtime/secp256k1.js';
 
 export type SignatureKind = 'signature' | 'cancel';
 
@@ -42,8 +42,7 @@ export class SignatureChecker {
     const { domain, primaryType, authorization } = subject;
     const payer = authorization.from;
     const digest = kind === 'signature' ? authorizationDigest(domain, primaryType, authorization) : cancelDigest(domain, payer, authorization.nonce);
-    // The 65-byte form only, as the workflow's validator judges it (domain/signatureRecovery.ts).
-    if (signature.length === 132 && isSignatureOf(digest, signature, payer)) return 'payer';
+    if (isPayerKeySignatureOf(digest, signature, payer)) return 'payer';
     let valid: boolean;
     try {
       this.client ??= createPublicClient({ transport: http(this.rpcUrl, { timeout: 5_000, retryCount: 1 }) });

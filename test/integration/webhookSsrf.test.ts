@@ -156,6 +156,36 @@ describe('delivering to a registered endpoint', () => {
     receiver.deliveries.length = 0;
   });
 
+  it('deliveries to an endpoint share one kept-alive connection, and a pooled socket never carries a delivery a stricter policy refuses', async () => {
+    const connections: string[] = [];
+    let posts = 0;
+    const pooled = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        posts += 1;
+        res.writeHead(200).end('ok');
+      });
+    });
+    pooled.on('connection', (socket) => connections.push(`${socket.remoteAddress}:${socket.remotePort}`));
+    await new Promise<void>((resolve) => pooled.listen(0, '127.0.0.1', resolve));
+    try {
+      const target = `http://hooks.pool.test:${(pooled.address() as AddressInfo).port}/hooks`;
+      const toLoopback: Resolver = async () => [{ address: '127.0.0.1', family: 4 }];
+      // Allowed: two deliveries, one connection (opened through the policy's checked lookup).
+      expect(await deliver(target, loopbackOk, toLoopback)).toBe(200);
+      expect(await deliver(target, loopbackOk, toLoopback)).toBe(200);
+      expect(posts).toBe(2);
+      expect(connections).toHaveLength(1);
+      // The same endpoint under a policy that refuses loopback: refused, and the open socket is not used.
+      expect((await refusedWith(deliver(target, strict, toLoopback))).type).toBe('webhook_address_not_allowed');
+      expect(posts).toBe(2);
+      expect(connections).toHaveLength(1);
+    } finally {
+      pooled.closeAllConnections();
+      await new Promise<void>((resolve) => pooled.close(() => resolve()));
+    }
+  });
+
   describe('a receiver that answers a redirect', () => {
     let redirector: Server;
     let redirects = 0;

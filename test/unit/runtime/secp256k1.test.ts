@@ -15,8 +15,8 @@ import {
   type Hex,
 } from 'viem';
 import { generatePrivateKey, privateKeyToAccount, sign } from 'viem/accounts';
-import { isSignatureOf, localAccount, recoverAddress, signHash } from '../../../runtime/secp256k1.js';
-import { recoverSigner } from '../../../domain/signatureRecovery.js';
+import { isPayerKeySignatureOf, isSignatureOf, localAccount, recoverAddress, signHash } from '../../../runtime/secp256k1.js';
+import { isEcdsaSignatureOf, recoverSigner } from '../../../domain/signatureRecovery.js';
 
 const N = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n;
 const digests = Array.from({ length: 8 }, (_, i) => keccak256(toHex(`digest ${i}`)));
@@ -59,6 +59,30 @@ describe('recoverAddress', () => {
       expect(recoverAddress(digest, signature), signature).toBeUndefined();
       expect(recoverSigner(digest, signature), signature).toBeUndefined();
     }
+  });
+});
+
+describe('isPayerKeySignatureOf', () => {
+  it("judges every form exactly as the workflow's validator does: the 65-byte form only", async () => {
+    const key = generatePrivateKey();
+    const { address } = privateKeyToAccount(key);
+    const stranger = privateKeyToAccount(generatePrivateKey()).address;
+    const digest = digests[1]!;
+    const parts = await sign({ hash: digest, privateKey: key });
+    const full = serializeSignature({ ...parts });
+    const v01 = `${full.slice(0, 130)}${parts.yParity ? '01' : '00'}` as Hex;
+    const highS = concatHex([parts.r, numberToHex(N - BigInt(parts.s), { size: 32 }), parts.yParity ? '0x1b' : '0x1c']);
+    const compact = concatHex([parts.r, numberToHex((BigInt(parts.yParity ?? 0) << 255n) | BigInt(parts.s), { size: 32 })]);
+    const garbage = `0x${'zz'.repeat(65)}` as Hex;
+    for (const signature of [full, v01, highS, compact, garbage]) {
+      for (const signer of [address, stranger]) {
+        expect(isPayerKeySignatureOf(digest, signature, signer), `${signature} by ${signer}`).toBe(isEcdsaSignatureOf(digest, signature, signer));
+      }
+    }
+    // The compact form is a signature of the payer's key, but not in the form the workflow judges.
+    expect(isSignatureOf(digest, compact, address)).toBe(true);
+    expect(isPayerKeySignatureOf(digest, compact, address)).toBe(false);
+    expect(isPayerKeySignatureOf(digest, full, address)).toBe(true);
   });
 });
 
